@@ -1,0 +1,19 @@
+"""Test settings: fast hashing, in-memory mail, whatever database DATABASE_URL names."""
+
+from .base import *  # noqa: F403
+
+SECRET_KEY = "test-only-secret-key-not-for-production-use-0123456789abcdef"
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# The suite drives tasks eagerly; integration tests start a real worker explicitly.
+CELERY_TASK_ALWAYS_EAGER = True
+
+# Static files come straight from static/ through WhiteNoise's finders; no collectstatic.
+STATIC_ROOT = None
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True
