@@ -1,0 +1,1 @@
+"""The hardware and model catalog: accelerators, servers, parts, models, cloud prices."""

@@ -1,0 +1,93 @@
+"""Django admin for catalog maintainers (staff). CSV import lives at /catalog/import/."""
+
+from django.contrib import admin
+from django.contrib.contenttypes.admin import GenericTabularInline
+
+from catalog.csv_io import price_point_record
+from catalog.kinds import KINDS
+from catalog.models import (
+    Accelerator,
+    CatalogImport,
+    CloudOffering,
+    ModelArchitecture,
+    Part,
+    PricePoint,
+    ServerPlatform,
+)
+
+
+class PricePointInline(GenericTabularInline):
+    model = PricePoint
+    extra = 0
+    can_delete = False
+    readonly_fields = ("field", "value_usd", "as_of", "source", "recorded_at")
+    fields = readonly_fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class PricedAdmin(admin.ModelAdmin):
+    """Keeps the old price in the history when staff change a price here."""
+
+    price_field = ""
+    inlines = [PricePointInline]
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        price_point_record(item=obj, field=self.price_field)
+
+
+@admin.register(Accelerator)
+class AcceleratorAdmin(admin.ModelAdmin):
+    list_display = [c.attr for c in KINDS["accelerators"].columns] + ["as_of"]
+    list_filter = ["vendor", "memory_type"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ("vendor", "name")}
+
+
+@admin.register(ModelArchitecture)
+class ModelArchitectureAdmin(admin.ModelAdmin):
+    list_display = [c.attr for c in KINDS["models"].columns]
+    list_filter = ["attention_kind"]
+    search_fields = ["name", "slug"]
+
+
+@admin.register(ServerPlatform)
+class ServerPlatformAdmin(PricedAdmin):
+    price_field = "list_price_usd"
+    list_display = [c.attr for c in KINDS["servers"].columns] + ["list_price_usd"]
+    list_filter = ["vendor", "cooling"]
+    search_fields = ["name", "vendor"]
+
+
+@admin.register(Part)
+class PartAdmin(PricedAdmin):
+    price_field = "unit_price_usd"
+    list_display = [c.attr for c in KINDS["parts"].columns]
+    list_filter = ["category"]
+    search_fields = ["name", "slug"]
+
+
+@admin.register(CloudOffering)
+class CloudOfferingAdmin(PricedAdmin):
+    price_field = "usd_per_hour"
+    list_display = [
+        "provider",
+        "instance_type",
+        "accelerator",
+        "accelerators",
+        "region",
+        "price_model",
+        "usd_per_hour",
+        "as_of",
+    ]
+    list_filter = ["provider", "price_model"]
+    search_fields = ["instance_type", "accelerator_text", "region"]
+
+
+@admin.register(CatalogImport)
+class CatalogImportAdmin(admin.ModelAdmin):
+    list_display = ["filename", "kind", "organisation", "status", "created_at", "finished_at"]
+    list_filter = ["status", "kind"]
+    readonly_fields = [f.name for f in CatalogImport._meta.fields]

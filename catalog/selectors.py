@@ -1,0 +1,57 @@
+"""Reads of catalog data (shared) and of catalog imports (per organisation)."""
+
+from django.contrib.contenttypes.models import ContentType
+from django.db.models import Model, QuerySet
+
+from catalog.kinds import CatalogKind
+from catalog.models import Accelerator, CatalogImport, CloudOffering, PriceModel, PricePoint
+from planner.models import Organisation
+
+
+def catalog_queryset(kind: CatalogKind) -> QuerySet:
+    """All rows of a kind with the relations its list shows."""
+    queryset = kind.model.objects.all()
+    if kind.foreign_keys:
+        queryset = queryset.select_related(*kind.foreign_keys)
+    return queryset
+
+
+def catalog_item_get(kind: CatalogKind, lookup_value: str) -> Model:
+    """One row by the kind's lookup field; raises DoesNotExist (or ValueError for a bad pk)."""
+    return catalog_queryset(kind).get(**{kind.lookup: lookup_value})
+
+
+def price_history(item: Model, field: str) -> QuerySet[PricePoint]:
+    return PricePoint.objects.filter(
+        content_type=ContentType.objects.get_for_model(item), object_id=item.pk, field=field
+    ).order_by("-as_of", "-recorded_at")
+
+
+def cheapest_on_demand_by_accelerator(accelerator_ids) -> dict[int, CloudOffering]:
+    """For each accelerator, its cheapest on-demand offering per accelerator-hour."""
+    best: dict[int, CloudOffering] = {}
+    offerings = CloudOffering.objects.filter(
+        accelerator_id__in=accelerator_ids, price_model=PriceModel.ON_DEMAND
+    )
+    for offering in offerings:
+        current = best.get(offering.accelerator_id)
+        if current is None or offering.usd_per_accelerator_hour < current.usd_per_accelerator_hour:
+            best[offering.accelerator_id] = offering
+    return best
+
+
+def accelerators_by_slug(slugs: list[str]) -> list[Accelerator]:
+    """The accelerators named, in the order given; unknown slugs are skipped."""
+    found = {a.slug: a for a in Accelerator.objects.filter(slug__in=slugs)}
+    return [found[s] for s in slugs if s in found]
+
+
+def catalog_import_list(*, organisation: Organisation) -> QuerySet[CatalogImport]:
+    return CatalogImport.objects.filter(organisation=organisation).select_related("created_by")
+
+
+def catalog_import_get(*, organisation: Organisation, import_id: int) -> CatalogImport:
+    """One import of the organisation; raises CatalogImport.DoesNotExist for any other."""
+    return CatalogImport.objects.select_related("created_by").get(
+        organisation=organisation, pk=import_id
+    )

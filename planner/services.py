@@ -1,0 +1,106 @@
+"""Writes to tenant data: organisations and memberships."""
+
+from django.contrib.auth.models import Permission, User
+from django.contrib.auth.tokens import default_token_generator
+from django.core.mail import send_mail
+from django.db import transaction
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from planner.models import Membership, Organisation, Role
+
+
+class MembershipError(ValueError):
+    """A membership change that would leave the organisation in a bad state."""
+
+
+@transaction.atomic
+def member_add(
+    *, organisation: Organisation, email: str, role: str, base_url: str
+) -> tuple[Membership, bool]:
+    """Add a person by e-mail; a new account gets a link to set its password.
+
+    Returns the membership and whether a new account was created.
+
+    Raises:
+        MembershipError: the person is already a member.
+    """
+    email = email.strip().lower()
+    user = User.objects.filter(email__iexact=email).first()
+    created = user is None
+    if created:
+        user = User.objects.create_user(username=email[:150], email=email)
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    elif Membership.objects.filter(organisation=organisation, user=user).exists():
+        raise MembershipError(f"{email} is already a member of {organisation}.")
+    membership = Membership.objects.create(organisation=organisation, user=user, role=role)
+    if created:
+        uid = urlsafe_base64_encode(force_bytes(user.pk))
+        token = default_token_generator.make_token(user)
+        link = base_url + reverse("password_reset_confirm", args=[uid, token])
+        send_mail(
+            subject=f"You have been added to {organisation} on Inference Planner",
+            message=f"Set your password to sign in: {link}",
+            from_email=None,
+            recipient_list=[email],
+        )
+    return membership, created
+
+
+def _owners_left(membership: Membership) -> int:
+    return (
+        Membership.objects.filter(organisation=membership.organisation, role=Role.OWNER)
+        .exclude(pk=membership.pk)
+        .count()
+    )
+
+
+def member_change_role(*, membership: Membership, role: str) -> Membership:
+    """Change a member's role; the last owner cannot stop being one."""
+    if membership.role == Role.OWNER and role != Role.OWNER and _owners_left(membership) == 0:
+        raise MembershipError("The organisation needs at least one owner.")
+    membership.role = role
+    membership.save(update_fields=["role"])
+    return membership
+
+
+def member_remove(*, membership: Membership) -> None:
+    """Remove a member; the last owner cannot be removed."""
+    if membership.role == Role.OWNER and _owners_left(membership) == 0:
+        raise MembershipError("The organisation needs at least one owner.")
+    membership.delete()
+
+
+CATALOG_MAINTAINER_PERMISSIONS = ("add", "change", "view")
+
+
+@transaction.atomic
+def demo_setup(*, username: str, password: str, organisation_name: str) -> tuple[User, bool]:
+    """Create (or leave as is) the demo organisation and its consultant. Idempotent.
+
+    The demo consultant is an owner of the organisation and a catalog maintainer (staff
+    with the catalog's add/change/view permissions), so every page of the app is visible.
+    Returns the user and whether it was created now.
+    """
+    organisation, _ = Organisation.objects.get_or_create(
+        slug="demo-consultancy", defaults={"name": organisation_name}
+    )
+    user, created = User.objects.get_or_create(
+        username=username,
+        defaults={"email": f"{username}@example.com", "first_name": "Dana", "last_name": "Demo"},
+    )
+    if created:
+        user.set_password(password)
+    user.is_staff = True
+    user.save()
+    catalog_permissions = Permission.objects.filter(
+        content_type__app_label="catalog",
+        codename__regex=rf"^({'|'.join(CATALOG_MAINTAINER_PERMISSIONS)})_",
+    )
+    user.user_permissions.add(*catalog_permissions)
+    Membership.objects.get_or_create(
+        organisation=organisation, user=user, defaults={"role": Role.OWNER}
+    )
+    return user, created

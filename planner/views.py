@@ -1,0 +1,110 @@
+"""Home and organisation pages."""
+
+from django.contrib import messages
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from catalog.kinds import KINDS
+from catalog.selectors import catalog_import_list, catalog_queryset
+from planner import selectors
+from planner.forms import MemberAddForm, MemberRoleForm, OrganisationSwitchForm
+from planner.middleware import SESSION_ORGANISATION_KEY
+from planner.permissions import member_required, owner_required
+from planner.services import MembershipError, member_add, member_change_role, member_remove
+
+
+@member_required
+def home(request: HttpRequest) -> HttpResponse:
+    counts = [(kind, catalog_queryset(kind).count()) for kind in KINDS.values()]
+    context = {
+        "catalog_counts": counts,
+        "recent_imports": catalog_import_list(organisation=request.organisation)[:5],
+    }
+    return render(request, "home.html", context)
+
+
+@member_required
+@require_http_methods(["GET", "POST"])
+def organisation_detail(request: HttpRequest) -> HttpResponse:
+    """Members of the current organisation; owners add people here."""
+    form = MemberAddForm(request.POST or None)
+    if request.method == "POST":
+        if not request.membership.is_owner:
+            messages.error(request, "Only an owner can add members.")
+            return redirect("organisation")
+        if form.is_valid():
+            try:
+                membership, created = member_add(
+                    organisation=request.organisation,
+                    email=form.cleaned_data["email"],
+                    role=form.cleaned_data["role"],
+                    base_url=request.build_absolute_uri("/")[:-1],
+                )
+            except MembershipError as exc:
+                form.add_error("email", str(exc))
+            else:
+                note = " A link to set a password was e-mailed." if created else ""
+                messages.success(request, f"{membership.user.email} added.{note}")
+                return redirect("organisation")
+    context = {
+        "form": form,
+        "members": selectors.membership_list(organisation=request.organisation),
+        "my_organisations": selectors.memberships_of_user(user=request.user),
+    }
+    return render(
+        request, "organisation.html", context, status=400 if form.is_bound and form.errors else 200
+    )
+
+
+def _membership_or_404(request: HttpRequest, membership_id: int):
+    try:
+        return selectors.membership_get(
+            organisation=request.organisation, membership_id=membership_id
+        )
+    except ObjectDoesNotExist:
+        raise Http404("No such member.") from None
+
+
+@owner_required
+@require_http_methods(["GET", "POST"])
+def member_edit(request: HttpRequest, membership_id: int) -> HttpResponse:
+    """Change a member's role or remove them (owners only)."""
+    membership = _membership_or_404(request, membership_id)
+    form = MemberRoleForm(request.POST or None, initial={"role": membership.role})
+    if request.method == "POST":
+        try:
+            if "remove" in request.POST:
+                member_remove(membership=membership)
+                messages.success(request, f"{membership.user} removed.")
+                return redirect("organisation")
+            if form.is_valid():
+                member_change_role(membership=membership, role=form.cleaned_data["role"])
+                messages.success(
+                    request, f"{membership.user} is now {membership.get_role_display()}."
+                )
+                return redirect("organisation")
+        except MembershipError as exc:
+            form.add_error(None, str(exc))
+    return render(
+        request,
+        "member_edit.html",
+        {"membership": membership, "form": form},
+        status=400 if form.is_bound and form.errors else 200,
+    )
+
+
+@member_required
+@require_POST
+def organisation_switch(request: HttpRequest) -> HttpResponse:
+    """Make another of the user's organisations the current one."""
+    form = OrganisationSwitchForm(request.POST)
+    if form.is_valid():
+        chosen = selectors.memberships_of_user(user=request.user).filter(
+            organisation_id=form.cleaned_data["organisation"]
+        )
+        if chosen.exists():
+            request.session[SESSION_ORGANISATION_KEY] = form.cleaned_data["organisation"]
+            return redirect("home")
+    raise Http404("No such organisation.")

@@ -1,0 +1,1 @@
+"""Sourcing: suppliers, offers, tariffs, FX rates, purchase tracking and the timeline."""

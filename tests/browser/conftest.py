@@ -1,0 +1,59 @@
+"""Playwright driving Debian's chromium against the live test server.
+
+Never downloads a browser: it uses /usr/bin/chromium (or $CHROMIUM_PATH) and skips with the
+reason when it is missing (a failure in CI, where REQUIRE_SERVICES=1).
+"""
+
+import os
+import shutil
+
+import pytest
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+# The Playwright sync API runs an event loop in this thread; Django's ORM calls made by the
+# test itself (fixtures, assertions) are safe here because nothing else uses the thread.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        pytest.skip(f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def demo_user(transactional_db):
+    """The demo consultant exactly as `make run` creates it, and the catalog."""
+    from catalog.services import catalog_load_reference
+    from planner.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERNAME
+    from planner.services import demo_setup
+
+    catalog_load_reference()
+    demo_setup(username=DEMO_USERNAME, password=DEMO_PASSWORD, organisation_name="Demo Co")
+    return DEMO_USERNAME, DEMO_PASSWORD

@@ -1,0 +1,94 @@
+"""Shared fixtures: organisations, users, the catalog, and the rule that CI may not skip
+tests that need a real service or the browser."""
+
+import os
+
+import pytest
+
+# Django imports stay inside the fixtures so that the engine tests (plain Python) can also
+# run with `-p no:django`.
+
+# CI sets REQUIRE_SERVICES=1: a test marked `service` or `browser` that skips is a failure
+# there, so a green CI run proves PostgreSQL, Redis, the Celery worker and chromium were used.
+REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if (
+        REQUIRE_SERVICES
+        and report.skipped
+        and (item.get_closest_marker("service") or item.get_closest_marker("browser"))
+    ):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped but REQUIRE_SERVICES=1 forbids it: {reason}"
+
+
+def make_member(organisation, username: str, role: str = "consultant"):
+    from django.contrib.auth.models import User
+
+    from planner.models import Membership
+
+    user = User.objects.create_user(
+        username=username, email=f"{username}@example.com", password="pw-for-tests-1"
+    )
+    Membership.objects.create(organisation=organisation, user=user, role=role)
+    return user
+
+
+@pytest.fixture
+def org_a(db):
+    from planner.models import Organisation
+
+    return Organisation.objects.create(name="Alpha Advisory", slug="alpha")
+
+
+@pytest.fixture
+def org_b(db):
+    from planner.models import Organisation
+
+    return Organisation.objects.create(name="Beta Partners", slug="beta")
+
+
+@pytest.fixture
+def owner_a(org_a):
+    return make_member(org_a, "owner_a", "owner")
+
+
+@pytest.fixture
+def consultant_a(org_a):
+    return make_member(org_a, "consultant_a", "consultant")
+
+
+@pytest.fixture
+def owner_b(org_b):
+    return make_member(org_b, "owner_b", "owner")
+
+
+@pytest.fixture
+def staff_a(org_a):
+    user = make_member(org_a, "staff_a", "consultant")
+    user.is_staff = True
+    user.save()
+    return user
+
+
+@pytest.fixture
+def staff_b(org_b):
+    user = make_member(org_b, "staff_b", "consultant")
+    user.is_staff = True
+    user.save()
+    return user
+
+
+@pytest.fixture
+def catalog(db):
+    """The reference catalog, loaded from catalog/data (as `make run` does)."""
+    from catalog.models import Accelerator
+    from catalog.services import catalog_load_reference
+
+    if not Accelerator.objects.exists():
+        catalog_load_reference()

@@ -1,0 +1,115 @@
+"""Every organisation sees only its own data: one test over every URL that takes an id,
+and a guard that fails when a new URL is added without being classified here."""
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from catalog.models import CatalogImport
+from planner.models import Membership
+
+# URL names whose views read organisation-owned rows by id: each must 404 across tenants.
+TENANT_OBJECT_URLS = {
+    "member_edit": lambda objs: reverse("member_edit", args=[objs["membership_b"].pk]),
+    "catalog:import_detail": lambda objs: reverse(
+        "catalog:import_detail", args=[objs["import_b"].pk]
+    ),
+    "catalog:import_status": lambda objs: reverse(
+        "catalog:import_status", args=[objs["import_b"].pk]
+    ),
+}
+# URL names that hold no organisation-owned object (shared catalog, auth, the current
+# organisation's own pages, admin); listed so that a new URL cannot go unclassified.
+NOT_TENANT_OBJECT_URLS = {
+    "home",
+    "organisation",
+    "organisation_switch",
+    "catalog:index",
+    "catalog:compare",
+    "catalog:import",
+    "catalog:list",
+    "catalog:export",
+    "catalog:detail",
+    "login",
+    "logout",
+    "password_change",
+    "password_change_done",
+    "password_reset",
+    "password_reset_done",
+    "password_reset_confirm",
+    "password_reset_complete",
+}
+
+
+def _url_names(resolver: URLResolver, namespace: str = "") -> set[str]:
+    names = set()
+    for pattern in resolver.url_patterns:
+        if isinstance(pattern, URLResolver):
+            if pattern.app_name == "admin":
+                continue
+            inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
+            names |= _url_names(pattern, inner)
+        elif isinstance(pattern, URLPattern) and pattern.name:
+            names.add(f"{namespace}{pattern.name}")
+    return names
+
+
+def test_every_url_is_classified_for_tenancy():
+    names = _url_names(get_resolver())
+    unclassified = names - set(TENANT_OBJECT_URLS) - NOT_TENANT_OBJECT_URLS
+    assert not unclassified, f"classify these URLs in test_tenancy.py: {sorted(unclassified)}"
+
+
+@pytest.fixture
+def objects_of_b(org_b, owner_b, staff_b):
+    return {
+        "membership_b": Membership.objects.get(user=owner_b),
+        "import_b": CatalogImport.objects.create(
+            organisation=org_b, created_by=staff_b, kind="parts", filename="b.csv", csv_text="x"
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(TENANT_OBJECT_URLS))
+def test_other_organisations_objects_are_404(client, owner_a, objects_of_b, name):
+    # The most privileged user of A (owner and staff) still cannot reach B's objects.
+    owner_a.is_staff = True
+    owner_a.save()
+    client.force_login(owner_a)
+    url = TENANT_OBJECT_URLS[name](objects_of_b)
+
+    assert client.get(url).status_code == 404
+    assert client.post(url, {"role": "viewer", "remove": "1"}).status_code in (404, 405)
+    assert Membership.objects.filter(pk=objects_of_b["membership_b"].pk, role="owner").exists()
+
+
+def test_switching_to_an_organisation_you_are_not_in_is_404(client, owner_a, org_b):
+    client.force_login(owner_a)
+    response = client.post(reverse("organisation_switch"), {"organisation": org_b.pk})
+    assert response.status_code == 404
+
+
+def test_import_lists_show_only_own_organisation(client, staff_a, objects_of_b):
+    client.force_login(staff_a)
+    for url in (reverse("catalog:import"), reverse("home")):
+        assert b"b.csv" not in client.get(url).content
+
+
+def test_organisation_page_lists_only_own_members(client, owner_a, consultant_a, owner_b):
+    client.force_login(owner_a)
+    content = client.get(reverse("organisation")).content.decode()
+    assert "consultant_a@example.com" in content
+    assert "owner_b" not in content
+
+
+def test_signed_out_users_are_sent_to_login(client, objects_of_b):
+    for url in ["/", "/organisation/", "/catalog/accelerators/", "/catalog/compare/"]:
+        response = client.get(url)
+        assert response.status_code == 302 and response.url.startswith("/accounts/login/")
+
+
+def test_user_without_organisation_gets_a_clear_403(client, db, django_user_model):
+    user = django_user_model.objects.create_user("loner", password="pw-for-tests-1")
+    client.force_login(user)
+    response = client.get("/catalog/accelerators/")
+    assert response.status_code == 403
+    assert b"not in an organisation" in response.content

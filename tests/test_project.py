@@ -1,0 +1,115 @@
+"""Project-level guarantees: deploy checks, migrations in step, compose file valid,
+and the eager-Celery default when no broker is configured."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=PROJECT_DIR,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_production_settings_pass_check_deploy_with_no_warning():
+    result = manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        DJANGO_SETTINGS_MODULE="planner.settings.production",
+        SECRET_KEY="a-long-random-production-secret-4f8a9c2e7b1d6e3f0a5b8c9d2e7f1a4b6c8d",
+        ALLOWED_HOSTS="planner.example.com",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    env = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=PROJECT_DIR,
+        env={**env, "DJANGO_SETTINGS_MODULE": "planner.settings.production"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_migrations_are_in_step_with_models():
+    result = manage(
+        "makemigrations", "--check", "--dry-run", DJANGO_SETTINGS_MODULE="planner.settings.test"
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None, reason="docker-compose not installed")
+def test_docker_compose_file_is_valid():
+    result = subprocess.run(
+        ["docker-compose", "-f", "docker-compose.yml", "config", "-q"],
+        cwd=PROJECT_DIR,
+        env={**os.environ, "SECRET_KEY": "compose-config-check"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    services = subprocess.run(
+        ["docker-compose", "-f", "docker-compose.yml", "config", "--services"],
+        cwd=PROJECT_DIR,
+        env={**os.environ, "SECRET_KEY": "compose-config-check"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.split()
+    assert set(services) == {"web", "worker", "beat", "db", "redis"}
+
+
+def test_celery_runs_eagerly_without_a_broker():
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='planner.settings.local';"
+        "django.setup(); from planner.celery import app; print(app.conf.task_always_eager)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CELERY_BROKER_URL"}
+    eager = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT_DIR, env=env, capture_output=True, text=True
+    )
+    queued = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=PROJECT_DIR,
+        env={**env, "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0"},
+        capture_output=True,
+        text=True,
+    )
+    assert eager.stdout.strip() == "True", eager.stderr
+    assert queued.stdout.strip() == "False", queued.stderr
+
+
+def test_load_catalog_and_demo_commands_are_idempotent(db):
+    from django.core.management import call_command
+
+    from catalog.models import Accelerator
+    from planner.models import Membership
+
+    call_command("load_catalog", verbosity=0)
+    call_command("load_demo", verbosity=0)
+    call_command("load_catalog", verbosity=0)
+    call_command("load_demo", verbosity=0)
+
+    assert Accelerator.objects.count() == 26
+    assert Membership.objects.filter(user__username="demo", role="owner").count() == 1
