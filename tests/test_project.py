@@ -12,11 +12,17 @@ import pytest
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment minus what tests set for themselves (never seen in deployment)."""
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    return {**env, **extra}
+
+
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=PROJECT_DIR,
-        env={**os.environ, **env},
+        env=clean_env(**env),
         capture_output=True,
         text=True,
         timeout=120,
@@ -113,3 +119,33 @@ def test_load_catalog_and_demo_commands_are_idempotent(db):
 
     assert Accelerator.objects.count() == 26
     assert Membership.objects.filter(user__username="demo", role="owner").count() == 1
+
+
+def test_local_settings_serve_pages_and_static_files(tmp_path):
+    """What `make run` serves: local settings, a fresh SQLite file, no collectstatic."""
+    code = """
+import os, django
+os.environ["DJANGO_SETTINGS_MODULE"] = "planner.settings.local"
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+call_command("load_demo", verbosity=0)
+from django.test import Client
+client = Client(HTTP_HOST="127.0.0.1")
+assert client.get("/accounts/login/").status_code == 200
+assert client.login(username="demo", password="demo-planner-2026")
+assert client.get("/").status_code == 200
+assert client.get("/catalog/compare/").status_code == 200
+print("ok")
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'run.sqlite3'}"
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.stdout.strip().endswith("ok"), result.stderr[-2000:]

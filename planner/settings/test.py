@@ -6,10 +6,6 @@ SECRET_KEY = "test-only-secret-key-not-for-production-use-0123456789abcdef"
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-}
 # The suite drives tasks eagerly; integration tests start a real worker explicitly.
 CELERY_TASK_ALWAYS_EAGER = True
 
