@@ -1,5 +1,5 @@
-"""Inference Planner: the Django project package and the plans app."""
+"""Inference Planner: the Django project package and the plans app.
 
-from .celery import app as celery_app
-
-__all__ = ["celery_app"]
+The Celery app is imported in PlannerConfig.ready() rather than here, so that importing
+the plain-Python engine (planner.engine) pulls in neither Django nor Celery.
+"""
