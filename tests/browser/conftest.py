@@ -10,9 +10,6 @@ import shutil
 import pytest
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-# The Playwright sync API runs an event loop in this thread; Django's ORM calls made by the
-# test itself (fixtures, assertions) are safe here because nothing else uses the thread.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 @pytest.fixture(scope="session")
@@ -20,6 +17,10 @@ def browser():
     if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
         pytest.skip(f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api")
+    # The Playwright sync API runs an event loop in the test thread; the tests' own ORM calls
+    # (fixtures, assertions) are safe there because nothing else uses the thread. Tests that
+    # start subprocesses remove the variable from the child's environment.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
@@ -36,6 +37,7 @@ def browser():
         )
         yield browser
         browser.close()
+    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
 @pytest.fixture

@@ -46,6 +46,8 @@ def celery_worker_process(postgres, monkeypatch):
     from planner.celery import app
 
     queue = f"test-{uuid.uuid4().hex[:8]}"
+    # Celery's broker_url setting prefers the CELERY_BROKER_URL variable over its config.
+    monkeypatch.setenv("CELERY_BROKER_URL", REDIS_URL)
     overrides = {"task_always_eager": False, "broker_url": REDIS_URL, "task_default_queue": queue}
     saved = {key: app.conf[key] for key in overrides}
     app.conf.update(overrides)
@@ -59,7 +61,7 @@ def celery_worker_process(postgres, monkeypatch):
         f"{settings_dict['PORT'] or 5432}/{settings_dict['NAME']}"
     )
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
         "DJANGO_SETTINGS_MODULE": "planner.settings.test",
         "DATABASE_URL": database_url,
         "CELERY_BROKER_URL": REDIS_URL,
