@@ -14,7 +14,7 @@ class CompareForm(forms.Form):
     a = forms.MultipleChoiceField(
         label="Accelerators (2 to 4)",
         choices=(),
-        widget=forms.SelectMultiple(attrs={"size": 10}),
+        widget=forms.CheckboxSelectMultiple(attrs={"class": "checkbox-grid"}),
     )
     precision = forms.ChoiceField(
         label="Compute at",

@@ -55,10 +55,13 @@ def accelerator_compare_figure(accelerators, *, precision: str = "bf16") -> str:
     title = f"Memory bandwidth against {axis_title} (bubble area: memory)"
     if missing:
         title += f"<br><sup>No {precision.upper()} figure: {', '.join(missing)}</sup>"
+    # Leave room above and right of the largest bubble for its label.
+    x_max = max((getattr(a, field) for a in shown), default=1.0) * 1.15
+    y_max = max((a.memory_bandwidth_tbps for a in shown), default=1.0) * 1.25
     figure.update_layout(
         title={"text": title, "x": 0.02},
-        xaxis={"title": axis_title, "rangemode": "tozero"},
-        yaxis={"title": "Memory bandwidth (TB/s)", "rangemode": "tozero"},
+        xaxis={"title": axis_title, "range": [0, x_max]},
+        yaxis={"title": "Memory bandwidth (TB/s)", "range": [0, y_max]},
         font=FONT,
         margin={"l": 60, "r": 20, "t": 70, "b": 50},
         height=440,
