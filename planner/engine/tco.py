@@ -1,0 +1,1196 @@
+"""Total cost of ownership: cloud (on-demand, committed, spot mix) against owned, colocated and
+hybrid capacity, month by month over a 36-60 month horizon, with sensitivity and Monte Carlo.
+
+Load model. Each workload needs some GPU-hours per month (optionally growing by a fixed
+percentage per month) spread over the day by a 24-value profile. Summed over workloads this
+gives ``D[m, h]``, the GPUs busy at hour ``h`` of a typical day of month ``m``. Cloud options
+pay for the GPU-hours used (``Σ_h D[m, h] × 730/24``); an owned fleet of ``N`` GPUs serves
+``min(D, N)`` each hour and sends the rest to cloud on-demand ("overflow").
+
+Cash flows (what is charted and summed): capex and spares when hardware is bought (month 1
+and at each refresh after ``lifetime_months``), the residual value credited when a generation
+is retired, maintenance, power, facility or colocation rent, staff, cloud bills. Every flow is
+dated at the start of its month, so month-1 capex is undiscounted. At the horizon the book
+value of the hardware still in service (straight-line to its residual value) is reported as
+``terminal_value_usd`` and credited in ``net_cost_usd`` and in the NPV, not in the cumulative
+curve; for cloud commitments running past the horizon the owed remainder is a negative
+terminal value. Break-even is on the cumulative cash curve.
+
+Unit costs (USD per million output tokens, per request) use the *amortised* view instead:
+straight-line depreciation + a capital charge on book value at the cost of capital + opex.
+
+Money is plain ``float`` (NumPy float64) in the engine; it is quantised to ``Decimal`` with its
+currency only at the storage boundary (the TCO service), as in saleor's ``core/prices.py``.
+Amounts are in the plan's currency; names say ``_usd`` because catalog prices are USD.
+
+Sources: ``shared/reference/facility_tco_sourcing.md`` parts B and D ("ref B4" etc.).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+
+from planner.engine.facility import DEFAULT_POWER_USD_PER_KWH, DEFAULT_PUE
+
+__all__ = [
+    "DEFAULT_ANNUAL_CLOUD_PRICE_DECLINE",
+    "DEFAULT_COLOCATION_USD_PER_KW_MONTH",
+    "DEFAULT_COMMIT_1YR_DISCOUNT",
+    "DEFAULT_COMMIT_3YR_DISCOUNT",
+    "DEFAULT_COST_OF_CAPITAL",
+    "DEFAULT_DRIVERS",
+    "DRIVER_UNITS",
+    "DEFAULT_HORIZON_MONTHS",
+    "DEFAULT_IDLE_POWER_FRACTION",
+    "DEFAULT_LIFETIME_MONTHS",
+    "DEFAULT_MAINTENANCE_FRACTION_PER_YEAR",
+    "DEFAULT_NETWORK_SHARE_OF_CAPEX",
+    "DEFAULT_RESIDUAL_FRACTION",
+    "DEFAULT_SPARES_FRACTION",
+    "DEFAULT_SPOT_DISCOUNT",
+    "DEFAULT_SPOT_INTERRUPTION_OVERHEAD",
+    "DEFAULT_SPOT_SHARE",
+    "DEFAULT_UTILISATION",
+    "HOURS_PER_MONTH",
+    "CloudPricing",
+    "MonteCarloResult",
+    "OptionResult",
+    "OwnedHardware",
+    "SiteCost",
+    "TcoInputs",
+    "TcoResult",
+    "TornadoBar",
+    "UncertaintySpec",
+    "WorkloadDemand",
+    "break_even_month",
+    "break_even_utilisation",
+    "hourly_demand_gpus",
+    "monte_carlo",
+    "npv_usd",
+    "run_tco",
+    "sensitivity",
+]
+
+Progress = Callable[[float, str], None] | None
+
+# --- Defaults (each shown in the UI with its source) ------------------------------------------
+
+HOURS_PER_MONTH = 730.0  # 8,760 h / 12 (ref B4 uses 730 h per month)
+DAYS_PER_MONTH = HOURS_PER_MONTH / 24.0
+DEFAULT_HORIZON_MONTHS = 60  # design: 36-60 months
+DEFAULT_LIFETIME_MONTHS = (
+    60  # 5-year straight line, Epoch hardware.py; expose 3-6 yr (ref B2, B7, D12)
+)
+DEFAULT_RESIDUAL_FRACTION = 0.0  # zero residual (ref D12)
+DEFAULT_NETWORK_SHARE_OF_CAPEX = (
+    0.19  # cluster interconnect 19 % of cluster cost, Epoch constants.py (ref B2, D13)
+)
+DEFAULT_MAINTENANCE_FRACTION_PER_YEAR = (
+    0.20  # DGX support ≈ 20 %/yr of list, supercluster.blog, low confidence (ref B2, D14)
+)
+DEFAULT_SPARES_FRACTION = 0.03  # planner assumption: no public benchmark in the reference
+DEFAULT_IDLE_POWER_FRACTION = 0.30  # [derived] 0.3 + 0.7·u gives 0.75 of max at u≈0.65: Epoch 0.75×TDP, HP typical 60-75 % (ref A2, E)
+DEFAULT_COLOCATION_USD_PER_KW_MONTH = 185.0  # CBRE US wholesale H2 2024 $184.06 (ref B2, D11)
+DEFAULT_COST_OF_CAPITAL = 0.08  # planner assumption: the reference gives no figure; set per client
+DEFAULT_COMMIT_1YR_DISCOUNT = 0.41  # AWS 1-yr, Epoch constants.py (ref B3, D15)
+DEFAULT_COMMIT_3YR_DISCOUNT = 0.64  # AWS 3-yr, Epoch constants.py (ref B3, D15)
+DEFAULT_SPOT_DISCOUNT = 0.60  # planner assumption; AWS quotes "up to 90 %" (ref B3)
+DEFAULT_SPOT_SHARE = 0.30  # planner assumption for interruptible (batch) share
+DEFAULT_SPOT_INTERRUPTION_OVERHEAD = 0.15  # planner assumption: re-run work after reclaims
+DEFAULT_ANNUAL_CLOUD_PRICE_DECLINE = (
+    0.0  # base case flat; SemiAnalysis tracks declines (ref B1, B3)
+)
+DEFAULT_UTILISATION = 0.50  # inference fleet 50 % (30-70 %) (ref D16)
+DEFAULT_STAFF_USD_PER_MONTH = 0.0  # no credible public benchmark (ref B2, F): enter per client
+COMMIT_FRACTION_STEPS = 21  # commitment / hybrid owned share scanned in 5 % steps of peak
+
+DEFAULT_DRIVERS: tuple[str, ...] = (
+    "utilisation",
+    "power_price",
+    "hardware_price",
+    "cloud_price",
+    "lifetime",
+    "discount_rate",
+)
+
+DRIVER_UNITS: dict[str, str] = {
+    "utilisation": "GPU-h demanded in month 1",
+    "power_price": "USD/kWh",
+    "hardware_price": "USD per server",
+    "cloud_price": "USD/GPU-h",
+    "lifetime": "months",
+    "discount_rate": "per year",
+}
+
+
+# --- Inputs -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadDemand:
+    """Demand of one workload.
+
+    Attributes:
+        name: Workload name.
+        gpu_hours_per_month: GPU-hours needed in month 1 at the latency target.
+        daily_profile: 24 relative load values, hour 0-23 (shape only; normalised to mean 1).
+        growth_pct_per_month: Compound growth of demand, % per month.
+        output_tokens_per_month: Output tokens served in month 1.
+        requests_per_month: Requests served in month 1.
+    """
+
+    name: str
+    gpu_hours_per_month: float
+    daily_profile: tuple[float, ...] = (1.0,) * 24
+    growth_pct_per_month: float = 0.0
+    output_tokens_per_month: float = 0.0
+    requests_per_month: float = 0.0
+
+    def __post_init__(self) -> None:
+        if len(self.daily_profile) != 24 or min(self.daily_profile) < 0:
+            raise ValueError("daily_profile needs 24 non-negative values")
+        if sum(self.daily_profile) <= 0 or self.gpu_hours_per_month < 0:
+            raise ValueError("daily_profile must not be all zero; gpu_hours_per_month ≥ 0")
+
+
+@dataclass(frozen=True, slots=True)
+class CloudPricing:
+    """Cloud prices for the accelerator the plan uses.
+
+    Attributes:
+        on_demand_usd_per_gpu_h: On-demand price per GPU-hour.
+        commit_1yr_discount: Fraction off on-demand for a 1-year commitment.
+        commit_3yr_discount: Fraction off on-demand for a 3-year commitment.
+        spot_discount: Fraction off on-demand for spot capacity.
+        spot_share: Share of demand run on spot in the spot-mix option.
+        spot_interruption_overhead: Extra GPU-hours spent re-running interrupted work, fraction.
+        annual_price_decline: Yearly fall of on-demand prices, fraction (compounded monthly).
+    """
+
+    on_demand_usd_per_gpu_h: float
+    commit_1yr_discount: float = DEFAULT_COMMIT_1YR_DISCOUNT
+    commit_3yr_discount: float = DEFAULT_COMMIT_3YR_DISCOUNT
+    spot_discount: float = DEFAULT_SPOT_DISCOUNT
+    spot_share: float = DEFAULT_SPOT_SHARE
+    spot_interruption_overhead: float = DEFAULT_SPOT_INTERRUPTION_OVERHEAD
+    annual_price_decline: float = DEFAULT_ANNUAL_CLOUD_PRICE_DECLINE
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedHardware:
+    """The fleet bought for the owned, colocation and hybrid options.
+
+    Attributes:
+        server_count: Servers bought (from sizing).
+        gpus_per_server: Accelerators per server.
+        server_price_usd: Price of one server.
+        server_power_kw: Design (maximum) draw of one server, kW.
+        network_usd: Network capex; ``None`` applies :data:`DEFAULT_NETWORK_SHARE_OF_CAPEX`.
+        network_power_kw: Draw of the network gear, kW.
+        storage_usd: Storage capex.
+        install_usd: Installation and integration.
+        shipping_and_duties_usd: Freight, insurance, duties (landed cost from sourcing).
+        spares_fraction: Spares bought with each generation, fraction of hardware capex.
+        maintenance_fraction_per_year: Support and maintenance, fraction of hardware capex a year.
+        residual_fraction: Value left at end of life, fraction of capex.
+        lifetime_months: Depreciation life and refresh interval, months.
+        idle_power_fraction: Draw at zero load as a fraction of design draw.
+    """
+
+    server_count: int
+    gpus_per_server: int
+    server_price_usd: float
+    server_power_kw: float
+    network_usd: float | None = None
+    network_power_kw: float = 0.0
+    storage_usd: float = 0.0
+    install_usd: float = 0.0
+    shipping_and_duties_usd: float = 0.0
+    spares_fraction: float = DEFAULT_SPARES_FRACTION
+    maintenance_fraction_per_year: float = DEFAULT_MAINTENANCE_FRACTION_PER_YEAR
+    residual_fraction: float = DEFAULT_RESIDUAL_FRACTION
+    lifetime_months: int = DEFAULT_LIFETIME_MONTHS
+    idle_power_fraction: float = DEFAULT_IDLE_POWER_FRACTION
+
+    def __post_init__(self) -> None:
+        if self.server_count < 1 or self.gpus_per_server < 1 or self.lifetime_months < 1:
+            raise ValueError("server_count, gpus_per_server and lifetime_months must be ≥ 1")
+        if not 0 <= self.residual_fraction < 1 or not 0 <= self.idle_power_fraction <= 1:
+            raise ValueError("residual_fraction in [0, 1) and idle_power_fraction in [0, 1]")
+
+    @property
+    def gpus(self) -> int:
+        """Accelerators in the fleet."""
+        return self.server_count * self.gpus_per_server
+
+    @property
+    def servers_usd(self) -> float:
+        """Server capex."""
+        return self.server_count * self.server_price_usd
+
+    @property
+    def network_capex_usd(self) -> float:
+        """Network capex, explicit or from the default share."""
+        if self.network_usd is not None:
+            return self.network_usd
+        # network = 19 % of cluster ⇒ network = servers × 0.19 / 0.81 (Epoch, ref B2)
+        share = DEFAULT_NETWORK_SHARE_OF_CAPEX
+        return self.servers_usd * share / (1.0 - share)
+
+    @property
+    def hardware_usd(self) -> float:
+        """Servers + network + storage (the base for maintenance and spares)."""
+        return self.servers_usd + self.network_capex_usd + self.storage_usd
+
+    @property
+    def capex_usd(self) -> float:
+        """Everything paid when a generation is bought, spares included."""
+        return (
+            self.hardware_usd * (1.0 + self.spares_fraction)
+            + self.install_usd
+            + self.shipping_and_duties_usd
+        )
+
+    @property
+    def it_kw(self) -> float:
+        """Design IT draw of the fleet, kW."""
+        return self.server_count * self.server_power_kw + self.network_power_kw
+
+
+@dataclass(frozen=True, slots=True)
+class SiteCost:
+    """Running costs of a place the owned fleet can live in; each gives one option.
+
+    Attributes:
+        key: Option key (``owned``, ``colocation``, ...).
+        label: Display name.
+        kind: ``owned`` (own data centre) or ``colocation``.
+        facility_usd_per_kw_month: Space/capacity charge per provisioned IT kW and month
+            (colocation rent, or the owned hall's allocated cost).
+        pue: Power usage effectiveness.
+        power_usd_per_kwh: Electricity price.
+        staff_usd_per_month: Operations staff attributed to the fleet.
+    """
+
+    key: str
+    label: str
+    kind: Literal["owned", "colocation"] = "colocation"
+    facility_usd_per_kw_month: float = DEFAULT_COLOCATION_USD_PER_KW_MONTH
+    pue: float = DEFAULT_PUE
+    power_usd_per_kwh: float = DEFAULT_POWER_USD_PER_KWH
+    staff_usd_per_month: float = DEFAULT_STAFF_USD_PER_MONTH
+
+
+@dataclass(frozen=True, slots=True)
+class TcoInputs:
+    """Everything one TCO run needs.
+
+    Attributes:
+        workloads: Demand per workload.
+        cloud: Cloud prices.
+        hardware: The owned fleet.
+        sites: Owned/colocation sites, one option each.
+        horizon_months: Months compared (36-60 typical).
+        cost_of_capital: Annual rate for the capital charge in unit costs.
+        discount_rate: Annual rate for NPV; ``None`` uses ``cost_of_capital``.
+        hybrid_site: Key of the site hosting the hybrid base; ``None`` uses the first site.
+    """
+
+    workloads: tuple[WorkloadDemand, ...]
+    cloud: CloudPricing
+    hardware: OwnedHardware
+    sites: tuple[SiteCost, ...] = (SiteCost("colocation", "Colocation"),)
+    horizon_months: int = DEFAULT_HORIZON_MONTHS
+    cost_of_capital: float = DEFAULT_COST_OF_CAPITAL
+    discount_rate: float | None = None
+    hybrid_site: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.workloads or not self.sites or self.horizon_months < 1:
+            raise ValueError("need ≥ 1 workload, ≥ 1 site and horizon_months ≥ 1")
+
+    @property
+    def npv_rate(self) -> float:
+        """Annual discount rate used for NPV."""
+        return self.cost_of_capital if self.discount_rate is None else self.discount_rate
+
+    def site(self, key: str | None) -> SiteCost:
+        """Site with ``key`` (first site for ``None``).
+
+        Raises:
+            KeyError: If no site has that key.
+        """
+        if key is None:
+            return self.sites[0]
+        for s in self.sites:
+            if s.key == key:
+                return s
+        raise KeyError(key)
+
+
+# --- Outputs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class OptionResult:
+    """Cash flows and figures of merit of one option.
+
+    Arrays have one value per month of the horizon (index 0 = month 1) and are read-only.
+
+    Attributes:
+        key: Option key.
+        label: Display name.
+        kind: ``cloud_on_demand``, ``cloud_committed``, ``cloud_spot_mix``, ``owned``,
+            ``colocation`` or ``hybrid``.
+        lines_usd: Monthly cash cost per item (negative = credit).
+        monthly_usd: Sum of the lines per month.
+        cumulative_usd: Running total of ``monthly_usd``.
+        terminal_value_usd: Book value of hardware in service at the horizon (credit), or
+            minus the commitment still owed past it.
+        net_cost_usd: ``cumulative_usd[-1] − terminal_value_usd``.
+        npv_usd: Present value of the costs at the plan's discount rate, net of terminal value.
+        break_even_month: First month (1-based) whose cumulative cost is ≤ cloud on-demand's;
+            ``None`` if never (and for cloud on-demand itself).
+        amortised_monthly_usd: Depreciation + capital charge + opex per month.
+        cost_per_million_output_tokens_usd: Amortised horizon cost ÷ output tokens × 1e6;
+            ``None`` without tokens.
+        cost_per_request_usd: Amortised horizon cost ÷ requests; ``None`` without requests.
+        owned_gpus: GPUs owned (0 for cloud options).
+        mean_utilisation: Served ÷ owned GPU-hours over the horizon; ``None`` for cloud.
+        break_even_utilisation: Utilisation above which owning beats on-demand over the
+            horizon (flat load); ``None`` for cloud options or if owning never wins.
+        notes: Sentences explaining choices (commitment level, hybrid split...).
+    """
+
+    key: str
+    label: str
+    kind: str
+    lines_usd: Mapping[str, np.ndarray]
+    monthly_usd: np.ndarray
+    cumulative_usd: np.ndarray
+    terminal_value_usd: float
+    net_cost_usd: float
+    npv_usd: float
+    break_even_month: int | None
+    amortised_monthly_usd: np.ndarray
+    cost_per_million_output_tokens_usd: float | None
+    cost_per_request_usd: float | None
+    owned_gpus: int = 0
+    mean_utilisation: float | None = None
+    break_even_utilisation: float | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TcoResult:
+    """All options of one run.
+
+    Attributes:
+        months: 1..horizon.
+        demand_gpu_hours: GPU-hours needed per month.
+        peak_gpus: Peak hourly GPUs needed per month.
+        output_tokens: Output tokens per month.
+        requests: Requests per month.
+        options: One :class:`OptionResult` per option.
+        discount_rate: Annual NPV rate used.
+    """
+
+    months: np.ndarray
+    demand_gpu_hours: np.ndarray
+    peak_gpus: np.ndarray
+    output_tokens: np.ndarray
+    requests: np.ndarray
+    options: tuple[OptionResult, ...]
+    discount_rate: float
+
+    def by_key(self, key: str) -> OptionResult:
+        """Option ``key``.
+
+        Raises:
+            KeyError: If absent.
+        """
+        for o in self.options:
+            if o.key == key:
+                return o
+        raise KeyError(key)
+
+    @property
+    def cheapest(self) -> OptionResult:
+        """Option with the lowest NPV of cost."""
+        return min(self.options, key=lambda o: o.npv_usd)
+
+
+@dataclass(frozen=True, slots=True)
+class TornadoBar:
+    """One driver's swing in a tornado chart.
+
+    Attributes:
+        driver: Driver name (one of :data:`DEFAULT_DRIVERS`).
+        low_input: Driver value at the low end (in the driver's own unit).
+        high_input: Driver value at the high end.
+        low_value_usd: Metric with the driver at its low end.
+        high_value_usd: Metric with the driver at its high end.
+        base_value_usd: Metric at the base case.
+        span_usd: ``|high − low|`` (bars are sorted by it).
+        unit: Unit of ``low_input``/``high_input``.
+    """
+
+    driver: str
+    low_input: float
+    high_input: float
+    low_value_usd: float
+    high_value_usd: float
+    base_value_usd: float
+    span_usd: float
+    unit: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UncertaintySpec:
+    """Triangular distributions (low, mode, high) for the Monte Carlo drivers.
+
+    A mode of ``None`` takes the value from the inputs. Defaults are planner assumptions,
+    ranges informed by ref B2/B6/B7/D12/D16.
+
+    Attributes:
+        utilisation_factor: Multiplier on demand (hence on owned utilisation).
+        power_price_factor: Multiplier on the electricity price.
+        hardware_price_factor: Multiplier on capex.
+        annual_cloud_price_decline: Yearly fall of cloud prices, fraction.
+        lifetime_months: Hardware life, months (3-6 years, ref D12).
+    """
+
+    utilisation_factor: tuple[float, float | None, float] = (0.7, 1.0, 1.2)
+    power_price_factor: tuple[float, float | None, float] = (0.8, 1.0, 1.4)
+    hardware_price_factor: tuple[float, float | None, float] = (0.9, 1.0, 1.2)
+    annual_cloud_price_decline: tuple[float, float | None, float] = (0.0, None, 0.25)
+    lifetime_months: tuple[float, float | None, float] = (36.0, None, 72.0)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MonteCarloResult:
+    """Percentile bands of cumulative cost, owned against cloud on-demand.
+
+    Attributes:
+        months: 1..horizon.
+        owned_p10_usd, owned_p50_usd, owned_p90_usd: Cumulative owned cost bands per month.
+        cloud_p10_usd, cloud_p50_usd, cloud_p90_usd: Cumulative cloud on-demand bands.
+        probability_owned_cheaper: Share of paths whose owned net cost at the horizon
+            (terminal value credited) is below cloud's.
+        site_key: Site the owned fleet was costed at.
+        paths: Number of paths.
+        seed: Random seed.
+    """
+
+    months: np.ndarray
+    owned_p10_usd: np.ndarray
+    owned_p50_usd: np.ndarray
+    owned_p90_usd: np.ndarray
+    cloud_p10_usd: np.ndarray
+    cloud_p50_usd: np.ndarray
+    cloud_p90_usd: np.ndarray
+    probability_owned_cheaper: float
+    site_key: str
+    paths: int
+    seed: int | None = None
+
+
+# --- Small formulas ---------------------------------------------------------------------------
+
+
+def npv_usd(
+    monthly_usd: Sequence[float] | np.ndarray, annual_rate: float, terminal_value_usd: float = 0.0
+) -> float:
+    """Present value of monthly costs, net of a terminal value received after the last month.
+
+    Month ``k`` (0-based) is discounted by ``(1 + annual_rate) ** (-k / 12)`` (start of
+    month); the terminal value by ``(1 + annual_rate) ** (-M / 12)``.
+
+    Args:
+        monthly_usd: Cost per month.
+        annual_rate: Annual discount rate (0.08 = 8 %).
+        terminal_value_usd: Value credited at the horizon.
+
+    Returns:
+        Present value of the costs.
+    """
+    flows = np.asarray(monthly_usd, dtype=float)
+    return float(_npv_paths(flows, annual_rate, np.asarray(terminal_value_usd, dtype=float)))
+
+
+def _npv_paths(flows: np.ndarray, annual_rate: float, terminal: np.ndarray) -> np.ndarray:
+    """NPV of costs along the last axis (any leading path axes), terminal credited at month M."""
+    k = np.arange(flows.shape[-1])
+    factor = (1.0 + annual_rate) ** (-k / 12.0)  # PV = CF / (1+r)^t, t in years
+    return flows @ factor - terminal * (1.0 + annual_rate) ** (-flows.shape[-1] / 12.0)
+
+
+def break_even_month(
+    owned_cumulative_usd: Sequence[float] | np.ndarray,
+    cloud_cumulative_usd: Sequence[float] | np.ndarray,
+) -> int | None:
+    """First month (1-based) in which the owned cumulative cost is ≤ the cloud's.
+
+    Args:
+        owned_cumulative_usd: Owned cumulative cost per month.
+        cloud_cumulative_usd: Cloud cumulative cost per month.
+
+    Returns:
+        The month, or ``None`` if owning never catches up within the horizon.
+    """
+    owned = np.asarray(owned_cumulative_usd, dtype=float)
+    cloud = np.asarray(cloud_cumulative_usd, dtype=float)
+    tolerance = 1e-9 * np.maximum(1.0, np.abs(cloud))  # float noise, not money
+    hits = np.flatnonzero(owned <= cloud + tolerance)
+    return int(hits[0]) + 1 if hits.size else None
+
+
+def hourly_demand_gpus(inputs: TcoInputs) -> np.ndarray:
+    """GPUs busy at each hour of a typical day of each month, summed over workloads.
+
+    Args:
+        inputs: The run's inputs.
+
+    Returns:
+        Array ``(horizon_months, 24)`` of GPUs.
+    """
+    m = np.arange(inputs.horizon_months)[:, None]
+    total = np.zeros((inputs.horizon_months, 24))
+    for w in inputs.workloads:
+        shape = np.asarray(w.daily_profile, dtype=float)
+        shape = shape / shape.mean()  # mean 1, so Σ_h over a month gives the GPU-hours
+        growth = (1.0 + w.growth_pct_per_month / 100.0) ** m  # compound monthly growth
+        total += w.gpu_hours_per_month * growth / HOURS_PER_MONTH * shape[None, :]
+    return total
+
+
+def _per_month(inputs: TcoInputs, attr: str) -> np.ndarray:
+    m = np.arange(inputs.horizon_months)
+    return sum(
+        (getattr(w, attr) * (1.0 + w.growth_pct_per_month / 100.0) ** m for w in inputs.workloads),
+        start=np.zeros(inputs.horizon_months),
+    )
+
+
+def _cloud_price(p0: float | np.ndarray, decline: float | np.ndarray, months: int) -> np.ndarray:
+    k = np.arange(months)
+    # price falls by `decline` a year, compounded monthly
+    return np.asarray(p0, dtype=float)[..., None] * (
+        1.0 - np.asarray(decline, dtype=float)[..., None]
+    ) ** (k / 12.0)
+
+
+def _served_gpu_hours(demand: np.ndarray, scale: np.ndarray, gpus: np.ndarray) -> np.ndarray:
+    """GPU-hours an owned fleet serves per month, ``Σ_h min(scale·D[m,h], N) × days``.
+
+    Vectorised over paths; the loop runs over months only, to keep memory at (paths × 24).
+    """
+    out = np.empty((scale.shape[0], demand.shape[0]))
+    for m in range(demand.shape[0]):
+        busy = scale[:, None] * demand[m][None, :]
+        out[:, m] = np.minimum(busy, gpus[:, None]).sum(axis=1) * DAYS_PER_MONTH
+    return out
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _OwnedPaths:
+    gpus: np.ndarray
+    lines: dict[str, np.ndarray]
+    terminal: np.ndarray
+    served: np.ndarray
+    demand: np.ndarray
+    depreciation: np.ndarray
+    capital_charge: np.ndarray
+
+
+def _owned_paths(
+    demand: np.ndarray,
+    *,
+    scale: np.ndarray,
+    servers: np.ndarray,
+    hw: OwnedHardware,
+    site: SiteCost,
+    capex_factor: np.ndarray,
+    lifetime: np.ndarray,
+    power_price: np.ndarray,
+    cloud_price: np.ndarray,
+    cost_of_capital: float,
+) -> _OwnedPaths:
+    """Monthly owned cash flows for P paths at once (all per-path arguments have shape (P,))."""
+    months = demand.shape[0]
+    ratio = servers / hw.server_count  # network, storage, install scale with the fleet
+    gpus = servers * hw.gpus_per_server
+    hardware = hw.hardware_usd * ratio * capex_factor
+    spares = hardware * hw.spares_fraction
+    other = (hw.install_usd + hw.shipping_and_duties_usd) * ratio * capex_factor
+    cost = hardware + spares + other
+    it_kw = hw.it_kw * ratio
+    life = np.maximum(lifetime.astype(int), 1)
+
+    k = np.arange(months)[None, :]
+    bought = (k % life[:, None]) == 0  # month 1 and every refresh
+    served = _served_gpu_hours(demand, scale, gpus)
+    wanted = scale[:, None] * demand.sum(axis=1)[None, :] * DAYS_PER_MONTH
+    capacity_h = np.maximum(gpus, 1e-12)[:, None] * HOURS_PER_MONTH
+    util = np.where(gpus[:, None] > 0, served / capacity_h, 0.0)
+    draw = hw.idle_power_fraction + (1.0 - hw.idle_power_fraction) * util  # linear draw vs load
+    ones = np.ones((1, months))
+    lines = {
+        "capex": (hardware + other)[:, None] * bought,
+        "spares": spares[:, None] * bought,
+        "residual_value": -(hw.residual_fraction * cost)[:, None] * (bought & (k > 0)),
+        # maintenance = % of hardware capex per year (ref B2)
+        "maintenance": (hardware * hw.maintenance_fraction_per_year / 12.0)[:, None] * ones,
+        # energy = IT kW × load factor × PUE × $/kWh × hours (Epoch energy.py, ref B2)
+        "power": it_kw[:, None]
+        * draw
+        * site.pue
+        * power_price[:, None]
+        * HOURS_PER_MONTH
+        * (servers[:, None] > 0),
+        # space = $/kW-month × provisioned IT kW (CBRE, ref B2)
+        "facility": (it_kw * site.facility_usd_per_kw_month)[:, None] * ones,
+        "staff": (site.staff_usd_per_month * (servers > 0))[:, None] * ones,
+        "cloud_overflow": (wanted - served) * cloud_price,
+    }
+    # book value: straight line from cost to residual over the life (ref B4, D12)
+    age_end = months - ((months - 1) // life) * life
+    wear = (1.0 - hw.residual_fraction) / life
+    terminal = cost * (1.0 - wear * age_end)
+    age = k % life[:, None]
+    book = cost[:, None] * (1.0 - wear[:, None] * age)
+    depreciation = (cost * wear)[:, None] * ones
+    capital_charge = book * cost_of_capital / 12.0  # charge on capital tied up
+    return _OwnedPaths(gpus, lines, terminal, served, wanted, depreciation, capital_charge)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float)
+    a.flags.writeable = False
+    return a
+
+
+def _unit_costs(
+    amortised_total: float, tokens: float, requests: float
+) -> tuple[float | None, float | None]:
+    # $/Mtok = cost ÷ tokens × 1e6 (ref B5)
+    per_mtok = amortised_total / tokens * 1e6 if tokens > 0 else None
+    per_req = amortised_total / requests if requests > 0 else None
+    return per_mtok, per_req
+
+
+def _option(
+    key: str,
+    label: str,
+    kind: str,
+    lines: Mapping[str, np.ndarray],
+    *,
+    terminal: float,
+    amortised: np.ndarray,
+    inputs: TcoInputs,
+    tokens: float,
+    requests: float,
+    cloud_cumulative: np.ndarray | None,
+    **extra: object,
+) -> OptionResult:
+    monthly = sum(lines.values(), start=np.zeros(inputs.horizon_months))
+    cumulative = np.cumsum(monthly)
+    per_mtok, per_req = _unit_costs(float(amortised.sum()), tokens, requests)
+    return OptionResult(
+        key=key,
+        label=label,
+        kind=kind,
+        lines_usd={k: _read_only(v) for k, v in lines.items()},
+        monthly_usd=_read_only(monthly),
+        cumulative_usd=_read_only(cumulative),
+        terminal_value_usd=float(terminal),
+        net_cost_usd=float(cumulative[-1] - terminal),
+        npv_usd=npv_usd(monthly, inputs.npv_rate, terminal),
+        break_even_month=(
+            None if cloud_cumulative is None else break_even_month(cumulative, cloud_cumulative)
+        ),
+        amortised_monthly_usd=_read_only(amortised),
+        cost_per_million_output_tokens_usd=per_mtok,
+        cost_per_request_usd=per_req,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def _committed_lines(
+    demand: np.ndarray, price: np.ndarray, discount: float, term: int
+) -> tuple[dict[str, np.ndarray], float, list[str]]:
+    """Committed capacity per term, the level scanned in 5 % steps of the term's peak."""
+    months = demand.shape[0]
+    committed = np.zeros(months)
+    on_demand = np.zeros(months)
+    owed_after = 0.0
+    notes = []
+    fractions = np.linspace(0.0, 1.0, COMMIT_FRACTION_STEPS)
+    for start in range(0, months, term):
+        idx = np.arange(start, min(start + term, months))
+        peak = demand[idx].max()
+        level = fractions * peak  # GPUs committed, (F,)
+        locked = price[start] * (1.0 - discount)  # price fixed for the term
+        fee = level * HOURS_PER_MONTH * locked  # paid whether used or not
+        over = np.maximum(demand[idx][None, :, :] - level[:, None, None], 0.0).sum(-1)
+        over_usd = over * DAYS_PER_MONTH * price[idx][None, :]
+        beyond = start + term - months if start + term > months else 0
+        total = fee * (len(idx) + beyond) + over_usd.sum(axis=1)
+        best = int(np.argmin(total))
+        committed[idx] = fee[best]
+        on_demand[idx] = over_usd[best]
+        owed_after += fee[best] * beyond
+        notes.append(
+            f"Months {start + 1}-{idx[-1] + 1}: commit {level[best]:.1f} GPUs "
+            f"({fractions[best]:.0%} of peak) at {locked:.3f} USD/GPU-h."
+        )
+    if owed_after:
+        notes.append(f"{owed_after:,.0f} USD of commitment is still owed after the horizon.")
+    return {"cloud_committed": committed, "cloud_on_demand": on_demand}, owed_after, notes
+
+
+def _base_paths(
+    inputs: TcoInputs,
+    site: SiteCost,
+    servers: np.ndarray,
+    *,
+    demand: np.ndarray | None = None,
+    scale: np.ndarray | None = None,
+) -> _OwnedPaths:
+    """Owned cash flows at base-case prices for one or more fleet sizes (``servers``)."""
+    demand = hourly_demand_gpus(inputs) if demand is None else demand
+    ones = np.ones(servers.shape[0])
+    price = _cloud_price(
+        inputs.cloud.on_demand_usd_per_gpu_h,
+        inputs.cloud.annual_price_decline,
+        inputs.horizon_months,
+    )
+    return _owned_paths(
+        demand,
+        scale=ones if scale is None else scale,
+        servers=servers.astype(float),
+        hw=inputs.hardware,
+        site=site,
+        capex_factor=ones,
+        lifetime=ones * inputs.hardware.lifetime_months,
+        power_price=ones * site.power_usd_per_kwh,
+        cloud_price=np.broadcast_to(price, (servers.shape[0], inputs.horizon_months)),
+        cost_of_capital=inputs.cost_of_capital,
+    )
+
+
+def break_even_utilisation(inputs: TcoInputs, site_key: str | None = None) -> float | None:
+    """Average utilisation of the owned fleet above which owning beats cloud on-demand.
+
+    Flat-load model over the horizon: owned net cost ``A + B·u`` (``A`` = capex, spares,
+    maintenance, facility, staff and idle power, net of residual and terminal value; ``B`` =
+    the load-dependent part of power), cloud cost ``C·u`` (the fleet's GPU-hours at on-demand
+    prices). Owning wins above ``u* = A / (C − B)``, the B4 rule
+    "owned cost at 100 % ÷ cloud price" extended with load-dependent power.
+
+    Args:
+        inputs: Run inputs.
+        site_key: Site of the owned fleet (first site if ``None``).
+
+    Returns:
+        ``u*`` in (0, 1], or ``None`` if owning does not beat renting even at 100 %.
+    """
+    site = inputs.site(site_key)
+    hw = inputs.hardware
+    months = inputs.horizon_months
+    no_load = _base_paths(inputs, site, np.array([hw.server_count]), scale=np.zeros(1))
+    fixed = sum(v[0].sum() for k, v in no_load.lines.items() if k != "cloud_overflow")
+    a = fixed - float(no_load.terminal[0])
+    b = (
+        hw.it_kw
+        * (1.0 - hw.idle_power_fraction)
+        * site.pue
+        * site.power_usd_per_kwh
+        * HOURS_PER_MONTH
+        * months
+    )
+    price = _cloud_price(
+        inputs.cloud.on_demand_usd_per_gpu_h, inputs.cloud.annual_price_decline, months
+    )
+    c = float(hw.gpus * HOURS_PER_MONTH * price.sum())
+    if c <= b:
+        return None
+    u = a / (c - b)  # A + B·u = C·u
+    return float(u) if 0.0 < u <= 1.0 else (0.0 if u <= 0 else None)
+
+
+def run_tco(inputs: TcoInputs, progress: Progress = None) -> TcoResult:
+    """Cash flows and figures of merit for every option.
+
+    Options: ``cloud_on_demand``, ``cloud_committed_1yr``, ``cloud_committed_3yr``,
+    ``cloud_spot_mix``, one per site in ``inputs.sites`` (key = site key) and ``hybrid``.
+
+    Args:
+        inputs: Run inputs.
+        progress: Optional ``(fraction, message)`` callback.
+
+    Returns:
+        A :class:`TcoResult`.
+    """
+    report = progress or (lambda _f, _m: None)
+    report(0.0, "Building demand")
+    months = inputs.horizon_months
+    demand = hourly_demand_gpus(inputs)
+    gpu_hours = demand.sum(axis=1) * DAYS_PER_MONTH
+    tokens_m = _per_month(inputs, "output_tokens_per_month")
+    requests_m = _per_month(inputs, "requests_per_month")
+    tokens, requests = float(tokens_m.sum()), float(requests_m.sum())
+    cloud = inputs.cloud
+    price = _cloud_price(cloud.on_demand_usd_per_gpu_h, cloud.annual_price_decline, months)
+    common = {"inputs": inputs, "tokens": tokens, "requests": requests}
+
+    report(0.1, "Cloud options")
+    od_lines = {"cloud_on_demand": gpu_hours * price}  # GPU-hours × $/GPU-h
+    on_demand = _option(
+        "cloud_on_demand",
+        "Cloud on-demand",
+        "cloud_on_demand",
+        od_lines,
+        terminal=0.0,
+        amortised=od_lines["cloud_on_demand"],
+        cloud_cumulative=None,
+        **common,
+    )
+    od_cum = on_demand.cumulative_usd
+    options = [on_demand]
+    for term, discount in ((12, cloud.commit_1yr_discount), (36, cloud.commit_3yr_discount)):
+        lines, owed, notes = _committed_lines(demand, price, discount, term)
+        amortised = sum(lines.values(), start=np.zeros(months))
+        options.append(
+            _option(
+                f"cloud_committed_{term // 12}yr",
+                f"Cloud {term // 12}-year commitment",
+                "cloud_committed",
+                lines,
+                terminal=-owed,
+                amortised=amortised,  # what is owed after the horizon buys later capacity
+                cloud_cumulative=od_cum,
+                notes=tuple(notes),
+                **common,
+            )
+        )
+    spot_lines = {
+        "cloud_on_demand": gpu_hours * (1.0 - cloud.spot_share) * price,
+        # spot share re-runs interrupted work: × (1 + overhead) at the spot discount
+        "cloud_spot": gpu_hours
+        * cloud.spot_share
+        * (1.0 + cloud.spot_interruption_overhead)
+        * price
+        * (1.0 - cloud.spot_discount),
+    }
+    options.append(
+        _option(
+            "cloud_spot_mix",
+            f"Cloud {cloud.spot_share:.0%} spot",
+            "cloud_spot_mix",
+            spot_lines,
+            terminal=0.0,
+            amortised=spot_lines["cloud_on_demand"] + spot_lines["cloud_spot"],
+            cloud_cumulative=od_cum,
+            **common,
+        )
+    )
+
+    report(0.4, "Owned and colocation options")
+    hw = inputs.hardware
+    for site in inputs.sites:
+        paths = _base_paths(inputs, site, np.array([hw.server_count]), demand=demand)
+        options.append(_owned_option(site.key, site.label, site.kind, paths, site, od_cum, common))
+
+    report(0.7, "Hybrid split")
+    options.append(_hybrid_option(inputs, demand, od_cum, common))
+    report(1.0, "Done")
+    return TcoResult(
+        months=np.arange(1, months + 1),
+        demand_gpu_hours=_read_only(gpu_hours),
+        peak_gpus=_read_only(demand.max(axis=1)),
+        output_tokens=_read_only(tokens_m),
+        requests=_read_only(requests_m),
+        options=tuple(options),
+        discount_rate=inputs.npv_rate,
+    )
+
+
+def _owned_option(
+    key: str,
+    label: str,
+    kind: str,
+    paths: _OwnedPaths,
+    site: SiteCost,
+    od_cum: np.ndarray,
+    common: dict,
+    row: int = 0,
+    notes: tuple[str, ...] = (),
+) -> OptionResult:
+    inputs: TcoInputs = common["inputs"]
+    lines = {k: v[row] for k, v in paths.lines.items()}
+    opex = sum(
+        (v for k, v in lines.items() if k not in ("capex", "spares", "residual_value")),
+        start=np.zeros(inputs.horizon_months),
+    )
+    amortised = paths.depreciation[row] + paths.capital_charge[row] + opex
+    served, wanted = paths.served[row], paths.demand[row]
+    gpus = int(paths.gpus[row])
+    capacity = gpus * HOURS_PER_MONTH * inputs.horizon_months
+    return _option(
+        key,
+        label,
+        kind,
+        lines,
+        terminal=float(paths.terminal[row]),
+        amortised=amortised,
+        cloud_cumulative=od_cum,
+        owned_gpus=gpus,
+        mean_utilisation=float(served.sum()) / capacity if capacity else None,
+        break_even_utilisation=(
+            break_even_utilisation(inputs, site.key) if kind != "hybrid" else None
+        ),
+        notes=notes
+        + (
+            (
+                f"{float((wanted - served).sum()):,.0f} GPU-hours exceed the owned fleet and "
+                "run on cloud on-demand.",
+            )
+            if (wanted - served).sum() > 1e-6
+            else ()
+        ),
+        **common,
+    )
+
+
+def _hybrid_option(
+    inputs: TcoInputs, demand: np.ndarray, od_cum: np.ndarray, common: dict
+) -> OptionResult:
+    hw = inputs.hardware
+    site = inputs.site(inputs.hybrid_site)
+    peak = float(demand.max())
+    fractions = np.linspace(0.0, 1.0, COMMIT_FRACTION_STEPS)
+    candidates = np.unique(
+        np.concatenate(
+            [np.ceil(fractions * peak / hw.gpus_per_server - 1e-9), [hw.server_count]]
+        ).astype(int)
+    )
+    paths = _base_paths(inputs, site, candidates, demand=demand)
+    monthly = sum(paths.lines.values(), start=np.zeros((candidates.size, inputs.horizon_months)))
+    npvs = _npv_paths(monthly, inputs.npv_rate, paths.terminal)
+    best = int(np.argmin(npvs))
+    servers = int(candidates[best])
+    share = servers * hw.gpus_per_server / peak if peak else 0.0
+    note = (
+        f"Owned base of {servers} server(s) ({servers * hw.gpus_per_server} GPUs, "
+        f"{share:.0%} of peak) at {site.label}, bursts on cloud on-demand; chosen from "
+        f"{candidates.size} splits by lowest NPV."
+    )
+    return _owned_option(
+        "hybrid",
+        f"Hybrid ({site.label} base + cloud bursts)",
+        "hybrid",
+        paths,
+        site,
+        od_cum,
+        common,
+        row=best,
+        notes=(note,),
+    )
+
+
+# --- Uncertainty ------------------------------------------------------------------------------
+
+
+def _apply_driver(inputs: TcoInputs, site: SiteCost, driver: str, factor: float):
+    """Inputs and site with one driver multiplied by ``factor``; returns (inputs, site, value)."""
+    hw, cloud = inputs.hardware, inputs.cloud
+    if driver == "utilisation":
+        workloads = tuple(
+            replace(
+                w,
+                gpu_hours_per_month=w.gpu_hours_per_month * factor,
+                output_tokens_per_month=w.output_tokens_per_month * factor,
+                requests_per_month=w.requests_per_month * factor,
+            )
+            for w in inputs.workloads
+        )
+        base = sum(w.gpu_hours_per_month for w in inputs.workloads)
+        return replace(inputs, workloads=workloads), site, base * factor
+    if driver == "power_price":
+        new = replace(site, power_usd_per_kwh=site.power_usd_per_kwh * factor)
+        return inputs, new, new.power_usd_per_kwh
+    if driver == "hardware_price":
+        new_hw = replace(
+            hw,
+            server_price_usd=hw.server_price_usd * factor,
+            network_usd=None if hw.network_usd is None else hw.network_usd * factor,
+            storage_usd=hw.storage_usd * factor,
+        )
+        return replace(inputs, hardware=new_hw), site, new_hw.server_price_usd
+    if driver == "cloud_price":
+        new_cloud = replace(cloud, on_demand_usd_per_gpu_h=cloud.on_demand_usd_per_gpu_h * factor)
+        return replace(inputs, cloud=new_cloud), site, new_cloud.on_demand_usd_per_gpu_h
+    if driver == "lifetime":
+        life = max(1, round(hw.lifetime_months * factor))
+        return replace(inputs, hardware=replace(hw, lifetime_months=life)), site, float(life)
+    if driver == "discount_rate":
+        rate = inputs.npv_rate * factor
+        return replace(inputs, discount_rate=rate), site, rate
+    raise ValueError(f"unknown driver {driver!r}; choose from {DEFAULT_DRIVERS}")
+
+
+def _savings_npv(inputs: TcoInputs, site: SiteCost) -> float:
+    """NPV of cloud on-demand minus NPV of owning at ``site`` (positive = owning saves)."""
+    demand = hourly_demand_gpus(inputs)
+    price = _cloud_price(
+        inputs.cloud.on_demand_usd_per_gpu_h,
+        inputs.cloud.annual_price_decline,
+        inputs.horizon_months,
+    )
+    cloud = demand.sum(axis=1) * DAYS_PER_MONTH * price
+    paths = _base_paths(inputs, site, np.array([inputs.hardware.server_count]), demand=demand)
+    owned = sum(paths.lines.values())[0]
+    rate = inputs.npv_rate
+    return npv_usd(cloud, rate) - npv_usd(owned, rate, float(paths.terminal[0]))
+
+
+def sensitivity(
+    inputs: TcoInputs,
+    drivers: Sequence[str] = DEFAULT_DRIVERS,
+    swing: float = 0.2,
+    *,
+    site_key: str | None = None,
+) -> tuple[TornadoBar, ...]:
+    """One-at-a-time sensitivity of the NPV saved by owning, for a tornado chart.
+
+    Each driver is multiplied by ``1 − swing`` and ``1 + swing`` (lifetime rounded to whole
+    months; utilisation scales demand, tokens and requests together) while the others stay at
+    the base case. The metric is NPV(cloud on-demand) − NPV(owned at the site): positive means
+    owning saves money.
+
+    Args:
+        inputs: Base-case inputs.
+        drivers: Drivers to swing (see :data:`DEFAULT_DRIVERS`).
+        swing: Relative swing, e.g. 0.2 for ±20 %.
+        site_key: Site of the owned fleet (first site if ``None``).
+
+    Returns:
+        Bars sorted by span, widest first.
+
+    Raises:
+        ValueError: On an unknown driver or a swing outside (0, 1).
+    """
+    if not 0 < swing < 1:
+        raise ValueError("swing must be in (0, 1)")
+    site = inputs.site(site_key)
+    base = _savings_npv(inputs, site)
+    bars = []
+    for driver in drivers:
+        lo_in, lo_site, lo_value = _apply_driver(inputs, site, driver, 1.0 - swing)
+        hi_in, hi_site, hi_value = _apply_driver(inputs, site, driver, 1.0 + swing)
+        lo, hi = _savings_npv(lo_in, lo_site), _savings_npv(hi_in, hi_site)
+        bars.append(
+            TornadoBar(driver, lo_value, hi_value, lo, hi, base, abs(hi - lo), DRIVER_UNITS[driver])
+        )
+    return tuple(sorted(bars, key=lambda b: -b.span_usd))
+
+
+def _triangular(
+    rng: np.random.Generator, spec: tuple[float, float | None, float], base: float, size: int
+) -> np.ndarray:
+    low, mode, high = spec
+    mode = base if mode is None else mode
+    mode = min(max(mode, low), high)
+    if high <= low:
+        return np.full(size, float(low))
+    return rng.triangular(low, mode, high, size)
+
+
+def monte_carlo(
+    inputs: TcoInputs,
+    paths: int = 10_000,
+    seed: int | None = 0,
+    *,
+    uncertainty: UncertaintySpec | None = None,
+    site_key: str | None = None,
+    progress: Progress = None,
+) -> MonteCarloResult:
+    """Cumulative-cost bands of owning (at one site) against cloud on-demand.
+
+    Samples, per path, triangular distributions of utilisation (a factor on demand), power
+    price, hardware price, annual cloud price decline and hardware lifetime, then computes all
+    paths at once with NumPy (no loop over paths). Owned cost includes refreshes when the
+    sampled lifetime is shorter than the horizon and cloud overflow when demand exceeds the
+    fleet.
+
+    Args:
+        inputs: Base-case inputs.
+        paths: Number of simulated paths.
+        seed: Seed of NumPy's default generator (same seed, same result).
+        uncertainty: Distributions; :class:`UncertaintySpec` defaults if ``None``.
+        site_key: Site of the owned fleet (first site if ``None``).
+        progress: Optional ``(fraction, message)`` callback.
+
+    Returns:
+        A :class:`MonteCarloResult`.
+    """
+    if paths < 1:
+        raise ValueError("paths must be ≥ 1")
+    report = progress or (lambda _f, _m: None)
+    spec = uncertainty or UncertaintySpec()
+    site = inputs.site(site_key)
+    hw, cloud = inputs.hardware, inputs.cloud
+    months = inputs.horizon_months
+    report(0.0, "Sampling drivers")
+    rng = np.random.default_rng(seed)
+    scale = _triangular(rng, spec.utilisation_factor, 1.0, paths)
+    power = _triangular(rng, spec.power_price_factor, 1.0, paths) * site.power_usd_per_kwh
+    capex = _triangular(rng, spec.hardware_price_factor, 1.0, paths)
+    decline = _triangular(rng, spec.annual_cloud_price_decline, cloud.annual_price_decline, paths)
+    life = np.rint(_triangular(rng, spec.lifetime_months, hw.lifetime_months, paths)).astype(int)
+
+    report(0.2, "Cloud cash flows")
+    demand = hourly_demand_gpus(inputs)
+    price = _cloud_price(np.full(paths, cloud.on_demand_usd_per_gpu_h), decline, months)
+    cloud_cum = np.cumsum(
+        scale[:, None] * demand.sum(axis=1)[None, :] * DAYS_PER_MONTH * price, axis=1
+    )
+
+    report(0.4, "Owned cash flows")
+    owned = _owned_paths(
+        demand,
+        scale=scale,
+        servers=np.full(paths, float(hw.server_count)),
+        hw=hw,
+        site=site,
+        capex_factor=capex,
+        lifetime=life,
+        power_price=power,
+        cloud_price=price,
+        cost_of_capital=inputs.cost_of_capital,
+    )
+    owned_cum = np.cumsum(sum(owned.lines.values()), axis=1)
+
+    report(0.8, "Percentiles")
+    owned_q = np.percentile(owned_cum, [10, 50, 90], axis=0)
+    cloud_q = np.percentile(cloud_cum, [10, 50, 90], axis=0)
+    cheaper = float(np.mean(owned_cum[:, -1] - owned.terminal < cloud_cum[:, -1]))
+    report(1.0, "Done")
+    return MonteCarloResult(
+        months=np.arange(1, months + 1),
+        owned_p10_usd=_read_only(owned_q[0]),
+        owned_p50_usd=_read_only(owned_q[1]),
+        owned_p90_usd=_read_only(owned_q[2]),
+        cloud_p10_usd=_read_only(cloud_q[0]),
+        cloud_p50_usd=_read_only(cloud_q[1]),
+        cloud_p90_usd=_read_only(cloud_q[2]),
+        probability_owned_cheaper=cheaper,
+        site_key=site.key,
+        paths=paths,
+        seed=seed,
+    )
