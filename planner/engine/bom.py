@@ -1,0 +1,537 @@
+"""Bill of materials generated from the chosen deployment configurations.
+
+Contract: :func:`generate_bom` turns one or more :class:`DeploymentInput` (what the sizing step
+chose: server platform, server count, accelerators, NICs, racks, PDUs, storage) into
+:class:`BomLine` rows - servers, accelerators, NICs, leaf/spine switches, optics, cables, racks,
+PDUs, storage, spares and services - each with the arithmetic that produced it in ``reason``.
+:func:`regenerate` re-runs the generator after the sizing changed while keeping what a
+consultant typed by hand, and lists the changes in plain words.
+
+Quantities are whole units (``int``). No money here: prices come from offers
+(:mod:`planner.engine.landed_cost`). No Django import.
+
+Fabric rule (one scale-out fabric per deployment, rail-optimised: one NIC per accelerator):
+
+* all NIC ports fit on one switch (``ports <= leaf_radix``) → a single leaf tier, no spine;
+* otherwise a two-tier leaf/spine Clos: each leaf uses half its ports down (to NICs) and half
+  up (to spines), so it is non-blocking when full; ``leaves = ceil(ports / (radix / 2))``,
+  ``spines = ceil(leaves × radix / 2 / radix)``; a two-tier fabric holds at most
+  ``radix × radix / 2`` NIC ports (each spine port goes to a different leaf).
+* every link has one cable and two optics (one at each end).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import ROUND_CEILING, Decimal
+from typing import Literal
+
+__all__ = [
+    "BomError",
+    "BomLine",
+    "DeploymentInput",
+    "FabricPlan",
+    "FabricSpec",
+    "GeneratedBom",
+    "SparesPolicy",
+    "ServicesPolicy",
+    "generate_bom",
+    "plan_fabric",
+    "regenerate",
+]
+
+LineOrigin = Literal["generated", "manual", "override"]
+
+
+class BomError(ValueError):
+    """Raised when a deployment cannot be turned into a bill of materials."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentInput:
+    """One chosen configuration at one site.
+
+    Attributes:
+        key: Short identifier of the deployment (e.g. ``"fra-1"``), used in error messages.
+        server_slug: Catalog slug of the server platform (e.g. ``"dgx-h100"``).
+        server_name: Display name of the platform (e.g. ``"NVIDIA DGX H100"``).
+        servers: Number of servers (units).
+        accelerators_per_server: Accelerators in each server (units).
+        accelerator_slug: Catalog slug of the accelerator; needed when sold separately.
+        accelerators_sold_separately: True when the accelerators are bought as separate parts
+            (e.g. PCIe cards for a barebone chassis), False when the server includes them.
+        nics_per_server: Scale-out NICs per server (units). ``None`` means one per accelerator
+            (rail-optimised fabric).
+        racks: Number of racks (units).
+        pdus_per_rack: Rack PDUs per rack; 2 for A/B feeds.
+        storage_per_server: Storage drives per server (units), 0 for none.
+        storage_slug: Catalog slug of the drive.
+    """
+
+    key: str
+    server_slug: str
+    server_name: str
+    servers: int
+    accelerators_per_server: int
+    racks: int
+    accelerator_slug: str = ""
+    accelerators_sold_separately: bool = False
+    nics_per_server: int | None = None
+    pdus_per_rack: int = 2
+    storage_per_server: int = 0
+    storage_slug: str = "nvme-drive"
+
+    @property
+    def effective_nics_per_server(self) -> int:
+        """NICs per server, defaulting to one per accelerator (rail-optimised)."""
+        return (
+            self.accelerators_per_server if self.nics_per_server is None else self.nics_per_server
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FabricSpec:
+    """Switch and link parts of the scale-out fabric.
+
+    Attributes:
+        leaf_radix: Ports per switch (e.g. 64 × 400G). Leaves use half down, half up.
+        switch_slug: Catalog slug of the switch (the same model serves as leaf and spine).
+        optic_slug: Catalog slug of the optical transceiver.
+        cable_slug: Catalog slug of the fibre cable.
+    """
+
+    leaf_radix: int = 64
+    switch_slug: str = "switch-64p"
+    optic_slug: str = "optic-400g"
+    cable_slug: str = "fibre-cable"
+
+
+@dataclass(frozen=True, slots=True)
+class SparesPolicy:
+    """How many spares to buy.
+
+    Attributes:
+        mode: ``"percent"`` = ``ceil(quantity × percent / 100)`` per line; ``"n_plus_1"`` = one
+            spare per part line; ``"none"`` = no spares.
+        percent: Spare percentage for ``"percent"`` mode (e.g. ``Decimal("5")`` for 5 %).
+        categories: Line categories that get spares.
+    """
+
+    mode: Literal["percent", "n_plus_1", "none"] = "percent"
+    percent: Decimal = Decimal("5")
+    categories: tuple[str, ...] = ("accelerator", "nic", "optic", "cable", "storage", "pdu")
+
+
+@dataclass(frozen=True, slots=True)
+class ServicesPolicy:
+    """Service lines, one each, quantity = servers (per-server services)."""
+
+    installation: bool = True
+    burn_in: bool = True
+    support: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class BomLine:
+    """One row of the bill of materials.
+
+    Attributes:
+        part_key: Stable key of the part (``"<kind>:<slug>"``), the join key for offers.
+        category: server, accelerator, nic, switch, optic, cable, rack, pdu, storage, spares,
+            service, or anything a consultant types on a manual line.
+        description: Short human-readable name (e.g. ``"Leaf switch (64-port)"``).
+        quantity: Whole units.
+        reason: The arithmetic behind the quantity, e.g. ``"8 servers × 8 NICs"``.
+        drivers: The inputs behind the quantity as (name, value) pairs, used to explain changes.
+        origin: ``"generated"``, ``"manual"`` (added by hand) or ``"override"`` (a hand-set
+            quantity for a generated part_key).
+    """
+
+    part_key: str
+    category: str
+    description: str
+    quantity: int
+    reason: str
+    drivers: tuple[tuple[str, int], ...] = ()
+    origin: LineOrigin = "generated"
+
+
+@dataclass(frozen=True, slots=True)
+class FabricPlan:
+    """Sizing of the scale-out fabric for one deployment (all counts in units)."""
+
+    nic_ports: int
+    tiers: int
+    leaves: int
+    spines: int
+    server_links: int
+    spine_links: int
+
+    @property
+    def links(self) -> int:
+        """All links, NIC-to-leaf plus leaf-to-spine."""
+        return self.server_links + self.spine_links
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedBom:
+    """Output of :func:`generate_bom`: the lines and the fabric plan of each deployment."""
+
+    lines: tuple[BomLine, ...]
+    fabrics: tuple[tuple[str, FabricPlan], ...] = field(default=())
+
+
+def plan_fabric(nic_ports: int, spec: FabricSpec) -> FabricPlan:
+    """Size a one- or two-tier fabric for ``nic_ports`` NIC ports.
+
+    Args:
+        nic_ports: NIC ports to connect (units).
+        spec: Switch radix and part slugs.
+
+    Returns:
+        Leaf/spine counts and link counts.
+
+    Raises:
+        BomError: If the radix is not an even number ≥ 2 or the ports exceed a two-tier fabric.
+    """
+    radix = spec.leaf_radix
+    if radix < 2 or radix % 2:
+        raise BomError(f"Leaf radix must be an even number of ports ≥ 2, got {radix}.")
+    if nic_ports < 0:
+        raise BomError(f"NIC port count cannot be negative, got {nic_ports}.")
+    if nic_ports == 0:
+        return FabricPlan(0, 0, 0, 0, 0, 0)
+    if nic_ports <= radix:
+        # All ports fit on one switch: single tier, no spine needed.
+        return FabricPlan(nic_ports, 1, 1, 0, nic_ports, 0)
+    down = radix // 2  # half down / half up → non-blocking leaf (1:1)
+    max_ports = radix * down  # each spine port reaches a distinct leaf → ≤ radix leaves
+    if nic_ports > max_ports:
+        raise BomError(
+            f"{nic_ports} NIC ports exceed a two-tier fabric of {radix}-port switches "
+            f"(maximum {max_ports}); plan a three-tier fabric or larger switches by hand."
+        )
+    leaves = math.ceil(nic_ports / down)
+    uplinks = leaves * down
+    spines = math.ceil(uplinks / radix)
+    return FabricPlan(nic_ports, 2, leaves, spines, nic_ports, uplinks)
+
+
+def _check_deployment(d: DeploymentInput) -> None:
+    for name in ("servers", "accelerators_per_server", "racks", "pdus_per_rack"):
+        if getattr(d, name) < 0:
+            raise BomError(f"Deployment {d.key}: {name} cannot be negative.")
+    if d.storage_per_server < 0 or d.effective_nics_per_server < 0:
+        raise BomError(f"Deployment {d.key}: per-server counts cannot be negative.")
+
+
+def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLine], FabricPlan]:
+    _check_deployment(d)
+    s, a, n = d.servers, d.accelerators_per_server, d.effective_nics_per_server
+    lines: list[BomLine] = []
+    server_desc = d.server_name + (
+        " (without accelerators)" if d.accelerators_sold_separately else ""
+    )
+    lines.append(
+        BomLine(
+            f"server:{d.server_slug}",
+            "server",
+            server_desc,
+            s,
+            f"{s} servers",
+            (("servers", s),),
+        )
+    )
+    if d.accelerators_sold_separately and a:
+        if not d.accelerator_slug:
+            raise BomError(
+                f"Deployment {d.key}: accelerators sold separately need accelerator_slug."
+            )
+        lines.append(
+            BomLine(
+                f"accelerator:{d.accelerator_slug}",
+                "accelerator",
+                f"Accelerator {d.accelerator_slug}",
+                s * a,
+                f"{s} servers × {a} accelerators",
+                (("servers", s), ("accelerators per server", a)),
+            )
+        )
+    nic_reason = f"{s} servers × {n} NICs"
+    if d.nics_per_server is None:
+        nic_reason += " (one per accelerator, rail-optimised)"
+    lines.append(
+        BomLine(
+            "nic:scale-out",
+            "nic",
+            "Scale-out NIC",
+            s * n,
+            nic_reason,
+            (("servers", s), ("NICs per server", n)),
+        )
+    )
+    fabric = plan_fabric(s * n, spec)
+    ports = (("servers", s), ("NICs per server", n), ("leaf radix", spec.leaf_radix))
+    if fabric.tiers == 1:
+        lines.append(
+            BomLine(
+                f"switch:{spec.switch_slug}:leaf",
+                "switch",
+                f"Leaf switch ({spec.leaf_radix}-port)",
+                1,
+                f"{fabric.nic_ports} NIC ports fit one {spec.leaf_radix}-port switch",
+                ports,
+            )
+        )
+    elif fabric.tiers == 2:
+        down = spec.leaf_radix // 2
+        lines.append(
+            BomLine(
+                f"switch:{spec.switch_slug}:leaf",
+                "switch",
+                f"Leaf switch ({spec.leaf_radix}-port)",
+                fabric.leaves,
+                f"ceil({fabric.nic_ports} NIC ports ÷ {down} down-ports per leaf)",
+                ports,
+            )
+        )
+        lines.append(
+            BomLine(
+                f"switch:{spec.switch_slug}:spine",
+                "switch",
+                f"Spine switch ({spec.leaf_radix}-port)",
+                fabric.spines,
+                f"ceil({fabric.leaves} leaves × {down} uplinks ÷ {spec.leaf_radix} ports per spine)",
+                ports,
+            )
+        )
+    if fabric.links:
+        link_text = f"{fabric.server_links} NIC–leaf"
+        if fabric.spine_links:
+            link_text += f" + {fabric.spine_links} leaf–spine"
+        lines.append(
+            BomLine(
+                f"optic:{spec.optic_slug}",
+                "optic",
+                "Optical transceiver",
+                2 * fabric.links,
+                f"{fabric.links} links ({link_text}) × 2 optics",
+                ports,
+            )
+        )
+        lines.append(
+            BomLine(
+                f"cable:{spec.cable_slug}",
+                "cable",
+                "Fibre cable",
+                fabric.links,
+                f"{fabric.links} links ({link_text}) × 1 cable",
+                ports,
+            )
+        )
+    lines.append(
+        BomLine("rack:42u", "rack", "Rack", d.racks, f"{d.racks} racks", (("racks", d.racks),))
+    )
+    if d.pdus_per_rack:
+        feeds = " (A/B feeds)" if d.pdus_per_rack == 2 else ""
+        lines.append(
+            BomLine(
+                "pdu:rack",
+                "pdu",
+                "Rack PDU",
+                d.racks * d.pdus_per_rack,
+                f"{d.racks} racks × {d.pdus_per_rack} PDUs{feeds}",
+                (("racks", d.racks), ("PDUs per rack", d.pdus_per_rack)),
+            )
+        )
+    if d.storage_per_server:
+        lines.append(
+            BomLine(
+                f"storage:{d.storage_slug}",
+                "storage",
+                "Storage drive",
+                s * d.storage_per_server,
+                f"{s} servers × {d.storage_per_server} drives",
+                (("servers", s), ("drives per server", d.storage_per_server)),
+            )
+        )
+    return lines, fabric
+
+
+def _spare_lines(lines: Iterable[BomLine], policy: SparesPolicy) -> list[BomLine]:
+    if policy.mode == "none":
+        return []
+    if policy.mode == "percent" and policy.percent < 0:
+        raise BomError(f"Spare percentage cannot be negative, got {policy.percent}.")
+    spares: list[BomLine] = []
+    for line in lines:
+        if line.category not in policy.categories or line.quantity <= 0:
+            continue
+        if policy.mode == "percent":
+            # Rounded up so that a small line still gets a spare (InvenTree BomItem "overage").
+            qty = int(
+                (Decimal(line.quantity) * policy.percent / 100).to_integral_value(ROUND_CEILING)
+            )
+            reason = f"{policy.percent} % of {line.quantity}, rounded up"
+        else:
+            qty, reason = 1, "N+1: one spare per part"
+        if qty:
+            spares.append(
+                BomLine(
+                    f"spare:{line.part_key}",
+                    "spares",
+                    f"Spare {line.description}",
+                    qty,
+                    reason,
+                    ((line.description, line.quantity),),
+                )
+            )
+    return spares
+
+
+def _service_lines(servers: int, policy: ServicesPolicy) -> list[BomLine]:
+    wanted = (
+        (policy.installation, "service:installation", "Installation"),
+        (policy.burn_in, "service:burn-in", "Burn-in test"),
+        (policy.support, "service:support", "Support contract"),
+    )
+    return [
+        BomLine(key, "service", desc, servers, f"{servers} servers", (("servers", servers),))
+        for on, key, desc in wanted
+        if on and servers
+    ]
+
+
+def _merge(lines: Iterable[BomLine]) -> list[BomLine]:
+    """Sum lines that share a part_key (several deployments), joining their reasons."""
+    merged: dict[str, BomLine] = {}
+    for line in lines:
+        old = merged.get(line.part_key)
+        if old is None:
+            merged[line.part_key] = line
+            continue
+        drivers = dict(old.drivers)
+        for name, value in line.drivers:
+            drivers[name] = drivers.get(name, 0) + value
+        merged[line.part_key] = replace(
+            old,
+            quantity=old.quantity + line.quantity,
+            reason=f"{old.reason} + {line.reason}",
+            drivers=tuple(drivers.items()),
+        )
+    return list(merged.values())
+
+
+def generate_bom(
+    deployments: Sequence[DeploymentInput],
+    *,
+    fabric: FabricSpec | None = None,
+    spares: SparesPolicy | None = None,
+    services: ServicesPolicy | None = None,
+) -> GeneratedBom:
+    """Generate the bill of materials for the chosen deployments.
+
+    Each deployment gets its own fabric. Lines for the same part across deployments are summed.
+    Spares are computed on the summed lines; services have quantity = servers.
+
+    Args:
+        deployments: The chosen configurations.
+        fabric: Switch radix and link parts (default 64-port switches).
+        spares: Spares policy (default 5 % on consumable/field-replaceable parts).
+        services: Which service lines to add (default all three).
+
+    Returns:
+        The lines (parts, then spares, then services) and each deployment's fabric plan.
+
+    Raises:
+        BomError: On negative counts, missing accelerator slug, or a fabric too large.
+    """
+    fabric = fabric or FabricSpec()
+    spares = spares or SparesPolicy()
+    services = services or ServicesPolicy()
+    parts: list[BomLine] = []
+    plans: list[tuple[str, FabricPlan]] = []
+    for d in deployments:
+        lines, plan = _deployment_lines(d, fabric)
+        parts.extend(lines)
+        plans.append((d.key, plan))
+    parts = [line for line in _merge(parts) if line.quantity > 0]
+    total_servers = sum(d.servers for d in deployments)
+    out = parts + _spare_lines(parts, spares) + _service_lines(total_servers, services)
+    return GeneratedBom(tuple(out), tuple(plans))
+
+
+def _driver_changes(old: BomLine, new: BomLine) -> str:
+    before, after = dict(old.drivers), dict(new.drivers)
+    parts = [
+        f"{name} {before.get(name, 0)} → {after.get(name, 0)}"
+        for name in dict.fromkeys([*before, *after])
+        if before.get(name, 0) != after.get(name, 0)
+    ]
+    return ", ".join(parts) if parts else f"{old.reason} → {new.reason}"
+
+
+def regenerate(
+    previous_lines: Sequence[BomLine],
+    manual_lines: Sequence[BomLine],
+    new_generated: Sequence[BomLine],
+) -> tuple[tuple[BomLine, ...], tuple[str, ...]]:
+    """Replace the generated lines with a new generation, keeping the consultant's edits.
+
+    Args:
+        previous_lines: The generated lines of the previous run (as generated, before
+            overrides).
+        manual_lines: Lines entered by hand: ``origin="manual"`` lines are kept as they are;
+            ``origin="override"`` lines fix the quantity of the generated line with the same
+            part_key.
+        new_generated: The lines of the new run (:attr:`GeneratedBom.lines`).
+
+    Returns:
+        ``(lines, changes)``: the generated lines with overrides applied followed by the manual
+        lines, and human-readable changes such as ``"Scale-out NIC: 64 → 128 (servers 8 → 16)"``,
+        ``"added …"``, ``"removed …"``.
+    """
+    before = {line.part_key: line for line in previous_lines}
+    after = {line.part_key: line for line in new_generated}
+    overrides = {line.part_key: line for line in manual_lines if line.origin == "override"}
+    changes: list[str] = []
+    out: list[BomLine] = []
+    for key, new in after.items():
+        old = before.get(key)
+        override = overrides.get(key)
+        if old is None:
+            changes.append(f"added {new.description}: {new.quantity} ({new.reason})")
+        elif old.quantity != new.quantity:
+            changes.append(
+                f"{new.description}: {old.quantity} → {new.quantity} ({_driver_changes(old, new)})"
+            )
+        if override is not None:
+            if old is None or old.quantity != new.quantity:
+                changes.append(
+                    f"{new.description}: manual quantity {override.quantity} kept "
+                    f"(generated {new.quantity})"
+                )
+            out.append(
+                replace(
+                    new,
+                    quantity=override.quantity,
+                    origin="override",
+                    reason=f"manual override (generated: {new.quantity}, {new.reason})",
+                )
+            )
+        else:
+            out.append(new)
+    for key, old in before.items():
+        if key not in after:
+            changes.append(f"removed {old.description}: {old.quantity} ({old.reason})")
+    for key, override in overrides.items():
+        if key not in after:
+            changes.append(
+                f"{override.description}: manual quantity {override.quantity} kept although the "
+                "generator no longer produces this part"
+            )
+            out.append(override)
+    out.extend(line for line in manual_lines if line.origin == "manual")
+    return tuple(out), tuple(changes)

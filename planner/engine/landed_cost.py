@@ -1,0 +1,1190 @@
+"""Landed cost of cross-border hardware purchases: offers, FX, customs value, duty and import VAT.
+
+Contract. Given supplier offers, tariff rules, FX rates and shipments, compute per line and per
+shipment (reference: ``facility_tco_sourcing.md`` C7)::
+
+    goods          = unit price (price break for the quantity) × quantity ordered
+    customs_value  = goods + freight + insurance              (CIF: EU, UK, JP, SG)
+                   = goods                                    (US transaction value, excl.
+                                                               international freight/insurance)
+                   = (goods + freight + insurance) × 1.01     (IN: CIF + 1 % landing charge)
+    duty           = customs_value × (MFN % + Σ applicable extra measures %) [+ surcharge on duty]
+    import_vat     = (customs_value + duty [+ inland freight where the destination says]) × VAT %
+    landed (gross) = goods + freight + insurance + duty + import_vat + brokerage + inland freight
+    landed (net)   = gross − import VAT when it is recoverable
+
+Money. Every amount is a ``decimal.Decimal`` with an ISO 4217 currency code (:class:`Money`,
+:class:`ConvertedAmount`). Arithmetic is exact; nothing is rounded inside the engine except the
+allocation of shared charges, which is done in the currency's minor unit (cents) by the largest
+remainder so the shares sum exactly to the charge. Output rounding rule (:func:`round_money`):
+``ROUND_HALF_UP`` to the currency's minor unit (cents; 0 decimals for JPY/KRW).
+
+Conversion. Each amount is converted to the plan currency with the most recent rate dated on or
+before the valuation date; the converted amount carries the rate and its date.
+
+Unknowns stay unknown. An HS code without a tariff rule gives ``duty=None`` (never 0) and the
+status ``"no rule — duty unknown"``; totals are then marked incomplete.
+
+No Django import; rows are loaded by selectors and passed in as frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Literal
+
+__all__ = [
+    "CUSTOMS_VALUE_BASIS",
+    "DEFAULT_INSURANCE_PCT",
+    "NO_RULE",
+    "AllocationMethod",
+    "ConvertedAmount",
+    "DutyComponent",
+    "ExtraMeasure",
+    "FxRate",
+    "FxTable",
+    "LandedCostError",
+    "LandedCostLine",
+    "LineStatus",
+    "Money",
+    "Offer",
+    "OfferChoice",
+    "OfferEvaluation",
+    "PriceBreak",
+    "Shipment",
+    "ShipmentLandedCost",
+    "ShipmentLine",
+    "TariffRule",
+    "ValuationRule",
+    "allocate",
+    "choose_offer",
+    "customs_value",
+    "duty_components",
+    "find_tariff_rule",
+    "normalise_country",
+    "normalise_hs",
+    "price_for_quantity",
+    "round_money",
+    "shipment_landed_cost",
+]
+
+
+class LandedCostError(ValueError):
+    """Invalid input to a landed-cost computation; the message is one clear sentence."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Money and FX
+# ---------------------------------------------------------------------------------------------
+
+# ISO 4217 codes the planner accepts, with their minor units (decimals). Source: ISO 4217 list
+# (SIX Group, maintenance agency); codes outside this list are rejected as unknown.
+MINOR_UNITS: dict[str, int] = {
+    "USD": 2, "EUR": 2, "GBP": 2, "CHF": 2, "SEK": 2, "DKK": 2, "NOK": 2, "PLN": 2, "CZK": 2,
+    "HUF": 2, "JPY": 0, "KRW": 0, "CNY": 2, "HKD": 2, "TWD": 2, "SGD": 2, "MYR": 2, "THB": 2,
+    "VND": 0, "INR": 2, "AUD": 2, "NZD": 2, "CAD": 2, "MXN": 2, "BRL": 2, "ILS": 2, "AED": 2,
+    "SAR": 2, "ZAR": 2,
+}  # fmt: skip
+
+
+def _check_currency(code: str) -> str:
+    if code not in MINOR_UNITS:
+        raise LandedCostError(f"Unknown currency {code!r}: use a supported ISO 4217 code.")
+    return code
+
+
+def round_money(amount: Decimal, currency: str) -> Decimal:
+    """Round an amount for output: ROUND_HALF_UP to the currency's minor unit.
+
+    Args:
+        amount: Exact amount in ``currency``.
+        currency: ISO 4217 code (cents for EUR/USD, whole units for JPY).
+
+    Returns:
+        The rounded amount, e.g. ``Decimal("2004.50")``.
+    """
+    exp = Decimal(1).scaleb(-MINOR_UNITS[_check_currency(currency)])
+    return amount.quantize(exp, rounding=ROUND_HALF_UP)
+
+
+@dataclass(frozen=True, slots=True)
+class Money:
+    """An exact amount in one currency (ISO 4217 code)."""
+
+    amount: Decimal
+    currency: str
+
+    def __post_init__(self) -> None:
+        _check_currency(self.currency)
+        if not isinstance(self.amount, Decimal):
+            raise LandedCostError(
+                f"Money amounts must be Decimal, got {type(self.amount).__name__}."
+            )
+
+    def __add__(self, other: Money) -> Money:
+        if other.currency != self.currency:
+            raise LandedCostError(f"Cannot add {other.currency} to {self.currency} without FX.")
+        return Money(self.amount + other.amount, self.currency)
+
+    def __sub__(self, other: Money) -> Money:
+        if other.currency != self.currency:
+            raise LandedCostError(f"Cannot subtract {other.currency} from {self.currency}.")
+        return Money(self.amount - other.amount, self.currency)
+
+    def times(self, factor: Decimal | int) -> Money:
+        """This amount multiplied by a plain number."""
+        return Money(self.amount * Decimal(factor), self.currency)
+
+    def rounded(self) -> Decimal:
+        """Output value under :func:`round_money`."""
+        return round_money(self.amount, self.currency)
+
+    @staticmethod
+    def zero(currency: str) -> Money:
+        """Zero in ``currency``."""
+        return Money(Decimal(0), currency)
+
+
+@dataclass(frozen=True, slots=True)
+class FxRate:
+    """``1 from_ccy = rate to_ccy`` as published on ``as_of``."""
+
+    from_ccy: str
+    to_ccy: str
+    rate: Decimal
+    as_of: date
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ConvertedAmount:
+    """An amount converted to another currency, carrying the rate used and its date.
+
+    Attributes:
+        amount: Exact converted amount in ``currency``.
+        currency: Target ISO 4217 code.
+        rate: Units of ``currency`` per unit of ``source.currency`` (1 when no conversion).
+        rate_date: Publication date of the rate used.
+        source: The original amount.
+    """
+
+    amount: Decimal
+    currency: str
+    rate: Decimal
+    rate_date: date
+    source: Money
+
+    @property
+    def money(self) -> Money:
+        """The converted amount as :class:`Money`."""
+        return Money(self.amount, self.currency)
+
+
+@dataclass(frozen=True, slots=True)
+class FxTable:
+    """A set of dated FX rates. Inverse rates are derived (1 / rate); no triangulation."""
+
+    rates: tuple[FxRate, ...] = ()
+
+    def rate(self, from_ccy: str, to_ccy: str, on: date) -> tuple[Decimal, date]:
+        """Most recent rate dated on or before ``on``.
+
+        Returns:
+            ``(rate, rate_date)`` with ``1 from_ccy = rate to_ccy``.
+
+        Raises:
+            LandedCostError: Unknown currency, or no rate on or before ``on``.
+        """
+        _check_currency(from_ccy)
+        _check_currency(to_ccy)
+        if from_ccy == to_ccy:
+            return Decimal(1), on
+        best: tuple[Decimal, date] | None = None
+        for r in self.rates:
+            if r.as_of > on:
+                continue
+            if (r.from_ccy, r.to_ccy) == (from_ccy, to_ccy):
+                candidate = (r.rate, r.as_of)
+            elif (r.from_ccy, r.to_ccy) == (to_ccy, from_ccy):
+                candidate = (Decimal(1) / r.rate, r.as_of)
+            else:
+                continue
+            if best is None or candidate[1] > best[1]:
+                best = candidate
+        if best is None:
+            raise LandedCostError(f"No FX rate from {from_ccy} to {to_ccy} on or before {on}.")
+        return best
+
+    def convert(self, money: Money, to_ccy: str, on: date) -> ConvertedAmount:
+        """Convert ``money`` to ``to_ccy`` at the latest rate on or before ``on``."""
+        rate, rate_date = self.rate(money.currency, to_ccy, on)
+        return ConvertedAmount(money.amount * rate, to_ccy, rate, rate_date, money)
+
+
+# ---------------------------------------------------------------------------------------------
+# Offers and price breaks
+# ---------------------------------------------------------------------------------------------
+
+# Incoterms 2020 (ICC wall chart, reference C6): the 11 rules, and who pays main carriage.
+INCOTERMS_2020 = frozenset(
+    {"EXW", "FCA", "CPT", "CIP", "DAP", "DPU", "DDP", "FAS", "FOB", "CFR", "CIF"}
+)
+_SELLER_PAYS_CARRIAGE = frozenset({"CPT", "CIP", "CFR", "CIF", "DAP", "DPU", "DDP"})
+_SELLER_PAYS_INSURANCE = frozenset({"CIP", "CIF", "DAP", "DPU", "DDP"})
+_SELLER_PAYS_IMPORT_TAXES = frozenset({"DDP"})  # DDP: seller is importer of record (C6)
+
+
+@dataclass(frozen=True, slots=True)
+class PriceBreak:
+    """From ``min_qty`` units upward the unit price is ``unit_price`` (offer currency)."""
+
+    min_qty: int
+    unit_price: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A supplier's dated quote for one part.
+
+    Attributes:
+        supplier: Supplier name.
+        part_key: BOM part key the offer is for.
+        unit_price: Base unit price in ``currency`` (for quantities below every break).
+        currency: ISO 4217 code of the quote.
+        lead_time_days: Days from order to ready at the named place (Incoterm).
+        quoted_on: Date of the quote.
+        valid_until: Last day the quote may be used.
+        origin_country: ISO 3166 alpha-2 country of origin (drives extra duties).
+        incoterm: Incoterms 2020 rule (default FCA, reference D22).
+        price_breaks: Quantity breaks, ``PriceBreak(min_qty, unit_price)``.
+        minimum_order_qty: Minimum units per order.
+        freight_per_unit: Estimated international freight per unit in ``currency`` (used when
+            comparing offers; shipments carry their own freight).
+        offer_id: Stable identifier (for pinning).
+    """
+
+    supplier: str
+    part_key: str
+    unit_price: Decimal
+    currency: str
+    lead_time_days: int
+    quoted_on: date
+    valid_until: date
+    origin_country: str
+    incoterm: str = "FCA"
+    price_breaks: tuple[PriceBreak, ...] = ()
+    minimum_order_qty: int = 1
+    freight_per_unit: Decimal = Decimal(0)
+    offer_id: str = ""
+
+    @property
+    def ident(self) -> str:
+        """``offer_id`` or ``"<supplier>/<part_key>"``."""
+        return self.offer_id or f"{self.supplier}/{self.part_key}"
+
+
+def _validate_offer(offer: Offer, as_of: date) -> None:
+    _check_currency(offer.currency)
+    if offer.unit_price < 0 or any(b.unit_price < 0 for b in offer.price_breaks):
+        raise LandedCostError(f"Offer {offer.ident} has a negative unit price.")
+    if offer.minimum_order_qty < 1:
+        raise LandedCostError(f"Offer {offer.ident} has a minimum order below 1.")
+    if offer.lead_time_days < 0:
+        raise LandedCostError(f"Offer {offer.ident} has a negative lead time.")
+    if offer.quoted_on > as_of:
+        raise LandedCostError(
+            f"Offer {offer.ident} is quoted on {offer.quoted_on}, after the as-of date {as_of}."
+        )
+    if offer.valid_until < offer.quoted_on:
+        raise LandedCostError(f"Offer {offer.ident} expires before the date it was quoted.")
+    if offer.incoterm not in INCOTERMS_2020:
+        raise LandedCostError(f"Offer {offer.ident} has an unknown Incoterm {offer.incoterm!r}.")
+
+
+def price_for_quantity(offer: Offer, quantity: int) -> tuple[int, Decimal, str]:
+    """Order quantity and unit price for a requested quantity.
+
+    The minimum order raises the quantity; the price break is the one with the highest
+    ``min_qty`` not above the ordered quantity (InvenTree ``SupplierPart.get_price``,
+    Odoo ``product.supplierinfo.min_qty``).
+
+    Args:
+        offer: The offer.
+        quantity: Units needed (≥ 0).
+
+    Returns:
+        ``(ordered_qty, unit_price, note)``; ``note`` explains a raised quantity or a break.
+
+    Raises:
+        LandedCostError: If ``quantity`` is negative.
+    """
+    if quantity < 0:
+        raise LandedCostError(f"Quantity for {offer.part_key} cannot be negative ({quantity}).")
+    notes = []
+    ordered = quantity
+    if 0 < quantity < offer.minimum_order_qty:
+        ordered = offer.minimum_order_qty
+        notes.append(
+            f"minimum order {offer.minimum_order_qty} raised the quantity from {quantity} "
+            f"to {ordered}"
+        )
+    unit = offer.unit_price
+    applicable = [b for b in offer.price_breaks if b.min_qty <= ordered]
+    if applicable:
+        brk = max(applicable, key=lambda b: b.min_qty)
+        unit = brk.unit_price
+        notes.append(f"price break from {brk.min_qty} units: {unit} {offer.currency}")
+    return ordered, unit, "; ".join(notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tariffs and customs value
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraMeasure:
+    """An additional duty on top of (or instead of stacking with) the MFN rate.
+
+    Attributes:
+        name: Legal name, e.g. ``"Section 301 List 3 (9903.88.03)"``.
+        origin_countries: ISO alpha-2 origins it applies to; empty = every origin.
+        pct: Additional ad valorem percentage of the customs value.
+        start: First day it applies (entry date).
+        end: Last day it applies; ``None`` = open-ended.
+        stacks: True = added on top of MFN and other measures. False = not cumulated: dropped
+            when any measure named in ``not_stacked_on`` (or, if that is empty, any other
+            measure) applies to the same line.
+        not_stacked_on: Names of measures this one does not stack on (e.g. 122 on 232).
+        condition: Non-empty when the measure applies only to some goods or end uses that the
+            engine cannot tell (e.g. Section 232 covered chips, data-centre exemption); such a
+            measure is applied only when the shipment line confirms it, otherwise a warning.
+        source: Where the figure comes from.
+    """
+
+    name: str
+    origin_countries: tuple[str, ...]
+    pct: Decimal
+    start: date
+    end: date | None = None
+    stacks: bool = True
+    not_stacked_on: tuple[str, ...] = ()
+    condition: str = ""
+    source: str = ""
+
+    def in_force(self, on: date) -> bool:
+        """True when ``on`` is within [start, end]."""
+        return self.start <= on and (self.end is None or on <= self.end)
+
+    def covers_origin(self, origin: str) -> bool:
+        """True when goods of ``origin`` are covered."""
+        return not self.origin_countries or origin in self.origin_countries
+
+
+@dataclass(frozen=True, slots=True)
+class TariffRule:
+    """Duty and import VAT for an HS-code prefix imported into one country.
+
+    Attributes:
+        hs_prefix: HS/HTS digits (dots allowed); the longest matching prefix wins.
+        destination: ISO alpha-2 importing country.
+        duty_pct: MFN ad valorem duty, % of the customs value.
+        vat_pct: Import VAT/GST, %.
+        vat_recoverable: True when a registered business recovers the import VAT.
+        extra_measures: Additional dated duties.
+        valid_from: First day the rule applies.
+        valid_to: Last day it applies; ``None`` = open-ended.
+        surcharge_on_duty_pct: Surcharge as % of the MFN duty (India's Social Welfare Surcharge).
+        description: Goods description.
+        source: Where the figures come from.
+    """
+
+    hs_prefix: str
+    destination: str
+    duty_pct: Decimal
+    vat_pct: Decimal
+    vat_recoverable: bool = True
+    extra_measures: tuple[ExtraMeasure, ...] = ()
+    valid_from: date = date(2000, 1, 1)
+    valid_to: date | None = None
+    surcharge_on_duty_pct: Decimal = Decimal(0)
+    description: str = ""
+    source: str = ""
+
+    def valid_on(self, on: date) -> bool:
+        """True when ``on`` is within [valid_from, valid_to]."""
+        return self.valid_from <= on and (self.valid_to is None or on <= self.valid_to)
+
+
+CustomsBasis = Literal["CIF", "TRANSACTION_VALUE", "CIF_PLUS_LANDING"]
+
+
+@dataclass(frozen=True, slots=True)
+class ValuationRule:
+    """How a destination values imports for duty and VAT.
+
+    Attributes:
+        basis: ``"CIF"`` (goods + freight + insurance to the border), ``"TRANSACTION_VALUE"``
+            (goods only, international freight and insurance excluded), ``"CIF_PLUS_LANDING"``.
+        landing_charge_pct: Added to CIF for ``CIF_PLUS_LANDING`` (India 1 %).
+        vat_base_includes_inland_freight: True when transport after the border to the first
+            destination is part of the import-VAT base.
+        source: Where the rule comes from.
+    """
+
+    basis: CustomsBasis
+    landing_charge_pct: Decimal = Decimal(0)
+    vat_base_includes_inland_freight: bool = False
+    source: str = ""
+
+
+_EU_CIF = ValuationRule(
+    "CIF",
+    vat_base_includes_inland_freight=True,
+    source=(
+        "EU customs value = value up to the EU border, UCC Art. 71/72 (vermaascustoms.com, "
+        "tudorfreight.com); import-VAT base adds transport to the first destination "
+        "(eclear.com EU VAT table) — reference C4/C5"
+    ),
+)
+_EU_MEMBERS = (
+    "AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE",
+    "IT", "LV", "LT", "LU", "MT", "NL", "PL", "PT", "RO", "SK", "SI", "ES", "SE",
+)  # fmt: skip
+
+# Customs value basis per destination (reference C5 and D20).
+CUSTOMS_VALUE_BASIS: dict[str, ValuationRule] = {
+    **{cc: _EU_CIF for cc in _EU_MEMBERS},
+    "US": ValuationRule(
+        "TRANSACTION_VALUE",
+        source=(
+            "19 U.S.C. §1401a(b): international freight and insurance excluded from dutiable "
+            "value; CBP 'Proper Deductions of Freight and Other Costs from Customs Value' — "
+            "reference C5"
+        ),
+    ),
+    "GB": ValuationRule(
+        "CIF",
+        vat_base_includes_inland_freight=True,
+        source=(
+            "UK: CIF to the UK border as in the EU (WTO Valuation Agreement) — not in the "
+            "reference store, verify with HMRC Notice 252/702"
+        ),
+    ),
+    "JP": ValuationRule(
+        "CIF",
+        source=(
+            "Japan: CIF; consumption tax on CIF + duty + excise — Japan Customs FAQ 1111 "
+            "(customs.go.jp) — reference C4/C5"
+        ),
+    ),
+    "SG": ValuationRule(
+        "CIF",
+        source=(
+            "Singapore: GST on CIF + duty — basis not in the reference store (rate from "
+            "gov.sg), verify with Singapore Customs"
+        ),
+    ),
+    "IN": ValuationRule(
+        "CIF_PLUS_LANDING",
+        landing_charge_pct=Decimal(1),
+        source=(
+            "India: assessable value = CIF + 1 % landing charge; IGST on AV + BCD + SWS "
+            "(paytm.com, cybex.in) — reference C4/C5"
+        ),
+    ),
+}
+# Common non-ISO spellings accepted for destinations (ISO 3166-1 alpha-2 is GB, GR).
+_COUNTRY_ALIASES = {"UK": "GB", "EL": "GR"}
+
+
+def normalise_country(code: str) -> str:
+    """ISO 3166-1 alpha-2 code, upper case, with UK → GB and EL → GR."""
+    code = (code or "").strip().upper()
+    return _COUNTRY_ALIASES.get(code, code)
+
+
+def normalise_hs(code: str) -> str:
+    """HS/HTS code as digits only (``"8471.50.0150"`` → ``"8471500150"``)."""
+    digits = re.sub(r"[^0-9]", "", code or "")
+    if len(digits) < 4:
+        raise LandedCostError(f"HS code {code!r} must have at least 4 digits.")
+    return digits
+
+
+def find_tariff_rule(
+    rules: Iterable[TariffRule], hs_code: str, destination: str, on: date
+) -> TariffRule | None:
+    """The rule for ``hs_code`` into ``destination`` valid on ``on``.
+
+    The longest HS prefix wins; among equals, the latest ``valid_from``.
+
+    Returns:
+        The rule, or ``None`` when no rule matches (duty unknown).
+    """
+    hs = normalise_hs(hs_code)
+    destination = normalise_country(destination)
+    best: TariffRule | None = None
+    for rule in rules:
+        prefix = normalise_hs(rule.hs_prefix)
+        if (
+            normalise_country(rule.destination) != destination
+            or not hs.startswith(prefix)
+            or not rule.valid_on(on)
+        ):
+            continue
+        if best is None:
+            best = rule
+            continue
+        key = (len(prefix), rule.valid_from)
+        if key > (len(normalise_hs(best.hs_prefix)), best.valid_from):
+            best = rule
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class DutyComponent:
+    """One part of the duty: the MFN rate, an extra measure, or a surcharge on duty."""
+
+    name: str
+    pct: Decimal
+    amount: Money
+    source: str = ""
+
+
+def _applicable_measures(
+    rule: TariffRule, origin: str, on: date, confirmed: frozenset[str], warnings: list[str]
+) -> list[ExtraMeasure]:
+    candidates = []
+    for m in rule.extra_measures:
+        if not (m.covers_origin(origin) and m.in_force(on)):
+            continue
+        if m.condition and m.name not in confirmed:
+            warnings.append(f"{m.name} may apply ({m.condition}); not included unless confirmed")
+            continue
+        candidates.append(m)
+    names = {m.name for m in candidates}
+    kept = []
+    for m in candidates:
+        others = names - {m.name}
+        blockers = set(m.not_stacked_on) & others if m.not_stacked_on else others
+        if not m.stacks and blockers:
+            warnings.append(
+                f"{m.name} not applied: does not stack on {', '.join(sorted(blockers))}"
+            )
+            continue
+        kept.append(m)
+    return kept
+
+
+# ---------------------------------------------------------------------------------------------
+# Allocation of shared charges
+# ---------------------------------------------------------------------------------------------
+
+AllocationMethod = Literal["value", "weight", "quantity", "equal"]
+
+
+def allocate(total: Money, weights: Sequence[Decimal]) -> tuple[Money, ...]:
+    """Split ``total`` in proportion to ``weights`` so that the shares sum exactly to it.
+
+    The total is first rounded to the minor unit (ROUND_HALF_UP); each share gets the floor of
+    its exact share in minor units, and the leftover minor units go one each to the largest
+    remainders, earliest line first on ties (Hamilton / largest-remainder method; ERPNext and
+    Odoo instead push the difference to the last line).
+
+    Args:
+        total: The charge to split.
+        weights: Non-negative weights, one per line (value, kg, units ...).
+
+    Returns:
+        One share per weight, in ``total.currency``.
+
+    Raises:
+        LandedCostError: Negative weights, or all weights zero while the total is not zero.
+    """
+    if total.amount < 0:
+        raise LandedCostError("Cannot allocate a negative charge.")
+    if any(w < 0 for w in weights):
+        raise LandedCostError("Allocation weights cannot be negative.")
+    if not weights:
+        if total.amount:
+            raise LandedCostError(f"Cannot allocate {total.amount} {total.currency} to no lines.")
+        return ()
+    exp = MINOR_UNITS[total.currency]
+    units = int(round_money(total.amount, total.currency).scaleb(exp))
+    wsum = sum(weights, Decimal(0))
+    if wsum == 0:
+        if units:
+            raise LandedCostError("Cannot allocate a charge when every allocation weight is zero.")
+        return tuple(Money.zero(total.currency) for _ in weights)
+    exact = [Decimal(units) * w / wsum for w in weights]
+    floors = [int(x) for x in exact]  # weights ≥ 0 so int() is floor
+    leftover = units - sum(floors)
+    order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - floors[i]), i))
+    for i in order[:leftover]:
+        floors[i] += 1
+    return tuple(Money(Decimal(f).scaleb(-exp), total.currency) for f in floors)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shipments and results
+# ---------------------------------------------------------------------------------------------
+
+NO_RULE = "no rule — duty unknown"
+LineStatus = Literal["ok", "no rule — duty unknown", "DDP — taxes paid by seller"]
+
+# Insurance default: premium % of the insured value, insured value = 110 % of (goods + freight)
+# (ICC Incoterms 2020: CIF/CIP cover is at least the price + 10 %, reference C6). The 0.3 %
+# premium is a planner assumption (no source in the reference store) — edit per policy.
+DEFAULT_INSURANCE_PCT = Decimal("0.3")
+_INSURED_VALUE_FACTOR = Decimal("1.10")
+
+
+@dataclass(frozen=True, slots=True)
+class ShipmentLine:
+    """One part in a shipment.
+
+    Attributes:
+        offer: The chosen offer.
+        quantity: Units needed (the minimum order may raise it).
+        hs_code: HS/HTS code of the part in the destination country.
+        unit_weight_kg: Gross weight per unit in kg (needed for weight allocation).
+        confirmed_measures: Names of conditional extra measures confirmed to apply.
+    """
+
+    offer: Offer
+    quantity: int
+    hs_code: str
+    unit_weight_kg: Decimal | None = None
+    confirmed_measures: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Shipment:
+    """A consignment into one destination country, with its shared charges.
+
+    Attributes:
+        key: Identifier.
+        destination: ISO alpha-2 importing country.
+        lines: The parts; all lines share one Incoterm.
+        freight: International freight paid by the buyer (buyer-paid terms) or the freight
+            element included in the price (C- and D-terms, used to value US imports).
+        insurance: Cargo insurance; ``None`` = default % of the insured value.
+        brokerage: Customs broker and handling fees (not part of the customs value).
+        inland_freight: Transport after the border to the site.
+        allocation: How freight, insurance, brokerage and inland freight are shared by lines.
+        import_on: Expected customs entry date (drives tariff windows); ``None`` = as-of date.
+        insurance_pct: Premium % used when ``insurance`` is ``None``.
+    """
+
+    key: str
+    destination: str
+    lines: tuple[ShipmentLine, ...]
+    freight: Money
+    brokerage: Money
+    insurance: Money | None = None
+    inland_freight: Money | None = None
+    allocation: AllocationMethod = "value"
+    import_on: date | None = None
+    insurance_pct: Decimal = DEFAULT_INSURANCE_PCT
+
+
+@dataclass(frozen=True, slots=True)
+class LandedCostLine:
+    """Landed cost of one shipment line; all amounts in the plan currency unless stated.
+
+    ``duty``, ``vat``, ``landed_cost_gross`` and ``landed_cost_net`` are ``None`` when the
+    status is :data:`NO_RULE`.
+    """
+
+    part_key: str
+    supplier: str
+    hs_code: str
+    origin_country: str
+    quantity_requested: int
+    quantity_ordered: int
+    unit_price: Money
+    goods: ConvertedAmount
+    freight: ConvertedAmount
+    insurance: ConvertedAmount
+    brokerage: ConvertedAmount
+    inland_freight: ConvertedAmount
+    customs_value: Money
+    customs_value_basis: str
+    duty: Money | None
+    duty_components: tuple[DutyComponent, ...]
+    vat_base: Money | None
+    vat: Money | None
+    vat_recoverable: bool
+    landed_cost_gross: Money | None
+    landed_cost_net: Money | None
+    status: LineStatus
+    rule_source: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ShipmentLandedCost:
+    """Totals of a shipment in the plan currency.
+
+    ``duty``, ``vat`` and ``vat_recoverable`` are what the buyer pays (DDP lines excluded).
+    When ``complete`` is False some line lacks a tariff rule; the duty, VAT and landed totals
+    then cover only the lines whose duty is known and must be shown as incomplete.
+    """
+
+    key: str
+    destination: str
+    currency: str
+    lines: tuple[LandedCostLine, ...]
+    goods: Money
+    freight: Money
+    insurance: Money
+    brokerage: Money
+    inland_freight: Money
+    customs_value: Money
+    duty: Money
+    vat: Money
+    vat_recoverable: Money
+    landed_cost_gross: Money
+    landed_cost_net: Money
+    complete: bool
+    warnings: tuple[str, ...] = ()
+    valuation_source: str = ""
+
+
+def _weights(lines: Sequence[ShipmentLine], goods: Sequence[Money], method: AllocationMethod):
+    if method == "value":
+        return [g.amount for g in goods]
+    if method == "quantity":
+        return [Decimal(line.quantity) for line in lines]
+    if method == "equal":
+        return [Decimal(1)] * len(lines)
+    if method == "weight":
+        missing = [line.offer.part_key for line in lines if line.unit_weight_kg is None]
+        if missing:
+            raise LandedCostError(f"Allocation by weight needs unit_weight_kg for {missing[0]}.")
+        return [line.unit_weight_kg * line.quantity for line in lines]  # type: ignore[operator]
+    raise LandedCostError(f"Unknown allocation method {method!r}.")
+
+
+def _check_shipment(shipment: Shipment, as_of: date) -> None:
+    if not shipment.lines:
+        raise LandedCostError(f"Shipment {shipment.key} has no lines.")
+    incoterms = {line.offer.incoterm for line in shipment.lines}
+    if len(incoterms) > 1:
+        raise LandedCostError(
+            f"Shipment {shipment.key} mixes Incoterms {sorted(incoterms)}; split it by Incoterm."
+        )
+    for line in shipment.lines:
+        if line.quantity < 0:
+            raise LandedCostError(
+                f"Quantity for {line.offer.part_key} cannot be negative ({line.quantity})."
+            )
+        _validate_offer(line.offer, as_of)
+    for name in ("freight", "brokerage", "insurance", "inland_freight"):
+        money = getattr(shipment, name)
+        if money is not None and money.amount < 0:
+            raise LandedCostError(f"Shipment {shipment.key}: {name} cannot be negative.")
+    if shipment.insurance_pct < 0:
+        raise LandedCostError(f"Shipment {shipment.key}: insurance % cannot be negative.")
+
+
+def customs_value(
+    goods: Money, freight: Money, insurance: Money, valuation: ValuationRule, incoterm: str
+) -> Money:
+    """Customs value of one line under the destination's basis (reference C5, C7).
+
+    ``freight`` and ``insurance`` are the line's shares: paid by the buyer under E/F-terms, or
+    the elements included in the price under C/D-terms.
+
+    Returns:
+        CIF: goods + freight + insurance (added only when not already in the price);
+        TRANSACTION_VALUE (US): goods without international freight and insurance (deducted
+        when the price includes them); CIF_PLUS_LANDING (IN): CIF × (1 + landing %).
+    """
+    in_price_freight = incoterm in _SELLER_PAYS_CARRIAGE
+    in_price_insurance = incoterm in _SELLER_PAYS_INSURANCE
+    if valuation.basis == "TRANSACTION_VALUE":
+        # 19 U.S.C. §1401a(b): international freight and insurance are not dutiable.
+        value = goods
+        if in_price_freight:
+            value = value - freight
+        if in_price_insurance:
+            value = value - insurance
+        return value
+    # UCC Art. 71: transport and insurance up to the border are part of the customs value.
+    value = goods
+    if not in_price_freight:
+        value = value + freight
+    if not in_price_insurance:
+        value = value + insurance
+    if valuation.basis == "CIF_PLUS_LANDING":
+        # India: assessable value = CIF + 1 % landing charge (reference C4).
+        value = value.times(1 + valuation.landing_charge_pct / 100)
+    return value
+
+
+def duty_components(
+    rule: TariffRule,
+    value: Money,
+    origin: str,
+    on: date,
+    confirmed: frozenset[str] = frozenset(),
+    warnings: list[str] | None = None,
+) -> tuple[DutyComponent, ...]:
+    """MFN duty, applicable extra measures and any surcharge on duty for one line.
+
+    Args:
+        rule: The tariff rule.
+        value: Customs value of the line.
+        origin: ISO alpha-2 country of origin.
+        on: Customs entry date.
+        confirmed: Names of conditional measures confirmed to apply.
+        warnings: Receives a sentence for every measure left out and why.
+
+    Returns:
+        The components; their sum is the duty.
+    """
+    mfn = value.times(rule.duty_pct / 100)  # ad valorem on the customs value (reference C7)
+    parts = [DutyComponent("MFN duty", rule.duty_pct, mfn, rule.source)]
+    for m in _applicable_measures(
+        rule, origin, on, confirmed, [] if warnings is None else warnings
+    ):
+        parts.append(DutyComponent(m.name, m.pct, value.times(m.pct / 100), m.source))
+    if rule.surcharge_on_duty_pct:
+        # India SWS: a % of the basic customs duty, not of the value (reference C4).
+        surcharge = mfn.times(rule.surcharge_on_duty_pct / 100)
+        parts.append(
+            DutyComponent("Surcharge on duty", rule.surcharge_on_duty_pct, surcharge, rule.source)
+        )
+    return tuple(parts)
+
+
+def shipment_landed_cost(
+    shipment: Shipment,
+    *,
+    tariffs: Sequence[TariffRule],
+    fx: FxTable,
+    plan_currency: str,
+    as_of: date,
+    basis: dict[str, ValuationRule] | None = None,
+) -> ShipmentLandedCost:
+    """Landed cost of every line of a shipment and of the shipment, in the plan currency.
+
+    Args:
+        shipment: The consignment.
+        tariffs: Tariff rules to search.
+        fx: FX rates; every amount is converted with the latest rate on or before ``as_of``.
+        plan_currency: ISO 4217 code of the plan.
+        as_of: Valuation date (offers must be quoted on or before it).
+        basis: Customs value basis per destination (default :data:`CUSTOMS_VALUE_BASIS`).
+
+    Returns:
+        Lines and totals; expired offers and unapplied measures appear as warnings.
+
+    Raises:
+        LandedCostError: Negative quantities or charges, unknown currencies, offers quoted after
+            ``as_of``, mixed Incoterms, a destination without a valuation rule, missing FX.
+    """
+    _check_currency(plan_currency)
+    _check_shipment(shipment, as_of)
+    valuation = (basis or CUSTOMS_VALUE_BASIS).get(normalise_country(shipment.destination))
+    if valuation is None:
+        raise LandedCostError(f"No customs valuation rule for destination {shipment.destination}.")
+    import_on = shipment.import_on or as_of
+    incoterm = shipment.lines[0].offer.incoterm  # one Incoterm per shipment (checked above)
+    buyer_pays_freight = incoterm not in _SELLER_PAYS_CARRIAGE
+    buyer_pays_insurance = incoterm not in _SELLER_PAYS_INSURANCE
+    buyer_pays_taxes = incoterm not in _SELLER_PAYS_IMPORT_TAXES
+    warnings: list[str] = []
+
+    def conv(m: Money) -> ConvertedAmount:
+        return fx.convert(m, plan_currency, as_of)
+
+    ordered: list[tuple[int, Decimal, str]] = []
+    goods_src: list[Money] = []
+    for line in shipment.lines:
+        qty, unit, note = price_for_quantity(line.offer, line.quantity)
+        ordered.append((qty, unit, note))
+        goods_src.append(Money(unit * qty, line.offer.currency))
+        if line.offer.valid_until < as_of:
+            warnings.append(
+                f"Offer {line.offer.ident} expired on {line.offer.valid_until} (as of {as_of})."
+            )
+    goods = [conv(g) for g in goods_src]
+    weights = _weights(shipment.lines, [g.money for g in goods], shipment.allocation)
+
+    freight_total = shipment.freight
+    if shipment.insurance is not None:
+        insurance_total = shipment.insurance
+    else:
+        # Premium on 110 % of (goods + freight), in the plan currency (reference C6).
+        base = sum((g.amount for g in goods), Decimal(0)) + conv(freight_total).amount
+        insurance_total = Money(
+            base * _INSURED_VALUE_FACTOR * shipment.insurance_pct / 100, plan_currency
+        )
+    inland_total = shipment.inland_freight or Money.zero(plan_currency)
+    shares = {
+        "freight": [conv(m) for m in allocate(freight_total, weights)],
+        "insurance": [conv(m) for m in allocate(insurance_total, weights)],
+        "brokerage": [conv(m) for m in allocate(shipment.brokerage, weights)],
+        "inland": [conv(m) for m in allocate(inland_total, weights)],
+    }
+
+    zero = Money.zero(plan_currency)
+    results: list[LandedCostLine] = []
+    for i, line in enumerate(shipment.lines):
+        qty, unit, note = ordered[i]
+        notes = [note] if note else []
+        g = goods[i].money
+        fr, ins = shares["freight"][i].money, shares["insurance"][i].money
+        brk, inl = shares["brokerage"][i].money, shares["inland"][i].money
+        cv = customs_value(g, fr, ins, valuation, incoterm)
+        # What the buyer pays on top of the price.
+        paid = g + brk + inl
+        if buyer_pays_freight:
+            paid = paid + fr
+        if buyer_pays_insurance:
+            paid = paid + ins
+
+        rule = find_tariff_rule(tariffs, line.hs_code, shipment.destination, import_on)
+        status: LineStatus = "ok"
+        duty: Money | None
+        vat: Money | None
+        vat_base: Money | None
+        components: tuple[DutyComponent, ...] = ()
+        if rule is None:
+            status, duty, vat, vat_base, gross, net = NO_RULE, None, None, None, None, None
+            warnings.append(
+                f"{line.offer.part_key}: no tariff rule for HS {line.hs_code} into "
+                f"{shipment.destination} on {import_on} — duty unknown, total incomplete."
+            )
+            vat_recoverable = False
+        else:
+            line_warnings: list[str] = []
+            components = duty_components(
+                rule, cv, line.offer.origin_country, import_on, line.confirmed_measures,
+                line_warnings,
+            )  # fmt: skip
+            notes.extend(line_warnings)
+            warnings.extend(f"{line.offer.part_key}: {w}" for w in line_warnings)
+            duty = sum((c.amount for c in components), zero)
+            vat_base = cv + duty
+            if valuation.vat_base_includes_inland_freight:
+                vat_base = vat_base + inl
+            vat = vat_base.times(rule.vat_pct / 100)
+            vat_recoverable = rule.vat_recoverable
+            if buyer_pays_taxes:
+                gross = paid + duty + vat
+            else:
+                status = "DDP — taxes paid by seller"
+                notes.append("DDP: duty and import VAT are paid by the seller (importer of record)")
+                gross = paid
+            net = gross - vat if (vat_recoverable and buyer_pays_taxes) else gross
+        results.append(
+            LandedCostLine(
+                part_key=line.offer.part_key,
+                supplier=line.offer.supplier,
+                hs_code=line.hs_code,
+                origin_country=line.offer.origin_country,
+                quantity_requested=line.quantity,
+                quantity_ordered=qty,
+                unit_price=Money(unit, line.offer.currency),
+                goods=goods[i],
+                freight=shares["freight"][i],
+                insurance=shares["insurance"][i],
+                brokerage=shares["brokerage"][i],
+                inland_freight=shares["inland"][i],
+                customs_value=cv,
+                customs_value_basis=valuation.basis,
+                duty=duty,
+                duty_components=components,
+                vat_base=vat_base,
+                vat=vat,
+                vat_recoverable=vat_recoverable,
+                landed_cost_gross=gross,
+                landed_cost_net=net,
+                status=status,
+                rule_source=rule.source if rule else "",
+                notes=tuple(notes),
+            )
+        )
+
+    def total(values: Iterable[Money | None]) -> Money:
+        return sum((v for v in values if v is not None), zero)
+
+    known_taxes = [r for r in results if r.status == "ok"]
+    return ShipmentLandedCost(
+        key=shipment.key,
+        destination=shipment.destination,
+        currency=plan_currency,
+        lines=tuple(results),
+        goods=total(r.goods.money for r in results),
+        freight=total(r.freight.money for r in results),
+        insurance=total(r.insurance.money for r in results),
+        brokerage=total(r.brokerage.money for r in results),
+        inland_freight=total(r.inland_freight.money for r in results),
+        customs_value=total(r.customs_value for r in results),
+        duty=total(r.duty for r in known_taxes),
+        vat=total(r.vat for r in known_taxes),
+        vat_recoverable=total(r.vat for r in known_taxes if r.vat_recoverable),
+        landed_cost_gross=total(r.landed_cost_gross for r in results),
+        landed_cost_net=total(r.landed_cost_net for r in results),
+        complete=all(r.status != NO_RULE for r in results),
+        warnings=tuple(warnings),
+        valuation_source=valuation.source,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Offer choice
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OfferEvaluation:
+    """One offer priced as a stand-alone shipment of the needed quantity.
+
+    Attributes:
+        offer: The offer.
+        landed: Its landed cost (freight = ``offer.freight_per_unit`` × quantity).
+        ready_on: Order date + lead time (+ transit days given to :func:`choose_offer`).
+        expired: True when ``valid_until`` is before the as-of date.
+    """
+
+    offer: Offer
+    landed: ShipmentLandedCost
+    ready_on: date
+    expired: bool
+
+    @property
+    def net_cost(self) -> Money:
+        """Net landed cost in the plan currency (incomplete when duty is unknown)."""
+        return self.landed.landed_cost_net
+
+
+@dataclass(frozen=True, slots=True)
+class OfferChoice:
+    """The chosen offer and the best alternative for comparison.
+
+    Attributes:
+        strategy: ``"cheapest"``, ``"fastest"`` or ``"pinned"``.
+        chosen: The chosen offer's evaluation.
+        alternative: Cheapest offer when the choice is not the cheapest, else the fastest other
+            offer; ``None`` when there is none.
+        evaluations: Every offer, cheapest first.
+        warnings: Expired offers skipped, expired pinned offer used, incomplete duty ...
+    """
+
+    strategy: str
+    chosen: OfferEvaluation
+    alternative: OfferEvaluation | None
+    evaluations: tuple[OfferEvaluation, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+
+def choose_offer(
+    offers: Sequence[Offer],
+    *,
+    quantity: int,
+    hs_code: str,
+    destination: str,
+    tariffs: Sequence[TariffRule],
+    fx: FxTable,
+    plan_currency: str,
+    as_of: date,
+    strategy: Literal["cheapest", "fastest", "pinned"] = "cheapest",
+    pinned_offer_id: str | None = None,
+    transit_days: int = 0,
+    brokerage: Money | None = None,
+) -> OfferChoice:
+    """Choose among offers for one part.
+
+    Cheapest = lowest net landed cost among valid offers (ties: earlier ready date); fastest =
+    earliest ready date (ties: cheaper). Expired offers are flagged and never chosen unless
+    pinned, in which case the choice carries a warning.
+
+    Args:
+        offers: Offers for the same part.
+        quantity: Units needed.
+        hs_code: HS code of the part in ``destination``.
+        destination: ISO alpha-2 importing country.
+        tariffs: Tariff rules.
+        fx: FX rates.
+        plan_currency: Plan currency.
+        as_of: Order / valuation date.
+        strategy: How to choose.
+        pinned_offer_id: ``Offer.ident`` to use when ``strategy="pinned"``.
+        transit_days: Days added to every lead time for the ready date.
+        brokerage: Brokerage per shipment (default zero).
+
+    Returns:
+        The choice, the alternative and every evaluation.
+
+    Raises:
+        LandedCostError: No offers, offers for different parts, no valid offer, unknown pin.
+    """
+    if not offers:
+        raise LandedCostError("No offers to choose from.")
+    if len({o.part_key for o in offers}) > 1:
+        raise LandedCostError("All offers to compare must be for the same part.")
+    if quantity < 0:
+        raise LandedCostError(f"Quantity for {offers[0].part_key} cannot be negative ({quantity}).")
+    evaluations = []
+    for offer in offers:
+        _validate_offer(offer, as_of)
+        qty, _, _ = price_for_quantity(offer, quantity)
+        shipment = Shipment(
+            key=f"offer:{offer.ident}",
+            destination=destination,
+            lines=(ShipmentLine(offer, quantity, hs_code),),
+            freight=Money(offer.freight_per_unit * qty, offer.currency),
+            brokerage=brokerage or Money.zero(plan_currency),
+        )
+        landed = shipment_landed_cost(
+            shipment, tariffs=tariffs, fx=fx, plan_currency=plan_currency, as_of=as_of
+        )
+        ready = as_of + timedelta(days=offer.lead_time_days + transit_days)
+        evaluations.append(OfferEvaluation(offer, landed, ready, offer.valid_until < as_of))
+
+    def cost_key(e: OfferEvaluation):
+        return (e.net_cost.amount, e.ready_on, e.offer.ident)
+
+    def speed_key(e: OfferEvaluation):
+        return (e.ready_on, e.net_cost.amount, e.offer.ident)
+
+    evaluations.sort(key=cost_key)
+    warnings = []
+    for e in evaluations:
+        if e.expired and not (strategy == "pinned" and e.offer.ident == pinned_offer_id):
+            warnings.append(f"Offer {e.offer.ident} expired on {e.offer.valid_until}; not used.")
+    valid = [e for e in evaluations if not e.expired]
+    if strategy == "pinned":
+        pinned = [e for e in evaluations if e.offer.ident == pinned_offer_id]
+        if not pinned:
+            raise LandedCostError(f"Pinned offer {pinned_offer_id!r} is not among the offers.")
+        chosen = pinned[0]
+        if chosen.expired:
+            warnings.append(
+                f"Pinned offer {chosen.offer.ident} expired on {chosen.offer.valid_until}; "
+                "used because it is pinned — ask the supplier to re-quote."
+            )
+    else:
+        if not valid:
+            raise LandedCostError(
+                f"No valid offer for {offers[0].part_key}: every offer expired before {as_of}."
+            )
+        chosen = min(valid, key=cost_key if strategy == "cheapest" else speed_key)
+    others = [e for e in valid if e is not chosen]
+    alternative = None
+    if others:
+        cheapest_other = min(others, key=cost_key)
+        fastest_other = min(others, key=speed_key)
+        alternative = fastest_other if strategy == "cheapest" else cheapest_other
+    if not chosen.landed.complete:
+        warnings.append("Duty unknown for the chosen offer: its landed cost is incomplete.")
+    return OfferChoice(strategy, chosen, alternative, tuple(evaluations), tuple(warnings))

@@ -1,0 +1,183 @@
+"""Bill of materials: fabric sizing, spares, services and regeneration, checked by hand."""
+
+from decimal import Decimal
+
+import pytest
+
+from planner.engine.bom import (
+    BomError,
+    BomLine,
+    DeploymentInput,
+    FabricSpec,
+    SparesPolicy,
+    generate_bom,
+    plan_fabric,
+    regenerate,
+)
+
+
+def _deployment(servers: int = 16, **kw) -> DeploymentInput:
+    defaults = dict(
+        key="fra-1",
+        server_slug="dgx-h100",
+        server_name="NVIDIA DGX H100",
+        servers=servers,
+        accelerators_per_server=8,
+        racks=4,
+        storage_per_server=2,
+    )
+    return DeploymentInput(**{**defaults, **kw})
+
+
+def _by_key(lines):
+    return {line.part_key: line for line in lines}
+
+
+def test_sixteen_servers_eight_nics_two_tier_fabric():
+    # 16 servers × 8 NICs = 128 NIC ports > 64 → two tiers.
+    # leaves = ceil(128 / 32 down-ports) = 4; uplinks = 4 × 32 = 128; spines = ceil(128 / 64) = 2
+    # links = 128 NIC–leaf + 128 leaf–spine = 256 → optics 512, cables 256.
+    bom = generate_bom([_deployment()], spares=SparesPolicy(mode="none"))
+    lines = _by_key(bom.lines)
+    assert lines["nic:scale-out"].quantity == 128
+    assert lines["nic:scale-out"].reason.startswith("16 servers × 8 NICs")
+    assert lines["switch:switch-64p:leaf"].quantity == 4
+    assert lines["switch:switch-64p:spine"].quantity == 2
+    assert lines["optic:optic-400g"].quantity == 512
+    assert lines["cable:fibre-cable"].quantity == 256
+    assert lines["optic:optic-400g"].reason == (
+        "256 links (128 NIC–leaf + 128 leaf–spine) × 2 optics"
+    )
+    # 4 racks × 2 PDUs (A/B) = 8; 16 servers × 2 drives = 32.
+    assert lines["pdu:rack"].quantity == 8
+    assert lines["pdu:rack"].reason == "4 racks × 2 PDUs (A/B feeds)"
+    assert lines["storage:nvme-drive"].quantity == 32
+    assert lines["server:dgx-h100"].quantity == 16
+    assert "accelerator:" not in " ".join(lines)  # accelerators come inside the server
+    fabric = dict(bom.fabrics)["fra-1"]
+    assert (fabric.tiers, fabric.leaves, fabric.spines, fabric.links) == (2, 4, 2, 256)
+
+
+def test_single_leaf_tier_when_ports_fit_one_switch():
+    # 4 servers × 8 NICs = 32 ports ≤ 64 → one switch, no spine; 32 links → 64 optics.
+    bom = generate_bom([_deployment(servers=4)], spares=SparesPolicy(mode="none"))
+    lines = _by_key(bom.lines)
+    assert lines["switch:switch-64p:leaf"].quantity == 1
+    assert "switch:switch-64p:spine" not in lines
+    assert lines["optic:optic-400g"].quantity == 64
+    assert lines["cable:fibre-cable"].quantity == 32
+
+
+def test_fabric_sizing_partial_leaves_and_limits():
+    # 100 ports: leaves = ceil(100/32) = 4 → 128 uplinks → 2 spines.
+    plan = plan_fabric(100, FabricSpec(leaf_radix=64))
+    assert (plan.leaves, plan.spines, plan.server_links, plan.spine_links) == (4, 2, 100, 128)
+    # 3 leaves → 96 uplinks → ceil(96/64) = 2 spines.
+    assert plan_fabric(70, FabricSpec()).spines == 2
+    # Two-tier maximum with radix 64 is 64 × 32 = 2048 ports.
+    assert plan_fabric(2048, FabricSpec()).leaves == 64
+    with pytest.raises(BomError, match="three-tier"):
+        plan_fabric(2049, FabricSpec())
+    with pytest.raises(BomError, match="even"):
+        plan_fabric(10, FabricSpec(leaf_radix=63))
+
+
+def test_nics_default_to_accelerators_and_can_be_overridden():
+    lines = _by_key(generate_bom([_deployment(nics_per_server=2)]).lines)
+    assert lines["nic:scale-out"].quantity == 32  # 16 × 2
+    assert "rail-optimised" not in lines["nic:scale-out"].reason
+
+
+def test_accelerators_sold_separately_get_their_own_line():
+    d = _deployment(accelerators_sold_separately=True, accelerator_slug="h100-pcie")
+    lines = _by_key(generate_bom([d]).lines)
+    assert lines["accelerator:h100-pcie"].quantity == 128  # 16 × 8
+    assert lines["accelerator:h100-pcie"].reason == "16 servers × 8 accelerators"
+    assert "without accelerators" in lines["server:dgx-h100"].description
+    with pytest.raises(BomError, match="accelerator_slug"):
+        generate_bom([_deployment(accelerators_sold_separately=True)])
+
+
+def test_spares_percent_rounded_up():
+    bom = generate_bom([_deployment()], spares=SparesPolicy(mode="percent", percent=Decimal(5)))
+    spares = {k: v.quantity for k, v in _by_key(bom.lines).items() if k.startswith("spare:")}
+    # NICs 128 × 5 % = 6.4 → 7; optics 512 × 5 % = 25.6 → 26; cables 256 × 5 % = 12.8 → 13;
+    # PDUs 8 × 5 % = 0.4 → 1; drives 32 × 5 % = 1.6 → 2. Servers/switches/racks not spared.
+    assert spares == {
+        "spare:nic:scale-out": 7,
+        "spare:optic:optic-400g": 26,
+        "spare:cable:fibre-cable": 13,
+        "spare:pdu:rack": 1,
+        "spare:storage:nvme-drive": 2,
+    }
+    assert _by_key(bom.lines)["spare:optic:optic-400g"].reason == "5 % of 512, rounded up"
+
+
+def test_spares_n_plus_1_per_category():
+    policy = SparesPolicy(mode="n_plus_1", categories=("server", "switch"))
+    bom = generate_bom([_deployment()], spares=policy)
+    spares = {k: v.quantity for k, v in _by_key(bom.lines).items() if k.startswith("spare:")}
+    assert spares == {
+        "spare:server:dgx-h100": 1,
+        "spare:switch:switch-64p:leaf": 1,
+        "spare:switch:switch-64p:spine": 1,
+    }
+
+
+def test_services_one_line_each_quantity_servers():
+    lines = generate_bom([_deployment()]).lines
+    services = [line for line in lines if line.category == "service"]
+    assert [(s.part_key, s.quantity) for s in services] == [
+        ("service:installation", 16),
+        ("service:burn-in", 16),
+        ("service:support", 16),
+    ]
+
+
+def test_two_deployments_sum_by_part():
+    a = _deployment(servers=4, key="a", racks=1, storage_per_server=0)
+    b = _deployment(servers=4, key="b", racks=1, storage_per_server=0)
+    lines = _by_key(generate_bom([a, b], spares=SparesPolicy(mode="none")).lines)
+    # Each deployment: 32 ports on one switch. Together: 2 switches, 64 NICs, 128 optics.
+    assert lines["switch:switch-64p:leaf"].quantity == 2
+    assert lines["nic:scale-out"].quantity == 64
+    assert lines["optic:optic-400g"].quantity == 128
+    assert lines["pdu:rack"].quantity == 4
+
+
+def test_negative_counts_rejected():
+    with pytest.raises(BomError, match="servers cannot be negative"):
+        generate_bom([_deployment(servers=-1)])
+
+
+def test_regenerate_keeps_manual_lines_and_reports_changes():
+    none = SparesPolicy(mode="none")
+    old = generate_bom([_deployment(servers=8, storage_per_server=1)], spares=none).lines
+    new = generate_bom([_deployment(servers=16, storage_per_server=0)], spares=none).lines
+    manual = [
+        BomLine("misc:cable-labels", "other", "Cable labels", 1, "typed by hand", origin="manual"),
+        BomLine("optic:optic-400g", "optic", "Optical transceiver", 600, "", origin="override"),
+    ]
+    lines, changes = regenerate(old, manual, new)
+    by_key = _by_key(lines)
+    # 8 × 8 = 64 NICs → 16 × 8 = 128 NICs.
+    assert "Scale-out NIC: 64 → 128 (servers 8 → 16)" in changes
+    # 64 ports fit one switch; 128 need 4 leaves + 2 spines.
+    assert "Leaf switch (64-port): 1 → 4 (servers 8 → 16)" in changes
+    assert any(c.startswith("added Spine switch (64-port): 2") for c in changes)
+    assert any(c.startswith("removed Storage drive: 8") for c in changes)
+    # Optics: generated 128 → 512, the hand-set 600 is kept and said so.
+    assert "Optical transceiver: 128 → 512 (servers 8 → 16)" in changes
+    assert "Optical transceiver: manual quantity 600 kept (generated 512)" in changes
+    assert by_key["optic:optic-400g"].quantity == 600
+    assert by_key["optic:optic-400g"].origin == "override"
+    assert by_key["misc:cable-labels"].quantity == 1
+    assert "storage:nvme-drive" not in by_key
+    assert by_key["nic:scale-out"].quantity == 128
+
+
+def test_regenerate_without_changes_reports_nothing():
+    lines = generate_bom([_deployment()]).lines
+    out, changes = regenerate(lines, [], lines)
+    assert changes == ()
+    assert out == lines
