@@ -2,7 +2,7 @@
 
 from django import forms
 
-from planner.models import Role
+from planner.models import Client, Plan, Role
 
 
 class MemberAddForm(forms.Form):
@@ -16,3 +16,70 @@ class MemberRoleForm(forms.Form):
 
 class OrganisationSwitchForm(forms.Form):
     organisation = forms.IntegerField(min_value=1)
+
+
+class ClientForm(forms.ModelForm):
+    class Meta:
+        model = Client
+        fields = ["name", "country", "contact_name", "contact_email", "notes"]
+        widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
+
+    def __init__(self, *args, organisation, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.organisation = organisation
+
+    def clean_country(self) -> str:
+        return self.cleaned_data["country"].upper()
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        clash = Client.objects.filter(organisation=self.organisation, name__iexact=name)
+        if self.instance.pk:
+            clash = clash.exclude(pk=self.instance.pk)
+        if clash.exists():
+            raise forms.ValidationError("A client with this name already exists.")
+        return name
+
+
+class PlanForm(forms.ModelForm):
+    """A plan for an existing client, or for a new client named here."""
+
+    new_client = forms.CharField(
+        label="…or a new client", required=False, max_length=200,
+        help_text="Creates the client with this name.",
+    )
+
+    class Meta:
+        model = Plan
+        fields = ["name", "client", "new_client", "currency", "target_go_live", "notes"]
+        widgets = {
+            "target_go_live": forms.DateInput(attrs={"type": "date"}),
+            "notes": forms.Textarea(attrs={"rows": 3}),
+        }
+
+    def __init__(self, *args, organisation, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.organisation = organisation
+        self.fields["client"].queryset = Client.objects.filter(organisation=organisation)
+        self.fields["client"].required = False
+
+    def clean_currency(self) -> str:
+        return self.cleaned_data["currency"].upper()
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        new_name = (cleaned.get("new_client") or "").strip()
+        if not cleaned.get("client") and not new_name:
+            self.add_error("client", "Pick a client or name a new one.")
+        elif cleaned.get("client") and new_name:
+            self.add_error("new_client", "Pick an existing client or name a new one, not both.")
+        elif new_name and Client.objects.filter(
+            organisation=self.organisation, name__iexact=new_name
+        ).exists():
+            self.add_error("new_client", "A client with this name already exists; pick it above.")
+        return cleaned
+
+    def _post_clean(self) -> None:
+        # The model's clean() checks client and organisation agree: set both first.
+        self.instance.organisation = self.organisation
+        super()._post_clean()

@@ -46,3 +46,16 @@ def staff_member_required(view: Callable) -> Callable:
         return view(request, *args, **kwargs)
 
     return wrapped
+
+
+def editor_required(view: Callable) -> Callable:
+    """A member who may change plans (owner or consultant, not viewer)."""
+
+    @member_required
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.membership.can_edit:
+            raise PermissionDenied("Viewers can read plans but not change them.")
+        return view(request, *args, **kwargs)
+
+    return wrapped

@@ -1,9 +1,9 @@
 """Reads of tenant data. Every query for organisation-owned rows goes through here."""
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
-from planner.models import Membership, Organisation
+from planner.models import Client, Membership, Organisation, Plan, Workload
 
 
 def membership_current(*, user: AbstractBaseUser, organisation_id: int | None) -> Membership | None:
@@ -35,3 +35,38 @@ def membership_get(*, organisation: Organisation, membership_id: int) -> Members
 def memberships_of_user(*, user: AbstractBaseUser) -> QuerySet[Membership]:
     """Every organisation the user belongs to (for the switcher)."""
     return Membership.objects.filter(user=user).select_related("organisation")
+
+
+def client_list(*, organisation: Organisation) -> QuerySet[Client]:
+    return Client.objects.filter(organisation=organisation)
+
+
+def client_get(*, organisation: Organisation, client_id: int) -> Client:
+    """One client of the organisation; raises Client.DoesNotExist for any other."""
+    return Client.objects.get(organisation=organisation, pk=client_id)
+
+
+def plan_list(*, organisation: Organisation) -> QuerySet[Plan]:
+    return (
+        Plan.objects.filter(organisation=organisation)
+        .select_related("client")
+        .annotate(workload_count=Count("workloads"))
+    )
+
+
+def plan_get(*, organisation: Organisation, plan_id: int) -> Plan:
+    """One plan of the organisation; raises Plan.DoesNotExist for any other."""
+    return Plan.objects.select_related("client").get(organisation=organisation, pk=plan_id)
+
+
+def workload_list(*, plan: Plan) -> QuerySet[Workload]:
+    return Workload.objects.filter(plan=plan).select_related(
+        "model", "chosen_accelerator", "chosen_server"
+    )
+
+
+def workload_get(*, organisation: Organisation, plan_id: int, workload_id: int) -> Workload:
+    """One workload of one of the organisation's plans; DoesNotExist for any other."""
+    return Workload.objects.select_related(
+        "plan", "plan__client", "model", "chosen_accelerator", "chosen_server"
+    ).get(plan__organisation=organisation, plan_id=plan_id, pk=workload_id)

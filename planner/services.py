@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from planner.models import Membership, Organisation, Role
+from planner.models import Client, Membership, Organisation, Plan, Role
 
 
 class MembershipError(ValueError):
@@ -104,3 +104,18 @@ def demo_setup(*, username: str, password: str, organisation_name: str) -> tuple
         organisation=organisation, user=user, defaults={"role": Role.OWNER}
     )
     return user, created
+
+
+@transaction.atomic
+def plan_save(*, form, organisation: Organisation, user) -> Plan:
+    """Save a valid PlanForm, creating the named new client when there is one."""
+
+    plan = form.save(commit=False)
+    new_client = (form.cleaned_data.get("new_client") or "").strip()
+    if new_client:
+        plan.client = Client.objects.create(organisation=organisation, name=new_client)
+    plan.organisation = organisation
+    if plan.pk is None:
+        plan.created_by = user
+    plan.save()
+    return plan

@@ -5,10 +5,13 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from catalog.models import CatalogImport
-from planner.models import Membership
+from planner.models import Client, Membership, Plan
 
 # URL names whose views read organisation-owned rows by id: each must 404 across tenants.
 TENANT_OBJECT_URLS = {
+    "client_edit": lambda objs: reverse("client_edit", args=[objs["client_b"].pk]),
+    "plan_detail": lambda objs: reverse("plan_detail", args=[objs["plan_b"].pk]),
+    "plan_edit": lambda objs: reverse("plan_edit", args=[objs["plan_b"].pk]),
     "member_edit": lambda objs: reverse("member_edit", args=[objs["membership_b"].pk]),
     "catalog:import_detail": lambda objs: reverse(
         "catalog:import_detail", args=[objs["import_b"].pk]
@@ -23,6 +26,9 @@ NOT_TENANT_OBJECT_URLS = {
     "home",
     "organisation",
     "organisation_switch",
+    "client_list",
+    "plan_list",
+    "plan_create",
     "catalog:index",
     "catalog:compare",
     "catalog:import",
@@ -61,7 +67,10 @@ def test_every_url_is_classified_for_tenancy():
 
 @pytest.fixture
 def objects_of_b(org_b, owner_b, staff_b):
+    client_b = Client.objects.create(organisation=org_b, name="Beta Bank")
     return {
+        "client_b": client_b,
+        "plan_b": Plan.objects.create(organisation=org_b, client=client_b, name="Beta chat"),
         "membership_b": Membership.objects.get(user=owner_b),
         "import_b": CatalogImport.objects.create(
             organisation=org_b, created_by=staff_b, kind="parts", filename="b.csv", csv_text="x"

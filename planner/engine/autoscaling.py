@@ -1,0 +1,132 @@
+"""Autoscaling recommendation: signal, thresholds and replica bounds.
+
+Seed guide, step 6: GPU utilisation alone misleads as a scaling trigger, because inference
+shows 80-95 % GPU utilisation under normal load (Meta's deployment guide); memory use is more
+informative, and queues add latency once the request rate exceeds decode capacity (Google
+Cloud TPU guide). The thresholds follow llm-d's Workload Variant Autoscaler (anchors F11): a
+replica is saturated at KV-cache usage ≥ 0.80 or a queue of ≥ 5 waiting requests; scale up when
+the mean spare KV capacity drops below 0.10 or the mean spare queue below 3; scale down only if
+the load redistributed over N − 1 replicas keeps both spares.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["AutoscalingRecommendation", "recommend_autoscaling"]
+
+KV_SATURATION = 0.80  # llm-d WVA: saturated at KV usage ≥ 0.80
+QUEUE_SATURATION = 5  # llm-d WVA: saturated at ≥ 5 waiting requests
+SPARE_KV_SCALE_UP = 0.10  # scale up when mean spare KV < 0.10
+SPARE_QUEUE_SCALE_UP = 3  # scale up when mean spare queue < 3
+
+GPU_UTILISATION_NOTE = (
+    "GPU utilisation is not the signal: a serving engine keeps its GPUs 80-95 % busy under "
+    "normal load, so utilisation neither rises before latency breaks nor falls when there is "
+    "room; KV-cache use and the request queue do."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AutoscalingRecommendation:
+    """What to scale on and between which bounds.
+
+    Attributes:
+        primary_signal: Prometheus metric of the primary signal (KV-cache usage).
+        secondary_signal: Metric of the secondary signal (requests waiting).
+        scale_up_kv_usage: Scale up when the mean KV usage over replicas exceeds this (0-1).
+        scale_up_queue_depth: Scale up when the mean queue per replica reaches this.
+        saturation_kv_usage: A replica at or above this KV usage counts as saturated.
+        saturation_queue_depth: A replica with this many waiting requests counts as saturated.
+        scale_down_kv_usage: Scale down only if the KV usage over N−1 replicas would stay below.
+        min_replicas: Replicas for the average load (at least 1, plus N+1 when asked).
+        max_replicas: Replicas for the peak load with headroom (plus N+1 when asked).
+        expected_kv_usage_at_average: Mean KV usage with ``min_replicas`` at average load.
+        expected_kv_usage_at_peak: Mean KV usage with ``max_replicas`` at peak load.
+        window_s: Evaluation window (1-minute peak of the metrics).
+        rationale: Sentences for the plan, including why GPU utilisation is not used.
+    """
+
+    primary_signal: str
+    secondary_signal: str
+    scale_up_kv_usage: float
+    scale_up_queue_depth: int
+    saturation_kv_usage: float
+    saturation_queue_depth: int
+    scale_down_kv_usage: float
+    min_replicas: int
+    max_replicas: int
+    expected_kv_usage_at_average: float
+    expected_kv_usage_at_peak: float
+    window_s: int
+    rationale: tuple[str, ...]
+
+
+def recommend_autoscaling(
+    *,
+    average_concurrency: float,
+    peak_concurrency: float,
+    max_concurrency_per_replica: float,
+    target_batch_per_replica: float | None = None,
+    headroom_pct: float = 10.0,
+    n_plus_one: bool = True,
+) -> AutoscalingRecommendation:
+    """Recommend an autoscaling policy from average and peak load and replica capacity.
+
+    Concurrency (in-flight requests) is the load unit because KV-cache use is proportional to
+    it: KV usage ≈ concurrency per replica / the replica's maximum concurrency.
+
+    Args:
+        average_concurrency: Mean in-flight requests over the day.
+        peak_concurrency: Peak in-flight requests.
+        max_concurrency_per_replica: Sequences whose KV fits in one replica (memory plan).
+        target_batch_per_replica: Concurrency at which one replica still meets the latency
+            target (capacity plan); defaults to the KV saturation point.
+        headroom_pct: Capacity kept free at peak, in percent.
+        n_plus_one: Add one spare replica to both bounds.
+
+    Returns:
+        The recommendation.
+
+    Raises:
+        ValueError: For non-positive capacity or negative load.
+    """
+    if max_concurrency_per_replica <= 0:
+        raise ValueError("max_concurrency_per_replica must be positive")
+    if average_concurrency < 0 or peak_concurrency < 0:
+        raise ValueError("load must not be negative")
+    peak_concurrency = max(peak_concurrency, average_concurrency)
+    saturation = KV_SATURATION * max_concurrency_per_replica
+    per_replica = min(target_batch_per_replica or saturation, saturation)
+    spare = 1 if n_plus_one else 0
+    min_replicas = max(1, math.ceil(average_concurrency / per_replica - 1e-9)) + spare
+    usable = per_replica * (1.0 - headroom_pct / 100.0)
+    max_replicas = max(min_replicas, math.ceil(peak_concurrency / usable - 1e-9) + spare)
+    kv_avg = average_concurrency / (min_replicas * max_concurrency_per_replica)
+    kv_peak = peak_concurrency / (max_replicas * max_concurrency_per_replica)
+    scale_up_kv = 1.0 - SPARE_KV_SCALE_UP - (1.0 - KV_SATURATION)  # 0.70 mean usage
+    rationale = (
+        "Scale on KV-cache usage (vllm:kv_cache_usage_perc): it rises with concurrent "
+        "requests and their context, which is what runs a replica out of room.",
+        "Queue depth (vllm:num_requests_waiting) is the second signal: requests waiting mean "
+        "time to first token is already growing.",
+        GPU_UTILISATION_NOTE,
+        f"Bounds: {min_replicas} replicas carry the average load, {max_replicas} the peak "
+        f"with {headroom_pct:g} % headroom" + (" and one spare." if n_plus_one else "."),
+    )
+    return AutoscalingRecommendation(
+        primary_signal="vllm:kv_cache_usage_perc",
+        secondary_signal="vllm:num_requests_waiting",
+        scale_up_kv_usage=round(scale_up_kv, 2),
+        scale_up_queue_depth=QUEUE_SATURATION - SPARE_QUEUE_SCALE_UP,
+        saturation_kv_usage=KV_SATURATION,
+        saturation_queue_depth=QUEUE_SATURATION,
+        scale_down_kv_usage=round(scale_up_kv, 2),
+        min_replicas=min_replicas,
+        max_replicas=max_replicas,
+        expected_kv_usage_at_average=round(kv_avg, 3),
+        expected_kv_usage_at_peak=round(kv_peak, 3),
+        window_s=60,
+        rationale=rationale,
+    )

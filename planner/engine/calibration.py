@@ -1,0 +1,891 @@
+"""Calibration of the performance model against published inference runs.
+
+``catalog/data/benchmarks_public.csv`` holds MLPerf Inference (v4.0-v5.0) and TensorRT-LLM
+v0.17 measurements. Each usable run (an ``output_tokens_per_s`` figure for a known accelerator
+and model) is predicted with the same code path the planner uses:
+
+* ``offline`` / ``max_throughput`` → offline maximum throughput (largest batch that fits);
+* ``server`` / ``interactive`` → maximum throughput with p99 TTFT and TPOT within the run's
+  limits (the latency-constrained capacity path);
+* lengths are the dataset means; when the run does not state its TP degree the engine picks
+  the one that gives the most throughput for the N accelerators, as a submitter would.
+
+Efficiency factors (achievable fraction of peak memory bandwidth η_m and of peak FLOPs η_c per
+accelerator family and precision, plus global communication and overhead terms) are fitted by
+``scipy.optimize.least_squares`` on log(predicted / measured), with the per-family factors
+regularised toward the global ones (anchors_sizing.md F14). A k-fold by hardware (each
+family, then each accelerator, left out in turn) reports how well the model does on hardware
+it has not seen. Results are written to ``planner/engine/data/calibration.json``.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime as dt
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from planner.engine.capacity import latency_capacity, offline_capacity, valid_tp_degrees
+from planner.engine.memory import plan_memory
+from planner.engine.performance import (
+    Calibration,
+    EfficiencyFactors,
+    ReplicaShape,
+    precision_group,
+    replica_shape,
+)
+from planner.engine.specs import AcceleratorSpec, ModelSpec
+
+__all__ = [
+    "DEFAULT_CALIBRATION_PATH",
+    "BenchmarkRun",
+    "CalibrationFit",
+    "ErrorRow",
+    "ErrorTable",
+    "Calibration",
+    "error_table",
+    "fit_calibration",
+    "load_benchmark_runs",
+    "load_calibration",
+    "predict_run",
+    "save_calibration",
+    "usable_runs",
+]
+
+DEFAULT_CALIBRATION_PATH = Path(__file__).with_name("data") / "calibration.json"
+CALIBRATION_VERSION = "1.0"
+
+_THROUGHPUT_SCENARIOS = {"offline", "max_throughput"}
+_LATENCY_SCENARIOS = {"server", "interactive"}
+_FP8_FAMILIES = {"hopper", "hopper-pcie", "blackwell", "cdna3", "cdna4", "ada"}
+# A run below this fraction of the best published run of the same system (accelerator, count,
+# model, scenario) is an untuned software stack, not a hardware figure, and is left out.
+DOMINATED_FRACTION = 0.5
+# Measured systems have their physical memory: HBM and GDDR come in GiB, so an "80 GB" H100
+# holds 80 GiB. The planner itself keeps the conservative 1e9 bytes per GB.
+MEASURED_BYTES_PER_GB = 2**30
+RESIDUAL_CLIP = math.log(3.0)
+# Prior width (log space) of a family's factors around the global ones.
+PRIOR_SIGMA = 0.35
+
+
+@dataclass(frozen=True, slots=True)
+class BenchmarkRun:
+    """One published run with an output tokens/s figure.
+
+    Attributes:
+        ref_id: Run key from the CSV.
+        source_kind: "mlperf" or "project_docs".
+        source_round: e.g. "v4.1" or "trtllm-v0.17".
+        submitter: Submitting organisation.
+        accelerator_slug: Accelerator.
+        accelerators: Accelerators in the measured system (throughput is the system total).
+        model_slug: Model.
+        precision_declared: Precision as declared in the CSV ("" when not read).
+        precision: Precision the engine uses (declared or inferred, see ``precision_note``).
+        precision_note: Why the precision was inferred, "" when declared.
+        scenario: offline, server, interactive or max_throughput.
+        input_tokens: Mean prompt tokens.
+        output_tokens: Mean output tokens.
+        tensor_parallel: TP degree when stated, else None.
+        ttft_p99_limit_ms: MLPerf p99 TTFT limit (server/interactive).
+        tpot_p99_limit_ms: MLPerf p99 TPOT limit (server/interactive).
+        output_tokens_per_s: Measured system output tokens/s.
+        serving_stack: "trtllm" for TensorRT-LLM runs (NVIDIA and partner MLPerf submissions
+            built on it, TensorRT-LLM's own tables), else "vllm" (its memory rule stands in for
+            the other stacks).
+    """
+
+    ref_id: str
+    source_kind: str
+    source_round: str
+    submitter: str
+    accelerator_slug: str
+    accelerators: int
+    model_slug: str
+    precision_declared: str
+    precision: str
+    precision_note: str
+    scenario: str
+    input_tokens: float | None
+    output_tokens: float | None
+    tensor_parallel: int | None
+    ttft_p99_limit_ms: float | None
+    tpot_p99_limit_ms: float | None
+    output_tokens_per_s: float
+    serving_stack: str = "vllm"
+
+
+def _num(value: str) -> float | None:
+    value = (value or "").strip()
+    return float(value) if value else None
+
+
+def _infer_precision(row: Mapping[str, str], family: str) -> tuple[str, str]:
+    declared = (row["precision"] or "").strip().lower()
+    notes = row.get("notes", "")
+    if not declared and row["source_kind"] == "mlperf" and family in _FP8_FAMILIES:
+        return "fp8", "precision not declared; fp8 assumed for MLPerf on Hopper/Blackwell/MI3xx"
+    quantised = "weight_transformations 'quantization'" in notes
+    if declared == "fp16" and quantised and family in _FP8_FAMILIES:
+        return "fp8", "fp16 checkpoint declared with a quantization transform; fp8 assumed"
+    if declared in {"fp16", "bf16"}:
+        return "bf16", ""
+    return declared, ""
+
+
+def _serving_stack(row: Mapping[str, str]) -> str:
+    ref = row["ref_id"].lower()
+    if row["source_round"].startswith("trtllm") or "-trt-" in ref or ref.endswith("-trt"):
+        return "trtllm"
+    return "vllm"
+
+
+def load_benchmark_runs(
+    path: str | Path, accelerators: Mapping[str, AcceleratorSpec] | None = None
+) -> list[BenchmarkRun]:
+    """Read the runs of ``benchmarks_public.csv`` that have an output tokens/s figure.
+
+    Args:
+        path: CSV path.
+        accelerators: Specs, used to infer missing precisions by family.
+
+    Returns:
+        One :class:`BenchmarkRun` per ``output_tokens_per_s`` row.
+    """
+    from planner.engine.specs import accelerator_family
+
+    runs = []
+    with open(path, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["metric"] != "output_tokens_per_s":
+                continue
+            slug = row["accelerator_slug"]
+            family = (
+                accelerators[slug].family
+                if accelerators and slug in accelerators
+                else accelerator_family(slug)
+            )
+            precision, note = _infer_precision(row, family)
+            tp = _num(row["tensor_parallel"])
+            runs.append(
+                BenchmarkRun(
+                    ref_id=row["ref_id"],
+                    source_kind=row["source_kind"],
+                    source_round=row["source_round"],
+                    submitter=row["submitter"],
+                    accelerator_slug=slug,
+                    accelerators=int(_num(row["accelerators"]) or 1),
+                    model_slug=row["model_slug"],
+                    precision_declared=row["precision"],
+                    precision=precision,
+                    precision_note=note,
+                    scenario=row["scenario"],
+                    input_tokens=_num(row["input_tokens_mean"]),
+                    output_tokens=_num(row["output_tokens_mean"]),
+                    tensor_parallel=int(tp) if tp else None,
+                    ttft_p99_limit_ms=_num(row["ttft_p99_limit_ms"]),
+                    tpot_p99_limit_ms=_num(row["tpot_p99_limit_ms"]),
+                    output_tokens_per_s=float(row["value"]),
+                    serving_stack=_serving_stack(row),
+                )
+            )
+    return runs
+
+
+def _system_key(run: BenchmarkRun) -> tuple:
+    """Runs with the same key measure the same system on the same workload."""
+    return (
+        run.accelerator_slug,
+        run.accelerators,
+        run.tensor_parallel,
+        run.model_slug,
+        run.scenario,
+        run.input_tokens,
+        run.output_tokens,
+    )
+
+
+def usable_runs(
+    runs: Iterable[BenchmarkRun],
+    accelerators: Mapping[str, AcceleratorSpec],
+    models: Mapping[str, ModelSpec],
+) -> tuple[list[BenchmarkRun], list[tuple[BenchmarkRun, str]]]:
+    """Split runs into those the calibration can use and those it cannot, with reasons.
+
+    Rules (no run is singled out by name): the accelerator and model must be in the catalog,
+    the scenario must be a throughput or SLO-bounded one, lengths must be known, the precision
+    must be known or inferable; an exact duplicate figure of the same system is kept once; a
+    run below half of the best published run of the same system (accelerator, count, TP),
+    model, scenario and lengths is an untuned software stack and is excluded.
+
+    Returns:
+        (usable runs, [(excluded run, reason)]).
+    """
+    runs = list(runs)
+    usable: list[BenchmarkRun] = []
+    excluded: list[tuple[BenchmarkRun, str]] = []
+    best: dict[tuple, float] = defaultdict(float)
+    for run in runs:
+        best[_system_key(run)] = max(best[_system_key(run)], run.output_tokens_per_s)
+    seen: set[tuple] = set()
+    for run in runs:
+        key = _system_key(run)
+        if run.accelerator_slug not in accelerators:
+            excluded.append((run, f"accelerator {run.accelerator_slug!r} not in the catalog"))
+        elif run.model_slug not in models:
+            excluded.append((run, f"model {run.model_slug!r} not in the catalog"))
+        elif run.scenario not in _THROUGHPUT_SCENARIOS | _LATENCY_SCENARIOS:
+            excluded.append((run, f"scenario {run.scenario!r} is not a throughput figure"))
+        elif not run.input_tokens or not run.output_tokens:
+            excluded.append((run, "input or output length unknown"))
+        elif run.precision not in {"bf16", "fp8", "int8", "int4", "fp4"}:
+            excluded.append((run, f"precision {run.precision_declared!r} unknown"))
+        elif (key, run.output_tokens_per_s, run.source_round) in seen:
+            excluded.append((run, "duplicate figure of the same system (another accuracy target)"))
+        elif run.output_tokens_per_s < DOMINATED_FRACTION * best[key]:
+            excluded.append(
+                (
+                    run,
+                    f"below {DOMINATED_FRACTION:.0%} of the best published run of the same "
+                    f"system ({best[key]:,.0f} tokens/s): untuned software stack",
+                )
+            )
+        else:
+            seen.add((key, run.output_tokens_per_s, run.source_round))
+            usable.append(run)
+    return usable, excluded
+
+
+@dataclass(frozen=True, slots=True)
+class _RunCase:
+    """A run with the replica shapes of its candidate TP degrees (precomputed for the fit)."""
+
+    run: BenchmarkRun
+    group: str
+    options: tuple[tuple[int, ReplicaShape, int], ...]  # (tp, shape, max_batch)
+    infeasible_reason: str | None
+
+
+def _prepare(
+    run: BenchmarkRun,
+    accelerator: AcceleratorSpec,
+    model: ModelSpec,
+    calibration: Calibration,
+) -> _RunCase:
+    group = f"{accelerator.family}/{precision_group(run.precision)}"
+    if run.tensor_parallel:
+        degrees = [run.tensor_parallel]
+    else:
+        degrees = [
+            tp
+            for tp in valid_tp_degrees(model, accelerator)
+            if tp <= run.accelerators and run.accelerators % tp == 0
+        ]
+    context = int(math.ceil(run.input_tokens + run.output_tokens))
+    options = []
+    reason = None
+    for tp in degrees:
+        plan = plan_memory(
+            model,
+            accelerator,
+            run.precision,
+            tp,
+            context,
+            None,
+            calibration.gpu_memory_utilization,
+            run.serving_stack,
+            MEASURED_BYTES_PER_GB,
+        )
+        if not plan.feasible:
+            reason = reason or f"TP {tp}: {plan.infeasible_reason}"
+            continue
+        shape = replica_shape(model, accelerator, run.precision, tp, calibration)
+        max_batch = max(1, min(plan.max_concurrent_sequences, calibration.max_num_seqs))
+        options.append((tp, shape, max_batch))
+    if not options and reason is None:
+        reason = "no valid tensor-parallel degree for this accelerator count"
+    return _RunCase(run, group, tuple(options), None if options else reason)
+
+
+def _with_calibration(shape: ReplicaShape, calibration: Calibration) -> ReplicaShape:
+    factors = calibration.factors_for(shape.accelerator.family, shape.precision)
+    return dataclasses.replace(shape, factors=factors, calibration=calibration)
+
+
+def _predict_case(case: _RunCase, calibration: Calibration) -> tuple[float, int]:
+    """Predicted system output tokens/s and the TP degree chosen."""
+    run = case.run
+    best = (0.0, 0)
+    for tp, base_shape, max_batch in case.options:
+        shape = _with_calibration(base_shape, calibration)
+        if run.scenario in _LATENCY_SCENARIOS:
+            point, _ = latency_capacity(
+                shape,
+                max_batch,
+                run.input_tokens,
+                run.output_tokens,
+                run.ttft_p99_limit_ms,
+                run.tpot_p99_limit_ms,
+                99.0,
+                variable_lengths=run.source_kind == "mlperf",
+            )
+        else:
+            point = offline_capacity(shape, max_batch, run.input_tokens, run.output_tokens)
+        if point is None:
+            continue
+        total = point.output_tokens_per_s * (run.accelerators // tp)
+        if total > best[0]:
+            best = (total, tp)
+    return best
+
+
+def predict_run(
+    run: BenchmarkRun,
+    accelerator: AcceleratorSpec,
+    model: ModelSpec,
+    calibration: Calibration,
+) -> tuple[float, int, str | None]:
+    """Predict one run's system output tokens/s with the engine.
+
+    Returns:
+        (predicted tokens/s, TP chosen, reason when the engine finds no feasible point).
+    """
+    case = _prepare(run, accelerator, model, calibration)
+    if case.infeasible_reason:
+        return 0.0, 0, case.infeasible_reason
+    value, tp = _predict_case(case, calibration)
+    if value <= 0:
+        return 0.0, 0, "no operating point meets the run's latency limits"
+    return value, tp, None
+
+
+# --- fitting -------------------------------------------------------------------------------
+
+# Global parameters: (name, start, lower, upper), fitted in log space.
+_GLOBALS = (
+    ("eta_m", 0.8, 0.05, 1.0),
+    ("eta_c", 0.5, 0.05, 1.0),
+    ("link_bw_fraction", 0.8, 0.05, 1.0),
+    ("pcie_link_bw_fraction", 0.6, 0.05, 1.0),
+    ("step_overhead_us_per_layer", 10.0, 0.1, 50.0),
+    ("step_overhead_ms", 1.0, 0.01, 20.0),
+    ("prefill_compute_ratio", 1.3, 0.5, 4.0),
+    ("moe_compute_ratio", 0.8, 0.2, 1.5),
+    ("kv_read_bw_ratio", 0.8, 0.2, 1.5),
+)
+_NG = len(_GLOBALS)
+
+
+def _calibration_from_vector(
+    x: np.ndarray, groups: Sequence[str], base: Calibration
+) -> Calibration:
+    eta_m, eta_c, link, pcie, overhead, overhead_ms, prefill, moe, kv = np.exp(x[:_NG])
+    group_factors = {}
+    for i, group in enumerate(groups):
+        dm, dc = x[_NG + 2 * i], x[_NG + 1 + 2 * i]
+        group_factors[group] = EfficiencyFactors(
+            float(min(1.0, eta_m * math.exp(dm))), float(min(1.0, eta_c * math.exp(dc)))
+        )
+    return dataclasses.replace(
+        base,
+        global_factors=EfficiencyFactors(float(min(1.0, eta_m)), float(min(1.0, eta_c))),
+        group_factors=group_factors,
+        link_bw_fraction=float(min(1.0, link)),
+        pcie_link_bw_fraction=float(min(1.0, pcie)),
+        step_overhead_us_per_layer=float(overhead),
+        step_overhead_ms=float(overhead_ms),
+        prefill_compute_ratio=float(prefill),
+        moe_compute_ratio=float(moe),
+        kv_read_bw_ratio=float(kv),
+    )
+
+
+def _vector_from_calibration(calibration: Calibration, groups: Sequence[str]) -> np.ndarray:
+    cal = calibration
+    g = cal.global_factors
+    head = [
+        g.memory_bw_fraction,
+        g.compute_fraction,
+        cal.link_bw_fraction,
+        cal.pcie_link_bw_fraction,
+        cal.step_overhead_us_per_layer,
+        cal.step_overhead_ms,
+        cal.prefill_compute_ratio,
+        cal.moe_compute_ratio,
+        cal.kv_read_bw_ratio,
+    ]
+    x = list(np.log(head))
+    for group in groups:
+        f = cal.group_factors.get(group)
+        x += (
+            [
+                math.log(f.memory_bw_fraction / g.memory_bw_fraction),
+                math.log(f.compute_fraction / g.compute_fraction),
+            ]
+            if f
+            else [0.0, 0.0]
+        )
+    lows = [b[2] for b in _GLOBALS]
+    highs = [b[3] for b in _GLOBALS]
+    x[:_NG] = np.clip(x[:_NG], np.log(lows) + 1e-9, np.log(highs) - 1e-9)
+    return np.asarray(x)
+
+
+def _fit(
+    cases: Sequence[_RunCase],
+    base: Calibration,
+    start: Calibration | None = None,
+    max_nfev: int = 120,
+) -> Calibration:
+    groups = sorted({c.group for c in cases})
+    measured = np.log([c.run.output_tokens_per_s for c in cases])
+    n = 2 * len(groups)
+    if start is None:
+        x0 = np.concatenate([np.log([g[1] for g in _GLOBALS]), np.zeros(n)])
+    else:
+        x0 = _vector_from_calibration(start, groups)
+    lower = np.concatenate([np.log([g[2] for g in _GLOBALS]), np.full(n, -3.0)])
+    upper = np.concatenate([np.log([g[3] for g in _GLOBALS]), np.full(n, 3.0)])
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        cal = _calibration_from_vector(x, groups, base)
+        predicted = np.array([max(_predict_case(c, cal)[0], 1e-3) for c in cases])
+        prior = x[_NG:] / PRIOR_SIGMA
+        # Clip at a factor of 3 so a run whose latency limits become unreachable (prediction 0)
+        # cannot dominate the fit.
+        errors = np.clip(np.log(predicted) - measured, -RESIDUAL_CLIP, RESIDUAL_CLIP)
+        return np.concatenate([errors, prior])
+
+    result = least_squares(
+        residuals, x0, bounds=(lower, upper), x_scale=1.0, diff_step=1e-3, max_nfev=max_nfev
+    )
+    return _calibration_from_vector(result.x, groups, base)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorRow:
+    """Prediction against measurement for one reference run.
+
+    Attributes:
+        ref_id: Run key.
+        accelerator_slug: Accelerator.
+        accelerators: Accelerators in the system.
+        model_slug: Model.
+        precision: Precision used (``precision_note`` says if inferred).
+        scenario: Scenario.
+        tensor_parallel: TP degree used (stated or chosen).
+        measured_tokens_per_s: Published output tokens/s.
+        predicted_tokens_per_s: Engine estimate.
+        error_pct: (predicted − measured) / measured × 100.
+        abs_error_pct: |error_pct|.
+        provenance: Where the factors came from.
+        precision_note: Inference note for the precision ("" when declared).
+    """
+
+    ref_id: str
+    accelerator_slug: str
+    accelerators: int
+    model_slug: str
+    precision: str
+    scenario: str
+    tensor_parallel: int
+    measured_tokens_per_s: float
+    predicted_tokens_per_s: float
+    error_pct: float
+    abs_error_pct: float
+    provenance: str
+    precision_note: str
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorTable:
+    """Per-run errors and their summary.
+
+    Attributes:
+        rows: One row per predicted run.
+        median_abs_error_pct: Median |error| over all rows.
+        max_abs_error_pct: Largest |error|.
+        by_accelerator: slug -> {"runs", "median_abs_error_pct", "max_abs_error_pct"}.
+        by_scenario: scenario -> same.
+        by_group: "family/precision" -> same.
+        within_35_pct: Share of rows with |error| ≤ 35 %.
+    """
+
+    rows: tuple[ErrorRow, ...]
+    median_abs_error_pct: float
+    max_abs_error_pct: float
+    by_accelerator: Mapping[str, Mapping[str, float]]
+    by_scenario: Mapping[str, Mapping[str, float]]
+    by_group: Mapping[str, Mapping[str, float]]
+    within_35_pct: float
+
+
+def _stats(errors: Sequence[float]) -> dict[str, float]:
+    return {
+        "runs": len(errors),
+        "median_abs_error_pct": round(float(np.median(errors)), 2) if errors else 0.0,
+        "max_abs_error_pct": round(float(np.max(errors)), 2) if errors else 0.0,
+    }
+
+
+def _table(rows: Sequence[ErrorRow], group_of: Mapping[str, str]) -> ErrorTable:
+    errors = [r.abs_error_pct for r in rows]
+    by_acc: dict[str, list[float]] = defaultdict(list)
+    by_scn: dict[str, list[float]] = defaultdict(list)
+    by_grp: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        by_acc[r.accelerator_slug].append(r.abs_error_pct)
+        by_scn[r.scenario].append(r.abs_error_pct)
+        by_grp[group_of[r.ref_id]].append(r.abs_error_pct)
+    return ErrorTable(
+        rows=tuple(rows),
+        median_abs_error_pct=float(np.median(errors)) if errors else 0.0,
+        max_abs_error_pct=float(np.max(errors)) if errors else 0.0,
+        by_accelerator={k: _stats(v) for k, v in sorted(by_acc.items())},
+        by_scenario={k: _stats(v) for k, v in sorted(by_scn.items())},
+        by_group={k: _stats(v) for k, v in sorted(by_grp.items())},
+        within_35_pct=float(np.mean([e <= 35.0 for e in errors])) if errors else 0.0,
+    )
+
+
+def _rows_for(cases: Sequence[_RunCase], calibration: Calibration) -> list[ErrorRow]:
+    rows = []
+    for case in cases:
+        run = case.run
+        value, tp = _predict_case(case, calibration)
+        err = (value - run.output_tokens_per_s) / run.output_tokens_per_s * 100.0
+        factors = calibration.factors_for(case.group.split("/")[0], run.precision)
+        rows.append(
+            ErrorRow(
+                ref_id=run.ref_id,
+                accelerator_slug=run.accelerator_slug,
+                accelerators=run.accelerators,
+                model_slug=run.model_slug,
+                precision=run.precision,
+                scenario=run.scenario,
+                tensor_parallel=tp,
+                measured_tokens_per_s=run.output_tokens_per_s,
+                predicted_tokens_per_s=round(value, 2),
+                error_pct=round(err, 2),
+                abs_error_pct=round(abs(err), 2),
+                provenance=factors.provenance,
+                precision_note=run.precision_note,
+            )
+        )
+    return rows
+
+
+def error_table(
+    runs: Iterable[BenchmarkRun],
+    accelerators: Mapping[str, AcceleratorSpec],
+    models: Mapping[str, ModelSpec],
+    calibration: Calibration,
+) -> ErrorTable:
+    """Predict every usable run with ``calibration`` and tabulate the errors.
+
+    Runs that :func:`usable_runs` excludes, or that the engine finds infeasible, are not rows.
+
+    Returns:
+        The error table with summaries overall, by accelerator, scenario and group.
+    """
+    usable, _ = usable_runs(runs, accelerators, models)
+    cases = [
+        _prepare(r, accelerators[r.accelerator_slug], models[r.model_slug], calibration)
+        for r in usable
+    ]
+    cases = [c for c in cases if c.infeasible_reason is None]
+    return _table(_rows_for(cases, calibration), {c.run.ref_id: c.group for c in cases})
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationFit:
+    """Result of :func:`fit_calibration`.
+
+    Attributes:
+        calibration: The fitted calibration (with run counts and error bands filled in).
+        table: In-sample error table.
+        holdout_family: Errors when each family is left out of the fit (its runs then use the
+            global factors: the "roofline only" case).
+        holdout_accelerator: Errors when each accelerator is left out of the fit.
+        excluded: (ref_id, reason) for every run not used.
+        assumptions: Assumptions made about the reference data.
+    """
+
+    calibration: Calibration
+    table: ErrorTable
+    holdout_family: ErrorTable | None
+    holdout_accelerator: ErrorTable | None
+    excluded: tuple[tuple[str, str], ...]
+    assumptions: tuple[str, ...]
+
+
+def _holdout(
+    cases: Sequence[_RunCase], base: Calibration, key: str, start: Calibration
+) -> ErrorTable:
+    """k-fold by hardware: refit without each fold's runs and predict them."""
+    folds: dict[str, list[_RunCase]] = defaultdict(list)
+    for case in cases:
+        fold = case.group.split("/")[0] if key == "family" else case.run.accelerator_slug
+        folds[fold].append(case)
+    rows: list[ErrorRow] = []
+    for held in folds.values():
+        train = [c for c in cases if c not in held]
+        if not train:
+            continue
+        cal = _fit(train, base, start=start, max_nfev=10)
+        rows.extend(_rows_for(held, cal))
+    return _table(rows, {c.run.ref_id: c.group for c in cases})
+
+
+def fit_calibration(
+    runs: Iterable[BenchmarkRun],
+    accelerators: Mapping[str, AcceleratorSpec],
+    models: Mapping[str, ModelSpec],
+    base: Calibration | None = None,
+    holdout: bool = True,
+    tpot_p99_over_mean: float | None = None,
+) -> CalibrationFit:
+    """Fit efficiency factors to the reference runs.
+
+    Parameters: global η_m, η_c, scale-up link efficiency and per-layer step overhead, plus a
+    log-offset of η_m and η_c per "family/precision" group with a Gaussian prior of width
+    ``PRIOR_SIGMA`` around the global values (ridge penalty in the residual vector); the loss is
+    the squared log error of output tokens/s. The TP degree of runs that do not state it is
+    re-chosen by the engine on every evaluation.
+
+    Args:
+        runs: Runs from :func:`load_benchmark_runs`.
+        accelerators: Accelerator specs by slug.
+        models: Model specs by slug.
+        base: Starting calibration (defaults: roofline factors 0.8 / 0.7).
+        holdout: Also run the leave-one-family-out and leave-one-accelerator-out checks.
+        tpot_p99_over_mean: TPOT tail ratio to store (see :func:`tpot_p99_over_p50`); the
+            base calibration's value when None.
+
+    Returns:
+        The fit.
+    """
+    base = base or Calibration()
+    runs = list(runs)
+    usable, excluded = usable_runs(runs, accelerators, models)
+    excluded_pairs = [(r.ref_id, reason) for r, reason in excluded]
+    cases = []
+    for run in usable:
+        case = _prepare(run, accelerators[run.accelerator_slug], models[run.model_slug], base)
+        if case.infeasible_reason:
+            excluded_pairs.append(
+                (run.ref_id, f"the planner's memory model finds no fit: {case.infeasible_reason}")
+            )
+        else:
+            cases.append(case)
+    tpot_ratio = tpot_p99_over_mean or base.tpot_p99_over_mean
+    base = dataclasses.replace(base, tpot_p99_over_mean=tpot_ratio)
+    fitted = _fit(cases, base)
+    table = _table(_rows_for(cases, fitted), {c.run.ref_id: c.group for c in cases})
+    holdout_family = _holdout(cases, base, "family", fitted) if holdout else None
+    holdout_accel = _holdout(cases, base, "accelerator", fitted) if holdout else None
+    group_runs = {g: int(s["runs"]) for g, s in table.by_group.items()}
+    group_error = {g: float(s["median_abs_error_pct"]) for g, s in table.by_group.items()}
+    global_error = (
+        holdout_family.median_abs_error_pct if holdout_family else table.median_abs_error_pct
+    )
+    calibration = dataclasses.replace(
+        fitted,
+        group_runs=group_runs,
+        group_error_pct=group_error,
+        global_error_pct=round(global_error, 2),
+        version=CALIBRATION_VERSION,
+        fitted_at=dt.date.today().isoformat(),
+    )
+    assumptions = (
+        "lengths are the dataset means (MLPerf) or the fixed ISL/OSL (TensorRT-LLM)",
+        "MLPerf runs without a declared precision on Hopper/Blackwell/MI3xx are taken as fp8",
+        "fp16 checkpoints declared with a 'quantization' weight transform on FP8-capable "
+        "hardware are taken as fp8",
+        "FP8 runs use an FP8 KV cache; BF16 runs a BF16 KV cache",
+        "MLPerf prompt lengths vary: TTFT percentiles use a prompt of the dataset mean × 3.56 "
+        "at p99 (OpenOrca p99/mean, 791/222.33)",
+        "when a run does not state its TP degree the engine picks the best one for N devices",
+        "measured systems have their physical memory, vendor GB × 2**30 bytes (the planner "
+        "itself plans on 1e9 bytes per GB); TensorRT-LLM runs (ref ids with "
+        "'-trt-' and the TensorRT-LLM tables) use TensorRT-LLM's KV rule, the others vLLM's",
+        f"TPOT p99/mean = {tpot_ratio:.3f}, the median p99/p50 TPOT ratio of the MLPerf runs",
+    )
+    return CalibrationFit(
+        calibration=calibration,
+        table=table,
+        holdout_family=holdout_family,
+        holdout_accelerator=holdout_accel,
+        excluded=tuple(excluded_pairs),
+        assumptions=assumptions,
+    )
+
+
+def tpot_p99_over_p50(path: str | Path) -> float:
+    """Median p99/p50 TPOT ratio over the runs of a benchmarks CSV that report both."""
+    values: dict[str, dict[str, float]] = defaultdict(dict)
+    with open(path, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["metric"] in {"tpot_ms_p50", "tpot_ms_p99"}:
+                values[row["ref_id"]][row["metric"]] = float(row["value"])
+    ratios = [v["tpot_ms_p99"] / v["tpot_ms_p50"] for v in values.values() if len(v) == 2]
+    return float(np.median(ratios)) if ratios else 1.15
+
+
+# --- persistence ---------------------------------------------------------------------------
+
+
+def _table_json(table: ErrorTable | None, with_rows: bool) -> dict | None:
+    if table is None:
+        return None
+    data = {
+        "runs": len(table.rows),
+        "median_abs_error_pct": round(table.median_abs_error_pct, 2),
+        "max_abs_error_pct": round(table.max_abs_error_pct, 2),
+        "within_35_pct_share": round(table.within_35_pct, 4),
+        "by_scenario": table.by_scenario,
+        "by_accelerator": table.by_accelerator,
+        "by_group": table.by_group,
+    }
+    if with_rows:
+        data["rows"] = [dataclasses.asdict(r) for r in table.rows]
+    return data
+
+
+def save_calibration(fit: CalibrationFit, path: str | Path = DEFAULT_CALIBRATION_PATH) -> None:
+    """Write a fit to the versioned JSON data file."""
+    cal = fit.calibration
+    family_runs: dict[str, int] = defaultdict(int)
+    for group, runs in cal.group_runs.items():
+        family_runs[group.split("/")[0]] += runs
+    data = {
+        "version": cal.version,
+        "fitted_at": cal.fitted_at,
+        "method": (
+            "scipy.optimize.least_squares on log(predicted/measured) output tokens/s; "
+            f"per family/precision log-offsets of eta_m and eta_c with prior sigma {PRIOR_SIGMA}"
+        ),
+        "parameters": {
+            "global": dataclasses.asdict(cal.global_factors),
+            "groups": {k: dataclasses.asdict(v) for k, v in sorted(cal.group_factors.items())},
+            "link_bw_fraction": cal.link_bw_fraction,
+            "pcie_link_bw_fraction": cal.pcie_link_bw_fraction,
+            "allreduce_base_us": cal.allreduce_base_us,
+            "allreduce_hop_us": cal.allreduce_hop_us,
+            "step_overhead_us_per_layer": cal.step_overhead_us_per_layer,
+            "step_overhead_ms": cal.step_overhead_ms,
+            "prefill_compute_ratio": cal.prefill_compute_ratio,
+            "moe_compute_ratio": cal.moe_compute_ratio,
+            "kv_read_bw_ratio": cal.kv_read_bw_ratio,
+            "max_num_seqs": cal.max_num_seqs,
+            "gpu_memory_utilization": cal.gpu_memory_utilization,
+            "tpot_p99_over_mean": cal.tpot_p99_over_mean,
+        },
+        "group_runs": dict(sorted(cal.group_runs.items())),
+        "family_runs": dict(sorted(family_runs.items())),
+        "group_error_pct": dict(sorted(cal.group_error_pct.items())),
+        "global_error_pct": cal.global_error_pct,
+        "summary": {
+            "in_sample": _table_json(fit.table, with_rows=False),
+            "holdout_by_family": _table_json(fit.holdout_family, with_rows=False),
+            "holdout_by_accelerator": _table_json(fit.holdout_accelerator, with_rows=False),
+            "target": "median abs error <= 15 %, no row worse than 35 %",
+            "target_met": bool(
+                fit.table.median_abs_error_pct <= 15.0 and fit.table.max_abs_error_pct <= 35.0
+            ),
+        },
+        "assumptions": list(fit.assumptions),
+        "excluded": [{"ref_id": ref, "reason": reason} for ref, reason in fit.excluded],
+        "rows": [dataclasses.asdict(r) for r in fit.table.rows],
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def load_calibration(path: str | Path = DEFAULT_CALIBRATION_PATH) -> Calibration:
+    """Read the calibration JSON written by :func:`save_calibration`.
+
+    Args:
+        path: JSON path (default: the packaged ``data/calibration.json``).
+
+    Returns:
+        The calibration; roofline defaults when the file does not exist.
+    """
+    path = Path(path)
+    if not path.exists():
+        return Calibration()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    params = data["parameters"]
+    return Calibration(
+        global_factors=EfficiencyFactors(**params["global"]),
+        group_factors={k: EfficiencyFactors(**v) for k, v in params["groups"].items()},
+        link_bw_fraction=params["link_bw_fraction"],
+        pcie_link_bw_fraction=params["pcie_link_bw_fraction"],
+        allreduce_base_us=params["allreduce_base_us"],
+        allreduce_hop_us=params["allreduce_hop_us"],
+        step_overhead_us_per_layer=params["step_overhead_us_per_layer"],
+        step_overhead_ms=params["step_overhead_ms"],
+        prefill_compute_ratio=params["prefill_compute_ratio"],
+        moe_compute_ratio=params["moe_compute_ratio"],
+        kv_read_bw_ratio=params["kv_read_bw_ratio"],
+        max_num_seqs=int(params["max_num_seqs"]),
+        gpu_memory_utilization=params["gpu_memory_utilization"],
+        tpot_p99_over_mean=params["tpot_p99_over_mean"],
+        group_runs={k: int(v) for k, v in data["group_runs"].items()},
+        group_error_pct={k: float(v) for k, v in data["group_error_pct"].items()},
+        global_error_pct=float(data["global_error_pct"]),
+        version=str(data["version"]),
+        fitted_at=str(data["fitted_at"]),
+    )
+
+
+def build_calibration(
+    data_dir: str | Path, path: str | Path = DEFAULT_CALIBRATION_PATH, holdout: bool = True
+) -> CalibrationFit:
+    """Fit on the reference CSVs in ``data_dir`` and write the JSON data file.
+
+    Args:
+        data_dir: Directory with accelerators.csv, models.csv, servers.csv and
+            benchmarks_public.csv (``catalog/data``).
+        path: Output JSON path.
+        holdout: Run the k-fold by hardware checks (slow: one refit per fold).
+
+    Returns:
+        The fit that was saved.
+    """
+    from planner.engine.specs import load_accelerators_csv, load_models_csv
+
+    data_dir = Path(data_dir)
+    accelerators = load_accelerators_csv(data_dir / "accelerators.csv")
+    models = load_models_csv(data_dir / "models.csv")
+    bench = data_dir / "benchmarks_public.csv"
+    runs = load_benchmark_runs(bench, accelerators)
+    fit = fit_calibration(
+        runs,
+        accelerators,
+        models,
+        holdout=holdout,
+        tpot_p99_over_mean=tpot_p99_over_p50(bench),
+    )
+    save_calibration(fit, path)
+    return fit
+
+
+if __name__ == "__main__":  # python -m planner.engine.calibration catalog/data
+    import sys
+
+    result = build_calibration(sys.argv[1] if len(sys.argv) > 1 else "catalog/data")
+    print(
+        f"median {result.table.median_abs_error_pct:.1f} %, "
+        f"max {result.table.max_abs_error_pct:.1f} % over {len(result.table.rows)} runs"
+    )

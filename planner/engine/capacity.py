@@ -1,0 +1,416 @@
+"""Capacity of one replica and the fleet for a peak load.
+
+Seed guide, "a working method", steps 1-4: memory footprint → smallest parallel degree that
+fits → largest batch that meets the latency targets and fits in memory → tokens/s per replica →
+replicas for peak concurrency, plus headroom and N+1 per failure domain → accelerators,
+servers, racks. The batch search is vectorised over a grid of batch sizes with NumPy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.engine.memory import MemoryPlan, plan_memory
+from planner.engine.performance import (
+    Calibration,
+    PerformancePoint,
+    ReplicaShape,
+    ResolvedFactors,
+    prompt_tail_factor,
+    replica_shape,
+    slot_wait_ms,
+    steady_state,
+    step_time_ms,
+    tpot_tail_factor,
+)
+from planner.engine.specs import AcceleratorSpec, ModelSpec
+
+__all__ = [
+    "ReplicaCapacity",
+    "ReplicaPlan",
+    "batch_grid",
+    "latency_capacity",
+    "offline_capacity",
+    "plan_replicas",
+    "replica_capacity",
+    "smallest_fitting_tp",
+    "valid_tp_degrees",
+]
+
+
+def batch_grid(max_batch: int, points: int = 96) -> np.ndarray:
+    """Candidate batch sizes 1..max_batch: every integer up to 32, then geometric steps.
+
+    Args:
+        max_batch: Largest batch to consider (≥ 1).
+        points: Geometric points above 32.
+
+    Returns:
+        Sorted unique integers as floats, always including ``max_batch``.
+    """
+    max_batch = max(1, int(max_batch))
+    low = np.arange(1, min(max_batch, 32) + 1, dtype=float)
+    if max_batch <= 32:
+        return low
+    high = np.unique(np.round(np.geomspace(32, max_batch, points)))
+    return np.unique(np.concatenate([low, high, [float(max_batch)]]))
+
+
+def valid_tp_degrees(model: ModelSpec, accelerator: AcceleratorSpec) -> list[int]:
+    """Powers of two up to the accelerators per server that divide the attention heads.
+
+    vLLM requires num_attention_heads % TP == 0 (and KV heads to divide or be divided by TP).
+    """
+    degrees = []
+    tp = 1
+    while tp <= accelerator.accelerators_per_server:
+        kv_ok = model.is_mla or model.kv_heads % tp == 0 or tp % model.kv_heads == 0
+        if model.heads % tp == 0 and kv_ok:
+            degrees.append(tp)
+        tp *= 2
+    return degrees
+
+
+def smallest_fitting_tp(
+    model: ModelSpec,
+    accelerator: AcceleratorSpec,
+    precision: str,
+    context_tokens: int,
+    calibration: Calibration | None = None,
+) -> tuple[int | None, MemoryPlan]:
+    """Smallest valid TP degree at which one sequence of ``context_tokens`` fits.
+
+    Args:
+        model: Architecture.
+        accelerator: Device.
+        precision: Weight precision.
+        context_tokens: Prompt + output tokens of one sequence.
+        calibration: Supplies ``gpu_memory_utilization`` (default 0.9).
+
+    Returns:
+        (TP or None when nothing fits, the memory plan of the last degree tried).
+    """
+    util = calibration.gpu_memory_utilization if calibration else 0.9
+    plan = None
+    for tp in valid_tp_degrees(model, accelerator):
+        plan = plan_memory(model, accelerator, precision, tp, context_tokens, None, util)
+        if plan.feasible:
+            return tp, plan
+    if plan is None:
+        plan = plan_memory(model, accelerator, precision, 1, context_tokens, None, util)
+    return None, plan
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaCapacity:
+    """What one replica of ``tensor_parallel`` accelerators can do for a workload.
+
+    Attributes:
+        tensor_parallel: TP degree.
+        memory: The memory plan (weights, KV budget, max concurrency).
+        max_batch: Concurrency cap: memory limit and the scheduler's max_num_seqs.
+        point: Operating point (None when infeasible).
+        infeasible_reason: Why there is no operating point, or None.
+        factors: Efficiency factors used, with provenance and expected error.
+    """
+
+    tensor_parallel: int
+    memory: MemoryPlan
+    max_batch: int
+    point: PerformancePoint | None
+    infeasible_reason: str | None
+    factors: ResolvedFactors | None
+
+    @property
+    def feasible(self) -> bool:
+        """True when the replica has an operating point."""
+        return self.point is not None
+
+
+def offline_capacity(
+    shape: ReplicaShape, max_batch: int, input_len: float, output_len: float
+) -> PerformancePoint:
+    """Maximum throughput with no latency target: the largest batch that fits.
+
+    Throughput B·out / (TTFT + out·TPOT) rises with B, so the optimum is the memory cap.
+    """
+    state = steady_state(shape, float(max_batch), input_len, output_len)
+    return PerformancePoint(
+        batch=int(max_batch),
+        ttft_ms=float(state.ttft_service_ms[0]),
+        tpot_ms=float(state.tpot_ms[0]),
+        output_tokens_per_s=float(state.output_tokens_per_s[0]),
+        requests_per_s=float(state.requests_per_s[0]),
+        statistic="mean",
+    )
+
+
+def latency_capacity(
+    shape: ReplicaShape,
+    max_batch: int,
+    input_len: float,
+    output_len: float,
+    ttft_target_ms: float | None,
+    tpot_target_ms: float | None,
+    percentile: float = 99.0,
+    variable_lengths: bool = False,
+) -> tuple[PerformancePoint | None, str | None]:
+    """Largest-throughput batch whose p-th percentile TTFT and TPOT meet the targets.
+
+    For each batch B on :func:`batch_grid`: TPOT_p = TPOT × tail ratio; TTFT_p = service time
+    (the step that carries the prompt, plus the p-quantile of the step in progress) + the
+    p-quantile of the M/M/c wait for a KV slot with c = ``max_batch`` and load a = B
+    (anchors F10: sweep the concurrency, keep the best point meeting the SLO). With
+    ``variable_lengths`` the TTFT percentile is that of a long prompt: mean × the calibration's
+    p99/mean prompt ratio (3.56 for OpenOrca), interpolated for other percentiles and capped at
+    the model's context.
+
+    Args:
+        shape: Replica constants.
+        max_batch: Concurrency cap (memory and scheduler).
+        input_len: Prompt tokens (mean).
+        output_len: Output tokens (mean).
+        ttft_target_ms: TTFT target at the percentile, None for no target.
+        tpot_target_ms: TPOT target at the percentile, None for no target.
+        percentile: 95 or 99 (any 50 < p < 100 works).
+        variable_lengths: Prompts vary in length (exponential assumption) rather than fixed.
+
+    Returns:
+        (point, None) or (None, reason when even batch 1 misses a target).
+    """
+    label = f"p{percentile:g}"
+
+    def evaluate(batch: np.ndarray) -> tuple:
+        state = steady_state(shape, batch, input_len, output_len)
+        tpot_p = state.tpot_ms * tpot_tail_factor(percentile, shape.calibration)
+        wait = slot_wait_ms(float(max_batch), batch, state.slot_time_s, percentile)
+        service = state.ttft_service_ms
+        if variable_lengths:
+            cap = max(1.0, shape.model.max_context - output_len)
+            long_prompt = min(input_len * prompt_tail_factor(percentile, shape.calibration), cap)
+            ctx = input_len + output_len / 2.0
+            steady_prefill = batch * input_len / max(output_len, 1.0)
+            service = step_time_ms(shape, batch, steady_prefill + long_prompt, ctx, long_prompt)
+            service = service + 0.5 * state.tpot_ms
+        ttft_p = service + (percentile / 100.0 - 0.5) * state.tpot_ms + wait
+        margin = np.zeros_like(batch)
+        if ttft_target_ms is not None:
+            margin = np.maximum(margin, ttft_p / ttft_target_ms)
+        if tpot_target_ms is not None:
+            margin = np.maximum(margin, tpot_p / tpot_target_ms)
+        return state, ttft_p, tpot_p, margin - 1.0  # margin ≤ 0 meets both targets
+
+    grid = batch_grid(max_batch)
+    state, ttft_p, tpot_p, margin = evaluate(grid)
+    if margin[0] > 0:
+        parts = []
+        if ttft_target_ms is not None and ttft_p[0] > ttft_target_ms:
+            parts.append(
+                f"{label} TTFT {ttft_p[0]:,.0f} ms exceeds the {ttft_target_ms:,.0f} ms target"
+            )
+        if tpot_target_ms is not None and tpot_p[0] > tpot_target_ms:
+            parts.append(
+                f"{label} TPOT {tpot_p[0]:,.1f} ms exceeds the {tpot_target_ms:,.1f} ms target"
+            )
+        return None, " and ".join(parts) + " even at batch 1"
+    # Latency grows with the batch, so the feasible batches are a prefix of the grid; the
+    # boundary is interpolated between the last feasible and first infeasible grid points.
+    failing = np.flatnonzero(margin > 0)
+    if failing.size == 0:
+        best = np.asarray([grid[-1]])
+    else:
+        hi = int(failing[0])
+        lo = hi - 1
+        frac = margin[lo] / (margin[lo] - margin[hi])
+        best = np.asarray([grid[lo] + frac * (grid[hi] - grid[lo])])
+    state, ttft_p, tpot_p, _ = evaluate(best)
+    return (
+        PerformancePoint(
+            batch=max(1, int(best[0])),
+            ttft_ms=float(ttft_p[0]),
+            tpot_ms=float(tpot_p[0]),
+            output_tokens_per_s=float(state.output_tokens_per_s[0]),
+            requests_per_s=float(state.requests_per_s[0]),
+            statistic=label,
+        ),
+        None,
+    )
+
+
+def replica_capacity(
+    model: ModelSpec,
+    accelerator: AcceleratorSpec,
+    precision: str,
+    tp: int,
+    input_len: float,
+    output_len: float,
+    calibration: Calibration,
+    ttft_target_ms: float | None = None,
+    tpot_target_ms: float | None = None,
+    percentile: float = 99.0,
+    kv_precision: str | None = None,
+    serving_stack: str = "vllm",
+    variable_lengths: bool = False,
+) -> ReplicaCapacity:
+    """Memory plan plus operating point of one replica.
+
+    With no targets the point is offline maximum throughput; with a TTFT and/or TPOT target
+    it is the largest-throughput batch meeting them at the percentile.
+
+    Args:
+        model: Architecture.
+        accelerator: Device.
+        precision: Weight precision.
+        tp: Tensor-parallel degree.
+        input_len: Prompt tokens (mean).
+        output_len: Output tokens (mean).
+        calibration: Efficiency factors.
+        ttft_target_ms: Optional TTFT target (ms).
+        tpot_target_ms: Optional TPOT target (ms).
+        percentile: Percentile of the targets.
+        kv_precision: KV dtype (default from the weight precision).
+        serving_stack: "vllm" or "trtllm" memory rule.
+        variable_lengths: Prompt lengths vary (see :func:`latency_capacity`).
+
+    Returns:
+        The capacity; ``infeasible_reason`` says why when there is no operating point.
+    """
+    context = int(math.ceil(input_len + output_len))
+    memory = plan_memory(
+        model,
+        accelerator,
+        precision,
+        tp,
+        context,
+        kv_precision,
+        calibration.gpu_memory_utilization,
+        serving_stack,
+    )
+    if not memory.feasible:
+        return ReplicaCapacity(tp, memory, 0, None, memory.infeasible_reason, None)
+    try:
+        shape = replica_shape(model, accelerator, precision, tp, calibration, kv_precision)
+    except ValueError as exc:
+        return ReplicaCapacity(tp, memory, 0, None, str(exc), None)
+    max_batch = max(1, min(memory.max_concurrent_sequences, calibration.max_num_seqs))
+    if ttft_target_ms is None and tpot_target_ms is None:
+        point, reason = offline_capacity(shape, max_batch, input_len, output_len), None
+    else:
+        point, reason = latency_capacity(
+            shape,
+            max_batch,
+            input_len,
+            output_len,
+            ttft_target_ms,
+            tpot_target_ms,
+            percentile,
+            variable_lengths,
+        )
+    return ReplicaCapacity(tp, memory, max_batch, point, reason, shape.factors)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaPlan:
+    """Fleet for a peak load.
+
+    Attributes:
+        replicas_for_load: Replicas that carry the peak at full per-replica capacity.
+        replicas_with_headroom: After dividing capacity by (1 − headroom).
+        spare_replicas: N+1 spares, one per failure domain.
+        replicas: Total replicas.
+        accelerators: replicas × TP.
+        servers: Servers holding them (replicas never straddle servers when TP ≤ server size).
+        racks: Racks, None when servers per rack is not given.
+        headroom_pct: Headroom used.
+        failure_domains: Failure domains used.
+    """
+
+    replicas_for_load: int
+    replicas_with_headroom: int
+    spare_replicas: int
+    replicas: int
+    accelerators: int
+    servers: int
+    racks: int | None
+    headroom_pct: float
+    failure_domains: int
+
+
+def plan_replicas(
+    *,
+    tensor_parallel: int,
+    accelerators_per_server: int,
+    batch_per_replica: float | None = None,
+    requests_per_s_per_replica: float | None = None,
+    peak_concurrency: float | None = None,
+    peak_requests_per_s: float | None = None,
+    headroom_pct: float = 10.0,
+    failure_domains: int = 1,
+    n_plus_one: bool = True,
+    servers_per_rack: int | None = None,
+) -> ReplicaPlan:
+    """Replicas, accelerators, servers and racks for a peak load.
+
+    replicas = ceil(load / (capacity × (1 − headroom))) (anchors F9, ConfigIQ's 0.9 planning
+    factor is headroom 10 %), by peak concurrency against the batch per replica and/or by peak
+    requests/s against requests/s per replica (Little's law links the two); the larger wins.
+    N+1: the replicas are spread over ``failure_domains`` and each domain gets one spare.
+
+    Args:
+        tensor_parallel: Accelerators per replica.
+        accelerators_per_server: Accelerators per server.
+        batch_per_replica: Concurrent requests one replica holds within target.
+        requests_per_s_per_replica: Requests/s one replica serves within target.
+        peak_concurrency: Peak concurrent requests.
+        peak_requests_per_s: Peak requests/s.
+        headroom_pct: Capacity kept free at peak, in percent (0-<100).
+        failure_domains: Failure domains (racks, rooms, zones) the replicas are spread over.
+        n_plus_one: Add one spare replica per failure domain.
+        servers_per_rack: Servers per rack, for the rack count.
+
+    Returns:
+        The plan.
+
+    Raises:
+        ValueError: When no load or no matching capacity is given, or headroom is out of range.
+    """
+    if not 0.0 <= headroom_pct < 100.0:
+        raise ValueError("headroom_pct must be in [0, 100)")
+    needs = []
+    if peak_concurrency is not None:
+        if not batch_per_replica:
+            raise ValueError("peak_concurrency needs batch_per_replica")
+        needs.append(peak_concurrency / batch_per_replica)
+    if peak_requests_per_s is not None:
+        if not requests_per_s_per_replica:
+            raise ValueError("peak_requests_per_s needs requests_per_s_per_replica")
+        needs.append(peak_requests_per_s / requests_per_s_per_replica)
+    if not needs:
+        raise ValueError("give peak_concurrency or peak_requests_per_s")
+    need = max(needs)
+    for_load = max(1, math.ceil(need - 1e-9))
+    with_headroom = max(1, math.ceil(need / (1.0 - headroom_pct / 100.0) - 1e-9))
+    domains = max(1, int(failure_domains))
+    spares = domains if n_plus_one else 0
+    replicas = with_headroom + spares
+    accelerators = replicas * tensor_parallel
+    if tensor_parallel <= accelerators_per_server:
+        per_server = max(1, accelerators_per_server // tensor_parallel)
+        servers = math.ceil(replicas / per_server)
+    else:
+        servers = replicas * math.ceil(tensor_parallel / accelerators_per_server)
+    racks = math.ceil(servers / servers_per_rack) if servers_per_rack else None
+    return ReplicaPlan(
+        replicas_for_load=for_load,
+        replicas_with_headroom=with_headroom,
+        spare_replicas=spares,
+        replicas=replicas,
+        accelerators=accelerators,
+        servers=servers,
+        racks=racks,
+        headroom_pct=headroom_pct,
+        failure_domains=domains,
+    )

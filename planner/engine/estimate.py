@@ -1,0 +1,303 @@
+"""Single entry point for one estimate: the contract of the CLI and ``POST /api/v1/estimate``.
+
+Given a model, an accelerator, N accelerators in total, a precision and a workload, return the
+throughput of all N together at the operating point asked for, with latency, memory figures,
+the expected error band and where the efficiency factors come from:
+
+* ``scenario="offline"`` with no target: maximum throughput (largest batch that fits);
+* ``scenario="server"`` with TTFT and/or TPOT targets: the most throughput that meets them at
+  the percentile;
+* with ``request_rate``: what that offered load yields (mean latencies, queueing included).
+
+The tensor-parallel degree is the engine's choice unless given: among the valid degrees that
+divide N, the one with the most throughput (or, under a request rate, the lowest mean
+end-to-end latency).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from planner.engine.capacity import ReplicaCapacity, replica_capacity, valid_tp_degrees
+from planner.engine.memory import BYTES_PER_GB, SERVING_STACKS
+from planner.engine.performance import Calibration, latency_under_load, replica_shape
+from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
+
+__all__ = ["EstimateError", "EstimateRequest", "EstimateResult", "estimate"]
+
+
+class EstimateError(ValueError):
+    """The inputs describe something that cannot be estimated; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateRequest:
+    """Inputs of one estimate.
+
+    Attributes:
+        model: Model slug (must match the ModelSpec passed in).
+        accelerator: Accelerator slug (must match the AcceleratorSpec passed in).
+        accelerators: Accelerators in total (N).
+        precision: Weight precision: "bf16", "fp8", "int4" or "fp4".
+        input_tokens: Prompt tokens per request (mean).
+        output_tokens: Output tokens per request (mean).
+        tensor_parallel: TP degree, or None to let the engine choose.
+        scenario: "offline" (no latency target) or "server" (targets and/or a request rate).
+        ttft_ms: TTFT target at the percentile (server), ms.
+        tpot_ms: TPOT target at the percentile (server), ms.
+        percentile: 95 or 99.
+        request_rate: Offered requests/s for all N accelerators together, or None.
+        kv_precision: KV-cache dtype, or None for the default of the precision.
+        serving_stack: "vllm" (default) or "trtllm" memory rule.
+        variable_lengths: Prompt lengths vary around the mean (exponential assumption for TTFT
+            percentiles) instead of being fixed.
+    """
+
+    model: str
+    accelerator: str
+    accelerators: int
+    precision: str
+    input_tokens: int
+    output_tokens: int
+    tensor_parallel: int | None = None
+    scenario: str = "offline"
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    percentile: int = 99
+    request_rate: float | None = None
+    kv_precision: str | None = None
+    serving_stack: str = "vllm"
+    variable_lengths: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateResult:
+    """Outputs of one estimate (all N accelerators together unless "per replica").
+
+    Attributes:
+        output_tokens_per_s: Output tokens/s of the N accelerators at the operating point.
+        requests_per_s: Completed requests/s of the N accelerators.
+        ttft_ms: TTFT at the operating point (``latency_statistic`` says which statistic).
+        tpot_ms: TPOT at the operating point (same statistic).
+        latency_statistic: "p95"/"p99" under a target, "mean" under a request rate or offline.
+        batch_per_replica: Concurrent sequences per replica.
+        tensor_parallel: TP degree used.
+        replicas: N ÷ TP.
+        accelerators_used: replicas × TP.
+        weights_gb: Weights of one replica, GB (1e9 bytes).
+        kv_cache_bytes_per_token: KV bytes per token of one replica (all TP ranks, at the
+            request's context for sliding-window models).
+        max_concurrent_sequences: Sequences of input+output tokens whose KV fits per replica.
+        kv_cache_gb_per_gpu: KV budget per GPU, GB.
+        utilisation: Concurrency / max concurrency per replica (request-rate mode), else None.
+        expected_error_pct: Median abs % error of the reference runs nearest this estimate.
+        provenance: Where the efficiency factors come from.
+        calibration_version: Version of the calibration used.
+    """
+
+    output_tokens_per_s: float
+    requests_per_s: float
+    ttft_ms: float
+    tpot_ms: float
+    latency_statistic: str
+    batch_per_replica: int
+    tensor_parallel: int
+    replicas: int
+    accelerators_used: int
+    weights_gb: float
+    kv_cache_bytes_per_token: float
+    max_concurrent_sequences: int
+    kv_cache_gb_per_gpu: float
+    utilisation: float | None
+    expected_error_pct: float
+    provenance: str
+    calibration_version: str
+
+
+def _validate(request: EstimateRequest, model: ModelSpec, accelerator: AcceleratorSpec) -> None:
+    if request.model != model.slug:
+        raise EstimateError(f"request is for model {request.model!r} but {model.slug!r} was given")
+    if request.accelerator != accelerator.slug:
+        raise EstimateError(
+            f"request is for accelerator {request.accelerator!r} but {accelerator.slug!r} was given"
+        )
+    if request.accelerators < 1:
+        raise EstimateError("accelerators must be at least 1")
+    if request.precision not in PRECISIONS:
+        raise EstimateError(
+            f"precision {request.precision!r} is not one of {', '.join(PRECISIONS)}"
+        )
+    if request.input_tokens < 1 or request.output_tokens < 1:
+        raise EstimateError("input_tokens and output_tokens must be at least 1")
+    if request.input_tokens + request.output_tokens > model.max_context:
+        raise EstimateError(
+            f"{request.input_tokens + request.output_tokens:,} tokens per request exceed "
+            f"{model.name}'s context of {model.max_context:,} tokens"
+        )
+    if request.scenario not in {"offline", "server"}:
+        raise EstimateError(f"scenario must be 'offline' or 'server', not {request.scenario!r}")
+    if request.percentile not in (95, 99):
+        raise EstimateError("percentile must be 95 or 99")
+    if request.serving_stack not in SERVING_STACKS:
+        raise EstimateError(f"serving_stack must be one of {', '.join(SERVING_STACKS)}")
+    has_target = request.ttft_ms is not None or request.tpot_ms is not None
+    if request.scenario == "offline" and has_target:
+        raise EstimateError("an offline estimate takes no latency target; use scenario 'server'")
+    if request.scenario == "server" and not has_target and request.request_rate is None:
+        raise EstimateError("a server estimate needs a TTFT or TPOT target or a request rate")
+    for name in ("ttft_ms", "tpot_ms", "request_rate"):
+        value = getattr(request, name)
+        if value is not None and value <= 0:
+            raise EstimateError(f"{name} must be positive")
+    if request.precision == "fp4" and not accelerator.fp4_dense_tflops:
+        raise EstimateError(f"{accelerator.name} has no FP4 tensor cores")
+    if accelerator.compute_tflops(request.precision) is None:
+        raise EstimateError(f"{accelerator.name} publishes no dense BF16 peak to estimate with")
+
+
+def _tp_options(
+    request: EstimateRequest, model: ModelSpec, accelerator: AcceleratorSpec
+) -> list[int]:
+    valid = valid_tp_degrees(model, accelerator)
+    if request.tensor_parallel is not None:
+        tp = request.tensor_parallel
+        if tp not in valid:
+            raise EstimateError(
+                f"tensor_parallel {tp} is not valid for {model.name} on {accelerator.name} "
+                f"(valid: {', '.join(map(str, valid))})"
+            )
+        if request.accelerators % tp:
+            raise EstimateError(f"{request.accelerators} accelerators do not divide into TP {tp}")
+        return [tp]
+    options = [tp for tp in valid if tp <= request.accelerators and request.accelerators % tp == 0]
+    if not options:
+        raise EstimateError(f"no valid tensor-parallel degree divides {request.accelerators}")
+    return options
+
+
+def estimate(
+    request: EstimateRequest,
+    model: ModelSpec,
+    accelerator: AcceleratorSpec,
+    calibration: Calibration,
+) -> EstimateResult:
+    """Estimate throughput and latency of N accelerators serving one workload.
+
+    Args:
+        request: The inputs.
+        model: Spec of ``request.model``.
+        accelerator: Spec of ``request.accelerator``.
+        calibration: Efficiency factors (``calibration.load_calibration()``).
+
+    Returns:
+        The estimate.
+
+    Raises:
+        EstimateError: When the inputs are impossible (one sentence saying why).
+    """
+    _validate(request, model, accelerator)
+    server = request.scenario == "server"
+    targets = server and (request.ttft_ms is not None or request.tpot_ms is not None)
+    options: list[ReplicaCapacity] = []
+    reasons: list[str] = []
+    for tp in _tp_options(request, model, accelerator):
+        capacity = replica_capacity(
+            model,
+            accelerator,
+            request.precision,
+            tp,
+            request.input_tokens,
+            request.output_tokens,
+            calibration,
+            ttft_target_ms=request.ttft_ms if targets and request.request_rate is None else None,
+            tpot_target_ms=request.tpot_ms if targets and request.request_rate is None else None,
+            percentile=float(request.percentile),
+            kv_precision=request.kv_precision,
+            serving_stack=request.serving_stack,
+            variable_lengths=request.variable_lengths,
+        )
+        if capacity.feasible:
+            options.append(capacity)
+        else:
+            reasons.append(f"TP {tp}: {capacity.infeasible_reason}")
+    if not options:
+        raise EstimateError(
+            f"{model.name} at {request.precision} does not run on {accelerator.name}: "
+            + "; ".join(reasons)
+        )
+
+    def total(cap: ReplicaCapacity) -> float:
+        return cap.point.output_tokens_per_s * (request.accelerators // cap.tensor_parallel)
+
+    utilisation = None
+    if request.request_rate is not None:
+        best_load = None
+        for cap in options:
+            replicas = request.accelerators // cap.tensor_parallel
+            shape = replica_shape(
+                model,
+                accelerator,
+                request.precision,
+                cap.tensor_parallel,
+                calibration,
+                request.kv_precision,
+            )
+            load = latency_under_load(
+                shape,
+                request.input_tokens,
+                request.output_tokens,
+                request.request_rate / replicas,
+                cap.max_batch,
+            )
+            if load.saturated:
+                continue
+            e2e = load.ttft_mean_ms + request.output_tokens * load.tpot_mean_ms
+            if best_load is None or e2e < best_load[0]:
+                best_load = (e2e, cap, load)
+        if best_load is None:
+            ceiling = max(
+                c.point.requests_per_s * (request.accelerators // c.tensor_parallel)
+                for c in options
+            )
+            raise EstimateError(
+                f"an offered {request.request_rate:g} requests/s exceeds the capacity of "
+                f"{request.accelerators} × {accelerator.name} (about {ceiling:,.1f} requests/s)"
+            )
+        _, chosen, load = best_load
+        replicas = request.accelerators // chosen.tensor_parallel
+        ttft, tpot, statistic = load.ttft_mean_ms, load.tpot_mean_ms, "mean"
+        tokens_per_s = request.request_rate * request.output_tokens
+        requests_per_s = request.request_rate
+        batch = int(math.ceil(load.batch))
+        utilisation = load.utilisation
+    else:
+        chosen = max(options, key=lambda c: (total(c), -c.tensor_parallel))
+        replicas = request.accelerators // chosen.tensor_parallel
+        point = chosen.point
+        ttft, tpot = point.ttft_ms, point.tpot_ms
+        statistic = point.statistic
+        tokens_per_s = point.output_tokens_per_s * replicas
+        requests_per_s = point.requests_per_s * replicas
+        batch = point.batch
+    memory = chosen.memory
+    factors = chosen.factors
+    return EstimateResult(
+        output_tokens_per_s=tokens_per_s,
+        requests_per_s=requests_per_s,
+        ttft_ms=ttft,
+        tpot_ms=tpot,
+        latency_statistic=statistic,
+        batch_per_replica=batch,
+        tensor_parallel=chosen.tensor_parallel,
+        replicas=replicas,
+        accelerators_used=replicas * chosen.tensor_parallel,
+        weights_gb=memory.weights_bytes_per_replica / BYTES_PER_GB,
+        kv_cache_bytes_per_token=memory.kv_bytes_per_token_replica,
+        max_concurrent_sequences=memory.max_concurrent_sequences,
+        kv_cache_gb_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GB,
+        utilisation=utilisation,
+        expected_error_pct=factors.expected_error_pct,
+        provenance=factors.provenance,
+        calibration_version=calibration.version,
+    )

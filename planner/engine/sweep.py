@@ -1,0 +1,251 @@
+"""Candidate sweep: every (accelerator, precision, TP) configuration for one workload.
+
+For each accelerator in the list, each precision and each valid tensor-parallel degree, the
+sweep runs the memory plan and the latency-constrained batch search (vectorised over batch
+sizes), sizes the fleet for the peak load, and prices it: cost per million output tokens at the
+latency target = TP × USD per accelerator-hour / (output tokens/s per replica × 3600) × 1e6
+(anchors F13, llm-analysis's $/1k tokens). Infeasible candidates come back with their reason,
+so the consultant sees why a part is missing from the ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from planner.engine.capacity import plan_replicas, replica_capacity, valid_tp_degrees
+from planner.engine.performance import Calibration
+from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
+
+__all__ = ["SweepCandidate", "SweepResult", "Workload", "sweep"]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """One request type to size.
+
+    Attributes:
+        input_tokens: Prompt tokens (mean).
+        output_tokens: Output tokens (mean).
+        ttft_ms: TTFT target at the percentile, None for none.
+        tpot_ms: TPOT target at the percentile, None for none.
+        percentile: Percentile of the targets (95 or 99).
+        peak_concurrency: Peak concurrent requests, or None.
+        peak_requests_per_s: Peak requests/s, or None.
+        headroom_pct: Capacity kept free at peak, percent.
+        failure_domains: Failure domains for N+1.
+        precisions: Precisions to try.
+        serving_stack: "vllm" or "trtllm" memory rule.
+    """
+
+    input_tokens: int
+    output_tokens: int
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    percentile: int = 99
+    peak_concurrency: float | None = None
+    peak_requests_per_s: float | None = None
+    headroom_pct: float = 10.0
+    failure_domains: int = 1
+    precisions: tuple[str, ...] = PRECISIONS
+    serving_stack: str = "vllm"
+
+
+@dataclass(frozen=True, slots=True)
+class SweepCandidate:
+    """One configuration and what it costs at the latency target.
+
+    Attributes:
+        accelerator_slug: Accelerator.
+        accelerator_name: Display name.
+        precision: Weight precision.
+        tensor_parallel: TP degree.
+        accelerators_per_server: Accelerators per server.
+        feasible: True when the configuration meets the targets and fits.
+        infeasible_reason: Why not, else None.
+        batch_per_replica: Concurrency per replica at the operating point.
+        output_tokens_per_s_per_replica: Output tokens/s per replica.
+        requests_per_s_per_replica: Requests/s per replica.
+        ttft_ms: TTFT at the operating point (percentile under a target).
+        tpot_ms: TPOT at the operating point.
+        replicas: Replicas for the peak (None without a peak load).
+        accelerators: Accelerators for the peak (None without a peak load).
+        servers: Servers for the peak (None without a peak load).
+        usd_per_accelerator_hour: Price basis, None when unknown.
+        usd_per_million_output_tokens: Cost at the latency target, None without a price.
+        usd_per_hour: Fleet cost per hour at peak size, None without price or peak load.
+        expected_error_pct: Error band of the estimate.
+        provenance: Where the efficiency factors come from.
+    """
+
+    accelerator_slug: str
+    accelerator_name: str
+    precision: str
+    tensor_parallel: int
+    accelerators_per_server: int
+    feasible: bool
+    infeasible_reason: str | None
+    batch_per_replica: int = 0
+    output_tokens_per_s_per_replica: float = 0.0
+    requests_per_s_per_replica: float = 0.0
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    replicas: int | None = None
+    accelerators: int | None = None
+    servers: int | None = None
+    usd_per_accelerator_hour: float | None = None
+    usd_per_million_output_tokens: float | None = None
+    usd_per_hour: float | None = None
+    expected_error_pct: float | None = None
+    provenance: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SweepResult:
+    """All candidates, feasible first by cost per million output tokens.
+
+    Attributes:
+        candidates: Every configuration tried.
+        best: Cheapest feasible priced candidate, None when there is none.
+    """
+
+    candidates: tuple[SweepCandidate, ...]
+    best: SweepCandidate | None
+
+    @property
+    def feasible(self) -> tuple[SweepCandidate, ...]:
+        """Feasible candidates only."""
+        return tuple(c for c in self.candidates if c.feasible)
+
+
+def _precision_reason(accelerator: AcceleratorSpec, precision: str) -> str | None:
+    if precision == "fp4" and not accelerator.fp4_dense_tflops:
+        return f"{accelerator.name} has no FP4 tensor cores"
+    if accelerator.compute_tflops(precision) is None:
+        return f"{accelerator.name} publishes no dense BF16 peak"
+    return None
+
+
+def sweep(
+    workload: Workload,
+    model: ModelSpec,
+    accelerators: Iterable[AcceleratorSpec],
+    calibration: Calibration,
+    usd_per_accelerator_hour: Mapping[str, float] | None = None,
+) -> SweepResult:
+    """Try every accelerator × precision × TP degree for one workload.
+
+    Args:
+        workload: The request type and its targets.
+        model: Model spec.
+        accelerators: Candidate accelerators.
+        calibration: Efficiency factors.
+        usd_per_accelerator_hour: Accelerator slug -> USD per accelerator-hour (e.g. the
+            cheapest on-demand cloud price ÷ accelerators per instance).
+
+    Returns:
+        The candidates, feasible ones first by cost, then infeasible ones with reasons.
+    """
+    prices = usd_per_accelerator_hour or {}
+    has_target = workload.ttft_ms is not None or workload.tpot_ms is not None
+    has_peak = workload.peak_concurrency is not None or workload.peak_requests_per_s is not None
+    candidates: list[SweepCandidate] = []
+    for accelerator in accelerators:
+        price = prices.get(accelerator.slug)
+        degrees = valid_tp_degrees(model, accelerator)
+        for precision in workload.precisions:
+            reason = _precision_reason(accelerator, precision)
+            if reason or not degrees:
+                candidates.append(
+                    SweepCandidate(
+                        accelerator.slug,
+                        accelerator.name,
+                        precision,
+                        degrees[0] if degrees else 1,
+                        accelerator.accelerators_per_server,
+                        False,
+                        reason or "no valid tensor-parallel degree",
+                    )
+                )
+                continue
+            for tp in degrees:
+                cap = replica_capacity(
+                    model,
+                    accelerator,
+                    precision,
+                    tp,
+                    workload.input_tokens,
+                    workload.output_tokens,
+                    calibration,
+                    ttft_target_ms=workload.ttft_ms if has_target else None,
+                    tpot_target_ms=workload.tpot_ms if has_target else None,
+                    percentile=float(workload.percentile),
+                    serving_stack=workload.serving_stack,
+                )
+                if not cap.feasible:
+                    candidates.append(
+                        SweepCandidate(
+                            accelerator.slug,
+                            accelerator.name,
+                            precision,
+                            tp,
+                            accelerator.accelerators_per_server,
+                            False,
+                            cap.infeasible_reason,
+                        )
+                    )
+                    continue
+                point = cap.point
+                cost = None
+                if price is not None and point.output_tokens_per_s > 0:
+                    cost = tp * price / (point.output_tokens_per_s * 3600.0) * 1e6
+                replicas = accels = servers = None
+                fleet_cost = None
+                if has_peak:
+                    plan = plan_replicas(
+                        tensor_parallel=tp,
+                        accelerators_per_server=accelerator.accelerators_per_server,
+                        batch_per_replica=point.batch,
+                        requests_per_s_per_replica=point.requests_per_s,
+                        peak_concurrency=workload.peak_concurrency,
+                        peak_requests_per_s=workload.peak_requests_per_s,
+                        headroom_pct=workload.headroom_pct,
+                        failure_domains=workload.failure_domains,
+                    )
+                    replicas, accels, servers = plan.replicas, plan.accelerators, plan.servers
+                    if price is not None:
+                        fleet_cost = accels * price
+                candidates.append(
+                    SweepCandidate(
+                        accelerator_slug=accelerator.slug,
+                        accelerator_name=accelerator.name,
+                        precision=precision,
+                        tensor_parallel=tp,
+                        accelerators_per_server=accelerator.accelerators_per_server,
+                        feasible=True,
+                        infeasible_reason=None,
+                        batch_per_replica=point.batch,
+                        output_tokens_per_s_per_replica=point.output_tokens_per_s,
+                        requests_per_s_per_replica=point.requests_per_s,
+                        ttft_ms=point.ttft_ms,
+                        tpot_ms=point.tpot_ms,
+                        replicas=replicas,
+                        accelerators=accels,
+                        servers=servers,
+                        usd_per_accelerator_hour=price,
+                        usd_per_million_output_tokens=cost,
+                        usd_per_hour=fleet_cost,
+                        expected_error_pct=cap.factors.expected_error_pct,
+                        provenance=cap.factors.provenance,
+                    )
+                )
+
+    def order(c: SweepCandidate) -> tuple:
+        cost = c.usd_per_million_output_tokens
+        return (not c.feasible, cost is None, cost or 0.0, -c.output_tokens_per_s_per_replica)
+
+    ranked = tuple(sorted(candidates, key=order))
+    best = next(
+        (c for c in ranked if c.feasible and c.usd_per_million_output_tokens is not None), None
+    )
+    return SweepResult(ranked, best)

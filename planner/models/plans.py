@@ -1,0 +1,207 @@
+"""Clients, plans and workloads: what a consultant plans for whom.
+
+A plan belongs to a client of one organisation. A workload is one request type (chat,
+batch, ...) with its model, lengths, latency targets and peak traffic; the sizing engine
+turns it into candidate configurations and the consultant's choice is kept on it.
+"""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+
+currency_validator = RegexValidator(r"^[A-Z]{3}$", "Use a three-letter ISO 4217 code, e.g. EUR.")
+
+
+class Client(models.Model):
+    """A consultancy's client (the company a plan is for)."""
+
+    organisation = models.ForeignKey(
+        "planner.Organisation", on_delete=models.CASCADE, related_name="clients"
+    )
+    name = models.CharField(max_length=200)
+    country = models.CharField(
+        max_length=2, blank=True, help_text="ISO 3166 two-letter code, e.g. DE."
+    )
+    contact_name = models.CharField(max_length=200, blank=True)
+    contact_email = models.EmailField(blank=True)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organisation", "name"], name="unique_client_name_per_organisation"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Plan(models.Model):
+    """An inference deployment plan for one client."""
+
+    organisation = models.ForeignKey(
+        "planner.Organisation", on_delete=models.CASCADE, related_name="plans"
+    )
+    client = models.ForeignKey(Client, on_delete=models.PROTECT, related_name="plans")
+    name = models.CharField(max_length=200)
+    currency = models.CharField(max_length=3, default="USD", validators=[currency_validator])
+    target_go_live = models.DateField(null=True, blank=True)
+    notes = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.client})"
+
+    def clean(self) -> None:
+        if self.client_id and self.organisation_id and (
+            self.client.organisation_id != self.organisation_id
+        ):
+            raise ValidationError({"client": "The client belongs to another organisation."})
+
+
+class WorkloadKind(models.TextChoices):
+    CHAT = "chat", "Chat assistant"
+    RAG = "rag", "Retrieval-augmented generation"
+    CODE = "code", "Code completion"
+    BATCH = "batch", "Batch / offline"
+
+
+class Precision(models.TextChoices):
+    BF16 = "bf16", "BF16"
+    FP8 = "fp8", "FP8"
+    INT8 = "int8", "INT8"
+    INT4 = "int4", "INT4 (weights)"
+    FP4 = "fp4", "FP4"
+
+
+def default_daily_profile() -> list[float]:
+    """A business-day shape: share of peak traffic in each UTC hour (0-1)."""
+    return [
+        0.15, 0.1, 0.1, 0.1, 0.15, 0.25, 0.45, 0.7, 0.9, 1.0, 1.0, 0.95,
+        0.9, 0.95, 1.0, 0.95, 0.85, 0.7, 0.55, 0.45, 0.35, 0.3, 0.25, 0.2,
+    ]  # fmt: skip
+
+
+class Workload(models.Model):
+    """One request type of a plan, and the configuration chosen for it.
+
+    Latency targets are at ``percentile`` (95 or 99). Interactive work has TTFT and TPOT
+    targets; batch work has an end-to-end time. Peak traffic is either peak concurrent
+    requests or peak requests per second (then concurrency follows by Little's law).
+    ``daily_profile`` holds 24 shares of peak (UTC hours); ``region_shares`` maps a
+    region key (planner.engine.network.REGIONS) to its share of users in percent.
+    """
+
+    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="workloads")
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=20, choices=WorkloadKind.choices, default=WorkloadKind.CHAT)
+    model = models.ForeignKey(
+        "catalog.ModelArchitecture", on_delete=models.PROTECT, related_name="workloads"
+    )
+    precision = models.CharField(max_length=8, choices=Precision.choices, default=Precision.FP8)
+    input_tokens_mean = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    input_tokens_p95 = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens_mean = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    output_tokens_p95 = models.PositiveIntegerField(null=True, blank=True)
+    percentile = models.PositiveSmallIntegerField(
+        choices=[(95, "p95"), (99, "p99")], default=95
+    )
+    ttft_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Time to first token target, ms (interactive work)."
+    )
+    tpot_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Time per output token target, ms (interactive work)."
+    )
+    e2e_s = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Whole-request time target, seconds (batch work)."
+    )
+    peak_concurrency = models.PositiveIntegerField(null=True, blank=True)
+    peak_requests_per_s = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.0001)]
+    )
+    daily_profile = models.JSONField(default=default_daily_profile)
+    region_shares = models.JSONField(default=dict, blank=True)
+    headroom_pct = models.PositiveSmallIntegerField(
+        default=20, validators=[MaxValueValidator(300)], help_text="Spare capacity over peak, %."
+    )
+    n_plus_one = models.BooleanField(
+        default=True, help_text="Add one replica per failure domain so a failure keeps the target."
+    )
+    # The configuration the consultant chose from the sizing candidates.
+    chosen_accelerator = models.ForeignKey(
+        "catalog.Accelerator", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    chosen_server = models.ForeignKey(
+        "catalog.ServerPlatform", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    chosen_precision = models.CharField(max_length=8, choices=Precision.choices, blank=True)
+    chosen_tensor_parallel = models.PositiveSmallIntegerField(null=True, blank=True)
+    chosen_replicas = models.PositiveIntegerField(null=True, blank=True)
+    chosen_accelerators = models.PositiveIntegerField(null=True, blank=True)
+    chosen_servers = models.PositiveIntegerField(null=True, blank=True)
+    chosen_summary = models.JSONField(
+        default=dict, blank=True, help_text="The candidate as the engine gave it when chosen."
+    )
+    chosen_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["plan", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.plan.name})"
+
+    @property
+    def is_interactive(self) -> bool:
+        return self.kind != WorkloadKind.BATCH
+
+    @property
+    def has_choice(self) -> bool:
+        return self.chosen_accelerator_id is not None
+
+    def clean(self) -> None:
+        errors: dict[str, str] = {}
+        if self.peak_concurrency is None and self.peak_requests_per_s is None:
+            errors["peak_concurrency"] = "Give peak concurrent requests or peak requests per second."
+        if self.is_interactive and not (self.ttft_ms and self.tpot_ms):
+            errors["ttft_ms"] = "Interactive work needs both a TTFT and a TPOT target."
+        if not self.is_interactive and not self.e2e_s and not (self.ttft_ms and self.tpot_ms):
+            errors["e2e_s"] = "Batch work needs a whole-request time target."
+        if self.input_tokens_p95 and self.input_tokens_mean and (
+            self.input_tokens_p95 < self.input_tokens_mean
+        ):
+            errors["input_tokens_p95"] = "The p95 length cannot be below the mean."
+        if self.output_tokens_p95 and self.output_tokens_mean and (
+            self.output_tokens_p95 < self.output_tokens_mean
+        ):
+            errors["output_tokens_p95"] = "The p95 length cannot be below the mean."
+        profile = self.daily_profile
+        if not (
+            isinstance(profile, list)
+            and len(profile) == 24
+            and all(isinstance(v, int | float) and 0 <= v <= 1 for v in profile)
+        ):
+            errors["daily_profile"] = "Give 24 hourly shares of peak, each between 0 and 1."
+        elif max(profile) == 0:
+            errors["daily_profile"] = "At least one hour must carry traffic."
+        shares = self.region_shares
+        if not isinstance(shares, dict) or not all(
+            isinstance(v, int | float) and v >= 0 for v in shares.values()
+        ):
+            errors["region_shares"] = "Region shares are percentages per region."
+        elif shares and abs(sum(shares.values()) - 100) > 0.5:
+            errors["region_shares"] = f"Region shares add up to {sum(shares.values()):g} %, not 100 %."
+        if errors:
+            raise ValidationError(errors)

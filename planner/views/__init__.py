@@ -1,0 +1,1 @@
+"""Views of the planner app, split by subject."""

@@ -1,0 +1,106 @@
+"""Clients and plans: list, create, edit, and the plan's overview page."""
+
+from django.contrib import messages
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from planner import selectors
+from planner.forms import ClientForm, PlanForm
+from planner.permissions import editor_required, member_required
+from planner.services import plan_save
+
+
+def plan_or_404(request: HttpRequest, plan_id: int):
+    """The current organisation's plan, or a 404 (also for other organisations' plans)."""
+    try:
+        return selectors.plan_get(organisation=request.organisation, plan_id=plan_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such plan.") from None
+
+
+def _status(form) -> int:
+    return 400 if form.is_bound and form.errors else 200
+
+
+@member_required
+@require_http_methods(["GET", "POST"])
+def client_list_view(request: HttpRequest) -> HttpResponse:
+    form = ClientForm(request.POST or None, organisation=request.organisation)
+    if request.method == "POST":
+        if not request.membership.can_edit:
+            messages.error(request, "Viewers cannot add clients.")
+            return redirect("client_list")
+        if form.is_valid():
+            client = form.save(commit=False)
+            client.organisation = request.organisation
+            client.save()
+            messages.success(request, f"Client {client} added.")
+            return redirect("client_list")
+    clients = selectors.client_list(organisation=request.organisation)
+    return render(
+        request, "planner/clients.html", {"form": form, "clients": clients}, status=_status(form)
+    )
+
+
+@editor_required
+@require_http_methods(["GET", "POST"])
+def client_edit(request: HttpRequest, client_id: int) -> HttpResponse:
+    try:
+        client = selectors.client_get(organisation=request.organisation, client_id=client_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such client.") from None
+    form = ClientForm(request.POST or None, instance=client, organisation=request.organisation)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, f"Client {client} saved.")
+        return redirect("client_list")
+    return render(
+        request, "planner/client_edit.html", {"form": form, "client": client}, status=_status(form)
+    )
+
+
+@member_required
+def plan_list_view(request: HttpRequest) -> HttpResponse:
+    plans = selectors.plan_list(organisation=request.organisation)
+    return render(request, "planner/plans.html", {"plans": plans})
+
+
+@editor_required
+@require_http_methods(["GET", "POST"])
+def plan_create(request: HttpRequest) -> HttpResponse:
+    form = PlanForm(request.POST or None, organisation=request.organisation)
+    if request.method == "POST" and form.is_valid():
+        plan = plan_save(form=form, organisation=request.organisation, user=request.user)
+        messages.success(request, f"Plan {plan.name} created. Add its workloads next.")
+        return redirect("plan_detail", plan_id=plan.pk)
+    return render(
+        request, "planner/plan_form.html", {"form": form, "plan": None}, status=_status(form)
+    )
+
+
+@editor_required
+@require_http_methods(["GET", "POST"])
+def plan_edit(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    form = PlanForm(request.POST or None, instance=plan, organisation=request.organisation)
+    if request.method == "POST" and form.is_valid():
+        plan_save(form=form, organisation=request.organisation, user=request.user)
+        messages.success(request, "Plan saved.")
+        return redirect("plan_detail", plan_id=plan.pk)
+    return render(
+        request, "planner/plan_form.html", {"form": form, "plan": plan}, status=_status(form)
+    )
+
+
+@member_required
+def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """The plan's overview: its workloads and what has been chosen for each."""
+    plan = plan_or_404(request, plan_id)
+    workloads = selectors.workload_list(plan=plan)
+    return render(
+        request,
+        "planner/plan_detail.html",
+        {"plan": plan, "workloads": workloads, "section": "overview"},
+    )
