@@ -3,6 +3,7 @@
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, QuerySet
 
+from planner.engine.deployment import Deployment, estimate_server, servers_needed
 from planner.models import Client, Membership, Organisation, Plan, Workload
 
 
@@ -70,3 +71,42 @@ def workload_get(*, organisation: Organisation, plan_id: int, workload_id: int) 
     return Workload.objects.select_related(
         "plan", "plan__client", "model", "chosen_accelerator", "chosen_server"
     ).get(plan__organisation=organisation, plan_id=plan_id, pk=workload_id)
+
+
+def plan_deployments(*, plan: Plan) -> list[Deployment]:
+    """The hardware of every workload of the plan that has a chosen configuration."""
+    deployments = []
+    for workload in workload_list(plan=plan).filter(chosen_accelerator__isnull=False):
+        accelerator = workload.chosen_accelerator
+        server = workload.chosen_server
+        per_server = (server.accelerators_per_server if server else None) or min(
+            8, workload.chosen_accelerators or 8
+        )
+        power_kw, rack_units, assumptions = estimate_server(
+            accelerators_per_server=per_server,
+            accelerator_tdp_w=accelerator.tdp_w,
+            platform_power_kw=server.max_power_kw if server else None,
+            platform_rack_units=server.rack_units if server else None,
+        )
+        accelerators = workload.chosen_accelerators or 0
+        deployments.append(
+            Deployment(
+                workload_id=workload.pk,
+                workload_name=workload.name,
+                accelerator_slug=accelerator.slug,
+                accelerator_name=accelerator.name,
+                precision=workload.chosen_precision or workload.precision,
+                tensor_parallel=workload.chosen_tensor_parallel or 1,
+                replicas=workload.chosen_replicas or 0,
+                accelerators=accelerators,
+                accelerators_per_server=per_server,
+                servers=workload.chosen_servers or servers_needed(accelerators, per_server),
+                server_slug=server.slug if server else "",
+                server_name=str(server) if server else f"{per_server}× {accelerator.name} server",
+                server_power_kw=power_kw,
+                server_rack_units=rack_units,
+                accelerator_tdp_w=accelerator.tdp_w,
+                assumptions=assumptions,
+            )
+        )
+    return deployments

@@ -2,6 +2,8 @@
 
 from django.core.management.base import BaseCommand
 
+from planner.demo import demo_plan_build
+from planner.models import Membership
 from planner.services import demo_setup
 
 DEMO_USERNAME = "demo"
@@ -16,6 +18,11 @@ class Command(BaseCommand):
             username=DEMO_USERNAME,
             password=DEMO_PASSWORD,
             organisation_name="Demo Consultancy (Northwind Compute Advisory)",
+        )
+        organisation = Membership.objects.get(user=user, role="owner").organisation
+        plan, plan_created = demo_plan_build(organisation=organisation, user=user)
+        self.stdout.write(
+            f"Demo plan {'created' if plan_created else 'already there'}: {plan.name}"
         )
         state = "created" if created else "already there"
         self.stdout.write(
