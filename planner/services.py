@@ -77,12 +77,14 @@ CATALOG_MAINTAINER_PERMISSIONS = ("add", "change", "view")
 
 
 @transaction.atomic
-def demo_setup(*, username: str, password: str, organisation_name: str) -> tuple[User, bool]:
+def demo_setup(
+    *, username: str, password: str, organisation_name: str
+) -> tuple[User, Organisation, bool]:
     """Create (or leave as is) the demo organisation and its consultant. Idempotent.
 
     The demo consultant is an owner of the organisation and a catalog maintainer (staff
     with the catalog's add/change/view permissions), so every page of the app is visible.
-    Returns the user and whether it was created now.
+    Returns the user, the organisation and whether the user was created now.
     """
     organisation, _ = Organisation.objects.get_or_create(
         slug="demo-consultancy", defaults={"name": organisation_name}
@@ -103,7 +105,7 @@ def demo_setup(*, username: str, password: str, organisation_name: str) -> tuple
     Membership.objects.get_or_create(
         organisation=organisation, user=user, defaults={"role": Role.OWNER}
     )
-    return user, created
+    return user, organisation, created
 
 
 @transaction.atomic
