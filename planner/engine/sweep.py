@@ -34,6 +34,7 @@ class Workload:
         peak_requests_per_s: Peak requests/s, or None.
         headroom_pct: Capacity kept free at peak, percent.
         failure_domains: Failure domains for N+1.
+        n_plus_one: Add one spare replica per failure domain.
         precisions: Precisions to try.
         serving_stack: "vllm" or "trtllm" memory rule.
     """
@@ -47,6 +48,7 @@ class Workload:
     peak_requests_per_s: float | None = None
     headroom_pct: float = 10.0
     failure_domains: int = 1
+    n_plus_one: bool = True
     precisions: tuple[str, ...] = PRECISIONS
     serving_stack: str = "vllm"
 
@@ -211,6 +213,7 @@ def sweep(
                         peak_requests_per_s=workload.peak_requests_per_s,
                         headroom_pct=workload.headroom_pct,
                         failure_domains=workload.failure_domains,
+                        n_plus_one=workload.n_plus_one,
                     )
                     replicas, accels, servers = plan.replicas, plan.accelerators, plan.servers
                     if price is not None:

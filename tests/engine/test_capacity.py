@@ -1,0 +1,102 @@
+"""Capacity: TP choice, batch search and fleet sizing (no database)."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from planner.engine.calibration import load_calibration
+from planner.engine.capacity import (
+    batch_grid,
+    plan_replicas,
+    replica_capacity,
+    smallest_fitting_tp,
+    valid_tp_degrees,
+)
+from planner.engine.specs import load_accelerators_csv, load_models_csv
+
+DATA = Path(__file__).resolve().parents[2] / "catalog" / "data"
+MODELS = load_models_csv(DATA / "models.csv")
+ACCELERATORS = load_accelerators_csv(DATA / "accelerators.csv")
+CAL = load_calibration()
+
+
+def test_replicas_with_headroom_and_n_plus_one():
+    # 1,000 peak concurrent requests / 64 per replica = 15.6 -> 16 replicas at full load;
+    # with 10 % headroom 15.625 / 0.9 = 17.4 -> 18; N+1 in each of 2 failure domains -> 20.
+    # TP 2 -> 40 accelerators; 8 per server hold 4 replicas -> 5 servers; 4 per rack -> 2.
+    plan = plan_replicas(
+        tensor_parallel=2,
+        accelerators_per_server=8,
+        batch_per_replica=64,
+        peak_concurrency=1000,
+        headroom_pct=10,
+        failure_domains=2,
+        servers_per_rack=4,
+    )
+    assert (plan.replicas_for_load, plan.replicas_with_headroom) == (16, 18)
+    assert (plan.spare_replicas, plan.replicas) == (2, 20)
+    assert (plan.accelerators, plan.servers, plan.racks) == (40, 5, 2)
+
+
+def test_replicas_by_request_rate_takes_the_larger_need():
+    # 50 req/s at 4 req/s per replica = 12.5 -> 13; concurrency 100/64 = 1.6 -> 2: rate wins.
+    plan = plan_replicas(
+        tensor_parallel=8,
+        accelerators_per_server=8,
+        batch_per_replica=64,
+        requests_per_s_per_replica=4.0,
+        peak_concurrency=100,
+        peak_requests_per_s=50,
+        headroom_pct=0,
+        n_plus_one=False,
+    )
+    assert plan.replicas == 13 and plan.servers == 13
+    with pytest.raises(ValueError):
+        plan_replicas(tensor_parallel=1, accelerators_per_server=8)
+
+
+def test_smallest_tp_that_fits_llama_70b_bf16_on_h100():
+    # TP 1: 141 GB > 72 GB; TP 2: 70.6 GB + 7.1 GiB overheads > 72 GB; TP 4 fits.
+    tp, plan = smallest_fitting_tp(MODELS["llama-3.1-70b"], ACCELERATORS["h100-sxm"], "bf16", 4096)
+    assert tp == 4 and plan.feasible
+    tp, plan = smallest_fitting_tp(MODELS["llama-3.1-405b"], ACCELERATORS["l4"], "bf16", 4096)
+    assert tp is None and "exceed" in plan.infeasible_reason
+
+
+def test_valid_tp_degrees_respect_heads_and_server():
+    assert valid_tp_degrees(MODELS["llama-3.1-70b"], ACCELERATORS["h100-sxm"]) == [1, 2, 4, 8]
+    # Phi-4: 40 heads, 10 KV heads -> 8 does not divide 40 evenly with 10 KV heads.
+    assert 8 not in valid_tp_degrees(MODELS["phi-4"], ACCELERATORS["h100-sxm"])
+
+
+def test_batch_grid_covers_small_batches_and_the_cap():
+    grid = batch_grid(1000)
+    assert grid[0] == 1 and grid[-1] == 1000
+    assert np.all(np.arange(1, 33) == grid[:32])
+
+
+def test_latency_target_limits_the_batch():
+    args = (MODELS["llama-3.1-70b"], ACCELERATORS["h100-sxm"], "fp8", 2, 1000, 300, CAL)
+    offline = replica_capacity(*args)
+    loose = replica_capacity(*args, ttft_target_ms=2000, tpot_target_ms=100)
+    tight = replica_capacity(*args, ttft_target_ms=500, tpot_target_ms=30)
+    assert offline.point.batch == offline.max_batch
+    assert tight.point.batch < loose.point.batch <= offline.max_batch
+    assert tight.point.tpot_ms <= 30.0 + 1e-6 and tight.point.ttft_ms <= 500.0 + 1e-6
+    assert tight.point.output_tokens_per_s < offline.point.output_tokens_per_s
+
+
+def test_impossible_target_says_so():
+    cap = replica_capacity(
+        MODELS["llama-3.1-70b"],
+        ACCELERATORS["h100-sxm"],
+        "fp8",
+        2,
+        1000,
+        300,
+        CAL,
+        tpot_target_ms=1.0,
+    )
+    assert not cap.feasible
+    assert "TPOT" in cap.infeasible_reason and "even at batch 1" in cap.infeasible_reason

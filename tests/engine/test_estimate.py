@@ -1,0 +1,210 @@
+"""estimate(): the CLI/API contract, checked against published runs (no database)."""
+
+from pathlib import Path
+
+import pytest
+
+from planner.engine.calibration import load_calibration
+from planner.engine.estimate import EstimateError, EstimateRequest, estimate
+from planner.engine.specs import load_accelerators_csv, load_models_csv
+
+DATA = Path(__file__).resolve().parents[2] / "catalog" / "data"
+MODELS = load_models_csv(DATA / "models.csv")
+ACCELERATORS = load_accelerators_csv(DATA / "accelerators.csv")
+CAL = load_calibration()
+TOLERANCE_PCT = 35.0  # the accuracy target's per-row bound
+
+
+def run(**kwargs):
+    request = EstimateRequest(**kwargs)
+    return estimate(request, MODELS[request.model], ACCELERATORS[request.accelerator], CAL)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "measured"),
+    [
+        # TensorRT-LLM v0.17 perf-overview: Llama-3.1-8B FP8, 1×H100, ISL/OSL 128/128.
+        (
+            dict(
+                model="llama-3.1-8b",
+                accelerator="h100-sxm",
+                accelerators=1,
+                precision="fp8",
+                input_tokens=128,
+                output_tokens=128,
+                tensor_parallel=1,
+            ),
+            28836.77,
+        ),
+        # Same table: Llama-3.1-70B FP8, TP4 on H200, 500/2000.
+        (
+            dict(
+                model="llama-3.1-70b",
+                accelerator="h200-sxm",
+                accelerators=4,
+                precision="fp8",
+                input_tokens=500,
+                output_tokens=2000,
+                tensor_parallel=4,
+            ),
+            12452.79,
+        ),
+        # Same table: Mixtral-8x7B FP16 on A100, TP4, 1000/1000.
+        (
+            dict(
+                model="mixtral-8x7b",
+                accelerator="a100-80gb-sxm",
+                accelerators=4,
+                precision="bf16",
+                input_tokens=1000,
+                output_tokens=1000,
+                tensor_parallel=4,
+            ),
+            7122.84,
+        ),
+    ],
+)
+def test_offline_estimates_against_published_runs(kwargs, measured):
+    result = run(serving_stack="trtllm", **kwargs)
+    error = abs(result.output_tokens_per_s - measured) / measured * 100
+    assert error <= TOLERANCE_PCT
+    assert result.expected_error_pct < TOLERANCE_PCT
+    assert result.provenance.startswith("calibrated on")
+
+
+def test_hand_checked_memory_fields():
+    result = run(
+        model="llama-3.1-70b",
+        accelerator="h100-sxm",
+        accelerators=8,
+        precision="bf16",
+        input_tokens=1000,
+        output_tokens=200,
+        tensor_parallel=8,
+    )
+    # 70.55e9 params × 2 bytes; 2 × 80 × 8 × 128 × 2 bytes per token.
+    assert result.weights_gb == pytest.approx(141.1, abs=0.05)
+    assert result.kv_cache_bytes_per_token == 327_680
+    assert (result.replicas, result.accelerators_used) == (1, 8)
+
+
+def test_engine_chooses_tp_and_reports_a_percentile_under_target():
+    result = run(
+        model="llama-3.1-70b",
+        accelerator="h100-sxm",
+        accelerators=8,
+        precision="fp8",
+        input_tokens=1000,
+        output_tokens=300,
+        scenario="server",
+        ttft_ms=1000,
+        tpot_ms=50,
+        percentile=95,
+    )
+    assert result.tensor_parallel in (1, 2, 4, 8)
+    assert result.latency_statistic == "p95"
+    assert result.tpot_ms <= 50 + 1e-6 and result.ttft_ms <= 1000 + 1e-6
+    assert result.replicas * result.tensor_parallel == 8
+    offline = run(
+        model="llama-3.1-70b",
+        accelerator="h100-sxm",
+        accelerators=8,
+        precision="fp8",
+        input_tokens=1000,
+        output_tokens=300,
+    )
+    assert result.output_tokens_per_s < offline.output_tokens_per_s
+
+
+def test_request_rate_yields_what_is_offered():
+    result = run(
+        model="llama-3.1-8b",
+        accelerator="h100-sxm",
+        accelerators=2,
+        precision="fp8",
+        input_tokens=500,
+        output_tokens=200,
+        scenario="server",
+        request_rate=10.0,
+    )
+    assert result.requests_per_s == 10.0
+    assert result.output_tokens_per_s == pytest.approx(2000.0)
+    assert result.latency_statistic == "mean" and 0 < result.utilisation < 1
+    with pytest.raises(EstimateError, match="exceeds the capacity"):
+        run(
+            model="llama-3.1-8b",
+            accelerator="h100-sxm",
+            accelerators=1,
+            precision="fp8",
+            input_tokens=500,
+            output_tokens=200,
+            scenario="server",
+            request_rate=1e6,
+        )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            dict(
+                model="llama-3.1-405b",
+                accelerator="l4",
+                accelerators=1,
+                precision="bf16",
+                input_tokens=100,
+                output_tokens=100,
+            ),
+            "does not run on",
+        ),
+        (
+            dict(
+                model="llama-3.1-70b",
+                accelerator="h100-sxm",
+                accelerators=8,
+                precision="fp4",
+                input_tokens=100,
+                output_tokens=100,
+            ),
+            "no FP4 tensor cores",
+        ),
+        (
+            dict(
+                model="llama-2-70b",
+                accelerator="h100-sxm",
+                accelerators=8,
+                precision="fp8",
+                input_tokens=4000,
+                output_tokens=500,
+            ),
+            "context",
+        ),
+        (
+            dict(
+                model="llama-3.1-70b",
+                accelerator="h100-sxm",
+                accelerators=6,
+                precision="fp8",
+                input_tokens=100,
+                output_tokens=100,
+                tensor_parallel=4,
+            ),
+            "do not divide",
+        ),
+        (
+            dict(
+                model="llama-3.1-70b",
+                accelerator="h100-sxm",
+                accelerators=8,
+                precision="fp8",
+                input_tokens=100,
+                output_tokens=100,
+                scenario="server",
+            ),
+            "needs a TTFT",
+        ),
+    ],
+)
+def test_impossible_inputs_raise_one_clear_error(kwargs, message):
+    with pytest.raises(EstimateError, match=message):
+        run(**kwargs)

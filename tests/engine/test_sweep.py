@@ -1,0 +1,60 @@
+"""Catalog sweep: feasible and infeasible candidates with reasons (no database)."""
+
+import time
+from pathlib import Path
+
+from planner.engine.calibration import load_calibration
+from planner.engine.specs import load_accelerators_csv, load_models_csv
+from planner.engine.sweep import Workload, sweep
+
+DATA = Path(__file__).resolve().parents[2] / "catalog" / "data"
+MODELS = load_models_csv(DATA / "models.csv")
+ACCELERATORS = load_accelerators_csv(DATA / "accelerators.csv")
+PRICES = {"h100-sxm": 3.0, "h200-sxm": 4.0, "mi300x": 3.5, "l40s": 1.0}
+
+
+def test_sweep_returns_feasible_and_infeasible_with_reasons():
+    workload = Workload(
+        input_tokens=1000, output_tokens=300, ttft_ms=1000, tpot_ms=60, peak_concurrency=500
+    )
+    result = sweep(
+        workload, MODELS["llama-3.1-70b"], ACCELERATORS.values(), load_calibration(), PRICES
+    )
+    feasible = result.feasible
+    infeasible = [c for c in result.candidates if not c.feasible]
+    assert feasible and infeasible
+    assert all(c.infeasible_reason for c in infeasible)
+    # 141 GB of BF16 weights cannot sit on one 80 GB H100.
+    h100_bf16_tp1 = next(
+        c
+        for c in infeasible
+        if (c.accelerator_slug, c.precision, c.tensor_parallel) == ("h100-sxm", "bf16", 1)
+    )
+    assert "exceed 0.9 × 80 GB × TP 1" in h100_bf16_tp1.infeasible_reason
+    # No FP4 tensor cores before Blackwell.
+    assert any("no FP4 tensor cores" in (c.infeasible_reason or "") for c in infeasible)
+    # Ranked by cost per million output tokens; every feasible candidate meets the targets.
+    costs = [c.usd_per_million_output_tokens for c in feasible if c.usd_per_million_output_tokens]
+    assert costs == sorted(costs)
+    assert result.best is not None and result.best.usd_per_million_output_tokens == costs[0]
+    for c in feasible:
+        assert c.ttft_ms <= 1000 + 1e-6 and c.tpot_ms <= 60 + 1e-6
+        assert c.replicas * c.tensor_parallel == c.accelerators
+        assert c.provenance
+
+
+def test_cost_per_million_tokens_arithmetic():
+    workload = Workload(input_tokens=500, output_tokens=200, precisions=("fp8",))
+    result = sweep(
+        workload, MODELS["llama-3.1-8b"], [ACCELERATORS["h100-sxm"]], load_calibration(), PRICES
+    )
+    c = next(c for c in result.candidates if c.tensor_parallel == 1)
+    # TP 1 × $3.00/h / (tokens/s × 3600 s/h) × 1e6.
+    assert c.usd_per_million_output_tokens == 3.0 / (c.output_tokens_per_s_per_replica * 3600) * 1e6
+
+
+def test_sweep_is_fast():
+    workload = Workload(input_tokens=2000, output_tokens=500, ttft_ms=2000, tpot_ms=80)
+    start = time.perf_counter()
+    sweep(workload, MODELS["llama-3.1-70b"], ACCELERATORS.values(), load_calibration(), PRICES)
+    assert time.perf_counter() - start < 1.0  # target 0.2 s; generous for slow CI machines
