@@ -69,3 +69,150 @@ def accelerator_compare_figure(accelerators, *, precision: str = "bf16") -> str:
         showlegend=False,
     )
     return figure.to_json()
+
+
+def _layout(figure: go.Figure, title: str, **extra) -> str:
+    figure.update_layout(
+        title={"text": title, "x": 0.02},
+        font=FONT,
+        margin={"l": 60, "r": 20, "t": 60, "b": 50},
+        height=extra.pop("height", 360),
+        template="plotly_white",
+        **extra,
+    )
+    return figure.to_json()
+
+
+def latency_throughput_figure(
+    detail, *, ttft_target_ms: float | None, tpot_target_ms: float | None
+) -> str:
+    """TTFT and TPOT against output tokens/s per replica across batch sizes, with targets.
+
+    Args:
+        detail: planner.sizing.CandidateDetail (batch, TTFT, TPOT and throughput curves).
+        ttft_target_ms: Dashed line for the TTFT target, if any.
+        tpot_target_ms: Dashed line for the TPOT target, if any.
+    """
+    throughput = list(detail.throughput_curve)
+    batch_text = [f"batch {b:.0f}" for b in detail.batch_curve]
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=throughput,
+            y=list(detail.tpot_curve_ms),
+            name="TPOT (mean)",
+            mode="lines+markers",
+            text=batch_text,
+            line={"color": "#2563eb"},
+            marker={"size": 4},
+            hovertemplate="%{text}<br>%{x:,.0f} tok/s<br>TPOT %{y:.1f} ms<extra></extra>",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=throughput,
+            y=list(detail.ttft_curve_ms),
+            name="TTFT (service, mean)",
+            mode="lines+markers",
+            text=batch_text,
+            yaxis="y2",
+            line={"color": "#d97706"},
+            marker={"size": 4},
+            hovertemplate="%{text}<br>%{x:,.0f} tok/s<br>TTFT %{y:,.0f} ms<extra></extra>",
+        )
+    )
+    if tpot_target_ms:
+        figure.add_hline(
+            y=tpot_target_ms,
+            line={"dash": "dash", "color": "#2563eb"},
+            annotation_text=f"TPOT target {tpot_target_ms:.0f} ms",
+            annotation_position="top left",
+        )
+    if ttft_target_ms:
+        figure.add_shape(
+            type="line",
+            xref="paper",
+            x0=0,
+            x1=1,
+            yref="y2",
+            y0=ttft_target_ms,
+            y1=ttft_target_ms,
+            line={"dash": "dot", "color": "#d97706"},
+        )
+        figure.add_annotation(
+            xref="paper",
+            x=1,
+            yref="y2",
+            y=ttft_target_ms,
+            xanchor="right",
+            yanchor="bottom",
+            text=f"TTFT target {ttft_target_ms:,.0f} ms",
+            showarrow=False,
+            font={"color": "#b45309"},
+        )
+    chosen = detail.candidate
+    if chosen.feasible:
+        figure.add_vline(
+            x=chosen.output_tokens_per_s_per_replica,
+            line={"color": "#059669"},
+            annotation_text=f"operating point: batch {chosen.batch_per_replica}",
+            annotation_position="bottom right",
+        )
+    return _layout(
+        figure,
+        "Latency against throughput per replica (batch sizes 1 to the memory limit)",
+        xaxis={"title": "Output tokens/s per replica", "rangemode": "tozero"},
+        yaxis={"title": "TPOT (ms)", "rangemode": "tozero"},
+        yaxis2={"title": "TTFT (ms)", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.25},
+        height=400,
+    )  # fmt: skip
+
+
+def memory_breakdown_figure(detail) -> str:
+    """One GPU's memory: weights, KV-cache budget, activations, reserve and what vLLM leaves."""
+    parts = [
+        ("Weights", detail.weights_gb_per_gpu, "#1d4ed8"),
+        ("KV cache", detail.kv_budget_gb_per_gpu, "#059669"),
+        ("Activations", detail.activation_gb_per_gpu, "#d97706"),
+        ("Runtime reserve", detail.reserve_gb_per_gpu, "#7c3aed"),
+        ("Left free (utilisation cap)", detail.unusable_gb_per_gpu, "#9ca3af"),
+    ]
+    figure = go.Figure()
+    for name, value, color in parts:
+        figure.add_trace(
+            go.Bar(
+                y=["per GPU"],
+                x=[round(value, 2)],
+                name=name,
+                orientation="h",
+                marker={"color": color},
+                hovertemplate=f"{name}: %{{x:.1f}} GB<extra></extra>",
+            )
+        )
+    return _layout(
+        figure,
+        f"Memory per GPU ({detail.capacity_gb_per_gpu:.0f} GB)",
+        barmode="stack",
+        xaxis={"title": "GB", "range": [0, max(detail.capacity_gb_per_gpu, 1) * 1.02]},
+        legend={"orientation": "h", "y": -0.45},
+        height=220,
+    )  # fmt: skip
+
+
+def replicas_by_hour_figure(replicas: list[int]) -> str:
+    """Replicas needed in each UTC hour of the daily profile."""
+    figure = go.Figure(
+        go.Bar(
+            x=[f"{hour:02d}:00" for hour in range(24)],
+            y=replicas,
+            marker={"color": "#2563eb"},
+            hovertemplate="%{x} UTC: %{y} replicas<extra></extra>",
+        )
+    )
+    return _layout(
+        figure,
+        "Replicas across the day (UTC)",
+        yaxis={"title": "Replicas", "rangemode": "tozero", "dtick": max(1, max(replicas) // 8)},
+        height=300,
+    )  # fmt: skip

@@ -45,7 +45,9 @@ class PlanForm(forms.ModelForm):
     """A plan for an existing client, or for a new client named here."""
 
     new_client = forms.CharField(
-        label="…or a new client", required=False, max_length=200,
+        label="…or a new client",
+        required=False,
+        max_length=200,
         help_text="Creates the client with this name.",
     )
 
@@ -73,9 +75,12 @@ class PlanForm(forms.ModelForm):
             self.add_error("client", "Pick a client or name a new one.")
         elif cleaned.get("client") and new_name:
             self.add_error("new_client", "Pick an existing client or name a new one, not both.")
-        elif new_name and Client.objects.filter(
-            organisation=self.organisation, name__iexact=new_name
-        ).exists():
+        elif (
+            new_name
+            and Client.objects.filter(
+                organisation=self.organisation, name__iexact=new_name
+            ).exists()
+        ):
             self.add_error("new_client", "A client with this name already exists; pick it above.")
         return cleaned
 
@@ -83,3 +88,9 @@ class PlanForm(forms.ModelForm):
         # The model's clean() checks client and organisation agree: set both first.
         self.instance.organisation = self.organisation
         super()._post_clean()
+
+
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(
+        max_length=100, help_text="What the token is for, e.g. 'CI sizing checks'."
+    )

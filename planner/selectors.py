@@ -4,7 +4,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, QuerySet
 
 from planner.engine.deployment import Deployment, estimate_server, servers_needed
-from planner.models import Client, Membership, Organisation, Plan, Workload
+from planner.models import ApiToken, Client, Membership, Organisation, Plan, Workload
 
 
 def membership_current(*, user: AbstractBaseUser, organisation_id: int | None) -> Membership | None:
@@ -110,3 +110,12 @@ def plan_deployments(*, plan: Plan) -> list[Deployment]:
             )
         )
     return deployments
+
+
+def api_token_list(*, organisation: Organisation) -> QuerySet[ApiToken]:
+    return ApiToken.objects.filter(organisation=organisation).select_related("created_by")
+
+
+def api_token_get(*, organisation: Organisation, token_id: int) -> ApiToken:
+    """One token of the organisation; raises ApiToken.DoesNotExist for any other."""
+    return ApiToken.objects.get(organisation=organisation, pk=token_id)

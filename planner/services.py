@@ -5,10 +5,12 @@ from django.contrib.auth.tokens import default_token_generator
 from django.core.mail import send_mail
 from django.db import transaction
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from planner.models import Client, Membership, Organisation, Plan, Role
+from planner.models import ApiToken, Client, Membership, Organisation, Plan, Role
+from planner.models.tokens import token_digest
 
 
 class MembershipError(ValueError):
@@ -121,3 +123,23 @@ def plan_save(*, form, organisation: Organisation, user) -> Plan:
         plan.created_by = user
     plan.save()
     return plan
+
+
+def api_token_create(*, organisation: Organisation, user, name: str) -> tuple[ApiToken, str]:
+    """A new API token for the organisation; the raw token is returned once, never stored."""
+    raw = ApiToken.generate()
+    token = ApiToken.objects.create(
+        organisation=organisation,
+        name=name.strip()[:100],
+        digest=token_digest(raw),
+        hint=raw[:8],
+        created_by=user,
+    )
+    return token, raw
+
+
+def api_token_revoke(*, token: ApiToken) -> None:
+    """Revoke at once; a revoked token cannot be restored."""
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])

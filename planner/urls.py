@@ -3,7 +3,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from planner.views import organisation, plans
+from planner.api import api
+from planner.views import organisation, plans, workloads
 
 admin.site.site_header = "Inference Planner administration"
 admin.site.site_title = "Inference Planner admin"
@@ -17,13 +18,36 @@ urlpatterns = [
         organisation.member_edit,
         name="member_edit",
     ),
+    path("organisation/tokens/", organisation.api_tokens, name="api_tokens"),
     path("clients/", plans.client_list_view, name="client_list"),
     path("clients/<int:client_id>/", plans.client_edit, name="client_edit"),
     path("plans/", plans.plan_list_view, name="plan_list"),
     path("plans/new/", plans.plan_create, name="plan_create"),
     path("plans/<int:plan_id>/", plans.plan_detail, name="plan_detail"),
     path("plans/<int:plan_id>/edit/", plans.plan_edit, name="plan_edit"),
+    path("plans/<int:plan_id>/workloads/new/", workloads.workload_add, name="workload_add"),
+    path(
+        "plans/<int:plan_id>/workloads/<int:workload_id>/",
+        workloads.workload_sizing,
+        name="workload_sizing",
+    ),
+    path(
+        "plans/<int:plan_id>/workloads/<int:workload_id>/delete/",
+        workloads.workload_delete,
+        name="workload_delete",
+    ),
+    path(
+        "plans/<int:plan_id>/workloads/<int:workload_id>/choose/",
+        workloads.workload_choose,
+        name="workload_choose",
+    ),
+    path(
+        "plans/<int:plan_id>/workloads/<int:workload_id>/candidates/<str:key>/",
+        workloads.candidate_detail_view,
+        name="candidate_detail",
+    ),
     path("catalog/", include("catalog.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("api/v1/", api.urls),
     path("admin/", admin.site.urls),
 ]

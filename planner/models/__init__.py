@@ -2,8 +2,10 @@
 
 from .organisations import Membership, Organisation, Role
 from .plans import Client, Plan, Precision, Workload, WorkloadKind
+from .tokens import ApiToken
 
 __all__ = [
+    "ApiToken",
     "Client",
     "Membership",
     "Organisation",

@@ -64,8 +64,10 @@ class Plan(models.Model):
         return f"{self.name} ({self.client})"
 
     def clean(self) -> None:
-        if self.client_id and self.organisation_id and (
-            self.client.organisation_id != self.organisation_id
+        if (
+            self.client_id
+            and self.organisation_id
+            and (self.client.organisation_id != self.organisation_id)
         ):
             raise ValidationError({"client": "The client belongs to another organisation."})
 
@@ -114,9 +116,7 @@ class Workload(models.Model):
     input_tokens_p95 = models.PositiveIntegerField(null=True, blank=True)
     output_tokens_mean = models.PositiveIntegerField(validators=[MinValueValidator(1)])
     output_tokens_p95 = models.PositiveIntegerField(null=True, blank=True)
-    percentile = models.PositiveSmallIntegerField(
-        choices=[(95, "p95"), (99, "p99")], default=95
-    )
+    percentile = models.PositiveSmallIntegerField(choices=[(95, "p95"), (99, "p99")], default=95)
     ttft_ms = models.PositiveIntegerField(
         null=True, blank=True, help_text="Time to first token target, ms (interactive work)."
     )
@@ -174,17 +174,23 @@ class Workload(models.Model):
     def clean(self) -> None:
         errors: dict[str, str] = {}
         if self.peak_concurrency is None and self.peak_requests_per_s is None:
-            errors["peak_concurrency"] = "Give peak concurrent requests or peak requests per second."
+            errors["peak_concurrency"] = (
+                "Give peak concurrent requests or peak requests per second."
+            )
         if self.is_interactive and not (self.ttft_ms and self.tpot_ms):
             errors["ttft_ms"] = "Interactive work needs both a TTFT and a TPOT target."
         if not self.is_interactive and not self.e2e_s and not (self.ttft_ms and self.tpot_ms):
             errors["e2e_s"] = "Batch work needs a whole-request time target."
-        if self.input_tokens_p95 and self.input_tokens_mean and (
-            self.input_tokens_p95 < self.input_tokens_mean
+        if (
+            self.input_tokens_p95
+            and self.input_tokens_mean
+            and (self.input_tokens_p95 < self.input_tokens_mean)
         ):
             errors["input_tokens_p95"] = "The p95 length cannot be below the mean."
-        if self.output_tokens_p95 and self.output_tokens_mean and (
-            self.output_tokens_p95 < self.output_tokens_mean
+        if (
+            self.output_tokens_p95
+            and self.output_tokens_mean
+            and (self.output_tokens_p95 < self.output_tokens_mean)
         ):
             errors["output_tokens_p95"] = "The p95 length cannot be below the mean."
         profile = self.daily_profile
@@ -202,6 +208,8 @@ class Workload(models.Model):
         ):
             errors["region_shares"] = "Region shares are percentages per region."
         elif shares and abs(sum(shares.values()) - 100) > 0.5:
-            errors["region_shares"] = f"Region shares add up to {sum(shares.values()):g} %, not 100 %."
+            errors["region_shares"] = (
+                f"Region shares add up to {sum(shares.values()):g} %, not 100 %."
+            )
         if errors:
             raise ValidationError(errors)

@@ -9,10 +9,17 @@ from django.views.decorators.http import require_http_methods, require_POST
 from catalog.kinds import KINDS
 from catalog.selectors import catalog_import_list, catalog_queryset
 from planner import selectors
-from planner.forms import MemberAddForm, MemberRoleForm, OrganisationSwitchForm
+from planner.forms import ApiTokenForm, MemberAddForm, MemberRoleForm, OrganisationSwitchForm
 from planner.middleware import SESSION_ORGANISATION_KEY
 from planner.permissions import member_required, owner_required
-from planner.services import MembershipError, member_add, member_change_role, member_remove
+from planner.services import (
+    MembershipError,
+    api_token_create,
+    api_token_revoke,
+    member_add,
+    member_change_role,
+    member_remove,
+)
 
 
 @member_required
@@ -108,3 +115,34 @@ def organisation_switch(request: HttpRequest) -> HttpResponse:
             request.session[SESSION_ORGANISATION_KEY] = form.cleaned_data["organisation"]
             return redirect("home")
     raise Http404("No such organisation.")
+
+
+@owner_required
+@require_http_methods(["GET", "POST"])
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """The organisation's API tokens: create one (shown once) or revoke one."""
+    form = ApiTokenForm(request.POST or None)
+    new_token = None
+    if request.method == "POST" and "revoke" in request.POST:
+        try:
+            token = selectors.api_token_get(
+                organisation=request.organisation, token_id=int(request.POST["revoke"])
+            )
+        except (ObjectDoesNotExist, ValueError):
+            raise Http404("No such token.") from None
+        api_token_revoke(token=token)
+        messages.success(request, f"Token {token} revoked.")
+        return redirect("api_tokens")
+    if request.method == "POST" and form.is_valid():
+        _, new_token = api_token_create(
+            organisation=request.organisation, user=request.user, name=form.cleaned_data["name"]
+        )
+        form = ApiTokenForm()
+    context = {
+        "form": form,
+        "tokens": selectors.api_token_list(organisation=request.organisation),
+        "new_token": new_token,
+    }
+    return render(
+        request, "api_tokens.html", context, status=400 if form.is_bound and form.errors else 200
+    )

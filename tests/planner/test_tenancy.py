@@ -4,14 +4,27 @@ and a guard that fails when a new URL is added without being classified here."""
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from catalog.models import CatalogImport
-from planner.models import Client, Membership, Plan
+from catalog.models import CatalogImport, ModelArchitecture
+from planner.models import Client, Membership, Plan, Workload
 
 # URL names whose views read organisation-owned rows by id: each must 404 across tenants.
 TENANT_OBJECT_URLS = {
     "client_edit": lambda objs: reverse("client_edit", args=[objs["client_b"].pk]),
     "plan_detail": lambda objs: reverse("plan_detail", args=[objs["plan_b"].pk]),
     "plan_edit": lambda objs: reverse("plan_edit", args=[objs["plan_b"].pk]),
+    "workload_add": lambda objs: reverse("workload_add", args=[objs["plan_b"].pk]),
+    "workload_sizing": lambda objs: reverse(
+        "workload_sizing", args=[objs["plan_b"].pk, objs["workload_b"].pk]
+    ),
+    "workload_delete": lambda objs: reverse(
+        "workload_delete", args=[objs["plan_b"].pk, objs["workload_b"].pk]
+    ),
+    "workload_choose": lambda objs: reverse(
+        "workload_choose", args=[objs["plan_b"].pk, objs["workload_b"].pk]
+    ),
+    "candidate_detail": lambda objs: reverse(
+        "candidate_detail", args=[objs["plan_b"].pk, objs["workload_b"].pk, "h100-sxm|fp8|1"]
+    ),
     "member_edit": lambda objs: reverse("member_edit", args=[objs["membership_b"].pk]),
     "catalog:import_detail": lambda objs: reverse(
         "catalog:import_detail", args=[objs["import_b"].pk]
@@ -27,6 +40,10 @@ NOT_TENANT_OBJECT_URLS = {
     "organisation",
     "organisation_switch",
     "client_list",
+    "api_tokens",
+    "api:api-root",
+    "api:estimate_endpoint",
+    "api:openapi-json",
     "plan_list",
     "plan_create",
     "catalog:index",
@@ -68,9 +85,35 @@ def test_every_url_is_classified_for_tenancy():
 @pytest.fixture
 def objects_of_b(org_b, owner_b, staff_b):
     client_b = Client.objects.create(organisation=org_b, name="Beta Bank")
+    plan_b = Plan.objects.create(organisation=org_b, client=client_b, name="Beta chat")
+    model = ModelArchitecture.objects.create(
+        slug="tiny",
+        name="Tiny",
+        params_total_b=1,
+        params_active_b=1,
+        num_hidden_layers=2,
+        hidden_size=64,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        head_dim=16,
+        vocab_size=100,
+        max_position_embeddings=4096,
+        attention_kind="MHA",
+        source="test",
+    )
     return {
         "client_b": client_b,
-        "plan_b": Plan.objects.create(organisation=org_b, client=client_b, name="Beta chat"),
+        "plan_b": plan_b,
+        "workload_b": Workload.objects.create(
+            plan=plan_b,
+            name="B chat",
+            model=model,
+            input_tokens_mean=100,
+            output_tokens_mean=100,
+            ttft_ms=1000,
+            tpot_ms=50,
+            peak_concurrency=5,
+        ),
         "membership_b": Membership.objects.get(user=owner_b),
         "import_b": CatalogImport.objects.create(
             organisation=org_b, created_by=staff_b, kind="parts", filename="b.csv", csv_text="x"
@@ -86,8 +129,12 @@ def test_other_organisations_objects_are_404(client, owner_a, objects_of_b, name
     client.force_login(owner_a)
     url = TENANT_OBJECT_URLS[name](objects_of_b)
 
-    assert client.get(url).status_code == 404
-    assert client.post(url, {"role": "viewer", "remove": "1"}).status_code in (404, 405)
+    codes = (
+        client.get(url).status_code,
+        client.post(url, {"role": "viewer", "remove": "1", "candidate": "x"}).status_code,
+    )
+    # Each method is refused (405) or the object is not found (404): never shown or changed.
+    assert set(codes) <= {404, 405} and 404 in codes, codes
     assert Membership.objects.filter(pk=objects_of_b["membership_b"].pk, role="owner").exists()
 
 

@@ -1,0 +1,78 @@
+"""Estimate throughput and latency of N accelerators serving one model.
+
+Example:
+    python manage.py estimate --model llama-3.1-70b --accelerator h100-sxm --accelerators 8 \
+        --precision fp8 --input-tokens 2000 --output-tokens 400 --scenario server \
+        --ttft-ms 2000 --tpot-ms 50 --percentile 99 --json
+"""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from planner.engine.estimate import EstimateError, EstimateRequest
+from planner.sizing import SizingInputError, estimate_as_dict, estimate_run
+
+HUMAN_FIELDS = (
+    ("output_tokens_per_s", "Output tokens/s (all accelerators)", "{:,.0f}"),
+    ("requests_per_s", "Requests/s", "{:,.2f}"),
+    ("ttft_ms", "TTFT (ms)", "{:,.0f}"),
+    ("tpot_ms", "TPOT (ms)", "{:,.1f}"),
+    ("latency_statistic", "Latency statistic", "{}"),
+    ("batch_per_replica", "Batch per replica", "{}"),
+    ("tensor_parallel", "Tensor parallel", "{}"),
+    ("replicas", "Replicas", "{}"),
+    ("weights_gb", "Weights (GB)", "{:,.1f}"),
+    ("kv_cache_bytes_per_token", "KV cache per token (bytes)", "{:,.0f}"),
+    ("max_concurrent_sequences", "Max concurrent sequences per replica", "{:,}"),
+    ("expected_error_pct", "Expected error (±%)", "{:.0f}"),
+    ("provenance", "Provenance", "{}"),
+)
+
+
+class Command(BaseCommand):
+    help = "Estimate output tokens/s, TTFT and TPOT for a model on N accelerators."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--model", required=True, help="Model slug, e.g. llama-3.1-70b.")
+        parser.add_argument("--accelerator", required=True, help="Accelerator slug, e.g. h100-sxm.")
+        parser.add_argument("--accelerators", required=True, type=int, help="How many in total.")
+        parser.add_argument("--precision", required=True, help="bf16, fp8, int4 or fp4.")
+        parser.add_argument("--input-tokens", required=True, type=int)
+        parser.add_argument("--output-tokens", required=True, type=int)
+        parser.add_argument("--tensor-parallel", type=int, help="Chosen by the engine if omitted.")
+        parser.add_argument("--scenario", choices=["offline", "server"], default=None)
+        parser.add_argument("--ttft-ms", type=float)
+        parser.add_argument("--tpot-ms", type=float)
+        parser.add_argument("--percentile", type=int, choices=[95, 99], default=99)
+        parser.add_argument("--request-rate", type=float, help="Offered requests per second.")
+        parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+
+    def handle(self, *args, **options) -> None:
+        has_target = options["ttft_ms"] is not None or options["tpot_ms"] is not None
+        scenario = options["scenario"] or (
+            "server" if has_target or options["request_rate"] is not None else "offline"
+        )
+        request = EstimateRequest(
+            model=options["model"],
+            accelerator=options["accelerator"],
+            accelerators=options["accelerators"],
+            precision=options["precision"],
+            input_tokens=options["input_tokens"],
+            output_tokens=options["output_tokens"],
+            tensor_parallel=options["tensor_parallel"],
+            scenario=scenario,
+            ttft_ms=options["ttft_ms"],
+            tpot_ms=options["tpot_ms"],
+            percentile=options["percentile"],
+            request_rate=options["request_rate"],
+        )
+        try:
+            result = estimate_as_dict(estimate_run(request))
+        except (SizingInputError, EstimateError) as exc:
+            raise CommandError(str(exc)) from exc
+        if options["json"]:
+            self.stdout.write(json.dumps(result))
+            return
+        for key, label, fmt in HUMAN_FIELDS:
+            self.stdout.write(f"{label:<40} {fmt.format(result[key])}")

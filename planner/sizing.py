@@ -1,0 +1,361 @@
+"""Sizing service: catalog and workload rows in, engine out, the consultant's choice saved.
+
+Fetch (catalog rows → engine specs, cheapest cloud prices), compute (planner.engine.sweep /
+capacity / performance), store (the chosen candidate on the workload). Views call these.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from catalog.models import Accelerator, ModelArchitecture, ServerPlatform
+from catalog.selectors import cheapest_on_demand_by_accelerator
+from planner.engine import sweep as sweep_engine
+from planner.engine.autoscaling import AutoscalingRecommendation, recommend_autoscaling
+from planner.engine.calibration import load_calibration
+from planner.engine.capacity import replica_capacity
+from planner.engine.estimate import EstimateRequest, EstimateResult, estimate
+from planner.engine.performance import Calibration, replica_shape, steady_state
+from planner.engine.specs import AcceleratorSpec, ModelSpec, accelerator_family
+from planner.models import Workload
+
+# Batch work states a whole-request time; the engine sizes on TTFT and TPOT. Planner rule:
+# a fifth of the budget for queueing and prefill, the rest spread over the p95 output.
+BATCH_TTFT_SHARE = 0.2
+
+
+@lru_cache(maxsize=1)
+def calibration() -> Calibration:
+    """The fitted efficiency factors shipped with the project (planner/engine/data)."""
+    return load_calibration()
+
+
+def model_spec(model: ModelArchitecture) -> ModelSpec:
+    """The engine's view of a catalog model."""
+    heads = model.num_attention_heads
+    return ModelSpec(
+        slug=model.slug,
+        name=model.name,
+        params_total_b=model.params_total_b,
+        params_active_b=model.params_active_b or model.params_total_b,
+        layers=model.num_hidden_layers,
+        hidden=model.hidden_size,
+        intermediate=model.intermediate_size or 0,
+        moe_intermediate=model.moe_intermediate_size,
+        heads=heads,
+        kv_heads=model.num_key_value_heads or heads,
+        head_dim=model.head_dim or model.hidden_size // heads,
+        vocab=model.vocab_size,
+        max_context=model.max_position_embeddings,
+        experts=model.num_experts,
+        shared_experts=model.num_shared_experts,
+        experts_per_token=model.experts_per_token,
+        attention_kind=model.attention_kind or "GQA",
+        sliding_window=model.sliding_window,
+        kv_lora_rank=model.kv_lora_rank,
+        qk_rope_head_dim=model.qk_rope_head_dim,
+        v_head_dim=model.v_head_dim,
+        gated_mlp=model.gated_mlp,
+        tie_word_embeddings=model.tie_word_embeddings,
+    )
+
+
+def _is_pcie(interconnect: str) -> bool:
+    text = (interconnect or "").strip().lower()
+    return text.startswith("none") or "pcie" in text
+
+
+def accelerator_specs() -> dict[str, AcceleratorSpec]:
+    """Every catalog accelerator the engine can size on (memory and bandwidth known).
+
+    Accelerators per server come from the largest catalog platform for the part, else 8.
+    """
+    per_server: dict[int, int] = {}
+    for accelerator_id, count in ServerPlatform.objects.filter(
+        accelerator__isnull=False, accelerators_per_server__isnull=False
+    ).values_list("accelerator_id", "accelerators_per_server"):
+        per_server[accelerator_id] = max(per_server.get(accelerator_id, 0), count)
+    specs = {}
+    for row in Accelerator.objects.filter(memory_gb__isnull=False).order_by("vendor", "name"):
+        specs[row.slug] = AcceleratorSpec(
+            slug=row.slug,
+            vendor=row.vendor,
+            name=row.name,
+            memory_gb=row.memory_gb,
+            memory_bandwidth_tbps=row.memory_bandwidth_tbps,
+            bf16_dense_tflops=row.bf16_dense_tflops,
+            fp8_dense_tflops=row.fp8_dense_tflops,
+            int8_dense_tops=row.int8_dense_tops,
+            fp4_dense_tflops=row.fp4_dense_tflops,
+            tdp_w=row.tdp_w,
+            scale_up_bw_gbytes_per_s_per_direction=row.scale_up_bw_gbytes_per_s_per_direction,
+            family=accelerator_family(row.slug),
+            # Rack-scale systems (GB200 NVL72) keep tensor parallelism inside an 8-GPU group.
+            accelerators_per_server=min(per_server.get(row.pk, 8), 8),
+            scale_up_pcie=_is_pcie(row.scale_up_interconnect),
+        )
+    return specs
+
+
+def accelerator_prices_usd_per_hour() -> dict[str, float]:
+    """Cheapest on-demand cloud price per accelerator-hour, by accelerator slug."""
+    cheapest = cheapest_on_demand_by_accelerator(Accelerator.objects.values_list("pk", flat=True))
+    return {
+        offering.accelerator.slug: float(offering.usd_per_accelerator_hour)
+        for offering in cheapest.values()
+    }
+
+
+def engine_workload(workload: Workload, *, precisions: tuple[str, ...] | None = None):
+    """The engine's view of a workload; batch time targets become TTFT and TPOT targets."""
+    ttft_ms, tpot_ms = workload.ttft_ms, workload.tpot_ms
+    if not (ttft_ms and tpot_ms) and workload.e2e_s:
+        output = workload.output_tokens_p95 or workload.output_tokens_mean
+        ttft_ms = BATCH_TTFT_SHARE * workload.e2e_s * 1000
+        tpot_ms = (1 - BATCH_TTFT_SHARE) * workload.e2e_s * 1000 / output
+    return sweep_engine.Workload(
+        input_tokens=workload.input_tokens_mean,
+        output_tokens=workload.output_tokens_mean,
+        ttft_ms=ttft_ms,
+        tpot_ms=tpot_ms,
+        percentile=workload.percentile,
+        peak_concurrency=workload.peak_concurrency,
+        peak_requests_per_s=workload.peak_requests_per_s,
+        headroom_pct=float(workload.headroom_pct),
+        failure_domains=1,
+        n_plus_one=workload.n_plus_one,
+        precisions=precisions or (workload.precision,),
+    )
+
+
+def workload_sweep(workload: Workload, *, all_precisions: bool = False) -> sweep_engine.SweepResult:
+    """Every accelerator × TP candidate for the workload (its precision, or all four)."""
+    precisions = ("bf16", "fp8", "int4", "fp4") if all_precisions else None
+    return sweep_engine.sweep(
+        engine_workload(workload, precisions=precisions),
+        model_spec(workload.model),
+        accelerator_specs().values(),
+        calibration(),
+        accelerator_prices_usd_per_hour(),
+    )
+
+
+def candidate_key(candidate) -> str:
+    """A stable key of one candidate for URLs and forms: slug|precision|tp."""
+    return f"{candidate.accelerator_slug}|{candidate.precision}|{candidate.tensor_parallel}"
+
+
+def candidate_find(result: sweep_engine.SweepResult, key: str):
+    """The candidate with this key, or None."""
+    return next((c for c in result.candidates if candidate_key(c) == key), None)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateDetail:
+    """Why a candidate is (in)feasible: memory breakdown, bottleneck and load curve."""
+
+    candidate: sweep_engine.SweepCandidate
+    weights_gb_per_gpu: float
+    kv_budget_gb_per_gpu: float
+    activation_gb_per_gpu: float
+    reserve_gb_per_gpu: float
+    unusable_gb_per_gpu: float
+    capacity_gb_per_gpu: float
+    kv_cache_bytes_per_token: float
+    max_concurrent_sequences: int
+    batch_curve: tuple[float, ...]
+    ttft_curve_ms: tuple[float, ...]
+    tpot_curve_ms: tuple[float, ...]
+    throughput_curve: tuple[float, ...]
+    bottleneck: str
+    autoscaling: AutoscalingRecommendation | None
+
+
+GB = 1e9
+
+
+def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
+    """Memory breakdown per GPU, the latency/throughput curve over batch sizes, and why."""
+    specs = accelerator_specs()
+    accelerator = specs[candidate.accelerator_slug]
+    model = model_spec(workload.model)
+    target = engine_workload(workload)
+    capacity = replica_capacity(
+        model,
+        accelerator,
+        candidate.precision,
+        candidate.tensor_parallel,
+        target.input_tokens,
+        target.output_tokens,
+        calibration(),
+        ttft_target_ms=target.ttft_ms,
+        tpot_target_ms=target.tpot_ms,
+        percentile=float(target.percentile),
+    )
+    memory = capacity.memory
+    capacity_gb = memory.capacity_bytes_per_gpu / GB
+    usable_gb = memory.usable_bytes_per_gpu / GB
+    batch = np.array([], dtype=float)
+    ttft = tpot = throughput = batch
+    if memory.feasible and capacity.max_batch >= 1:
+        shape = replica_shape(
+            model, accelerator, candidate.precision, candidate.tensor_parallel, calibration()
+        )
+        batch = np.unique(np.geomspace(1, max(capacity.max_batch, 1), num=40).round())
+        state = steady_state(shape, batch, target.input_tokens, target.output_tokens)
+        ttft, tpot, throughput = state.ttft_service_ms, state.tpot_ms, state.output_tokens_per_s
+    if not candidate.feasible:
+        bottleneck = candidate.infeasible_reason or "infeasible"
+    elif candidate.batch_per_replica >= capacity.max_batch:
+        bottleneck = (
+            f"memory: the KV cache holds {capacity.max_batch} sequences per replica, and the "
+            "latency targets would allow more"
+        )
+    else:
+        limits = []
+        if target.tpot_ms and candidate.tpot_ms and candidate.tpot_ms >= 0.9 * target.tpot_ms:
+            limits.append(
+                f"TPOT {candidate.tpot_ms:.0f} ms against the {target.tpot_ms:.0f} ms target"
+            )
+        if target.ttft_ms and candidate.ttft_ms and candidate.ttft_ms >= 0.9 * target.ttft_ms:
+            limits.append(
+                f"TTFT {candidate.ttft_ms:.0f} ms against the {target.ttft_ms:.0f} ms target"
+            )
+        bottleneck = "latency: " + (" and ".join(limits) if limits else "the targets cap the batch")
+    autoscaling = None
+    if candidate.feasible and (workload.peak_concurrency or workload.peak_requests_per_s):
+        autoscaling = _autoscaling(workload, candidate, capacity.max_batch)
+    return CandidateDetail(
+        candidate=candidate,
+        weights_gb_per_gpu=memory.weights_bytes_per_gpu / GB,
+        kv_budget_gb_per_gpu=max(memory.kv_budget_bytes_per_gpu, 0.0) / GB,
+        activation_gb_per_gpu=memory.activation_peak_bytes_per_gpu / GB,
+        reserve_gb_per_gpu=memory.runtime_reserve_bytes_per_gpu / GB,
+        unusable_gb_per_gpu=capacity_gb - usable_gb,
+        capacity_gb_per_gpu=capacity_gb,
+        kv_cache_bytes_per_token=memory.kv_bytes_per_token_replica,
+        max_concurrent_sequences=memory.max_concurrent_sequences,
+        batch_curve=tuple(float(b) for b in batch),
+        ttft_curve_ms=tuple(float(v) for v in ttft),
+        tpot_curve_ms=tuple(float(v) for v in tpot),
+        throughput_curve=tuple(float(v) for v in throughput),
+        bottleneck=bottleneck,
+        autoscaling=autoscaling,
+    )
+
+
+def peak_concurrency_of(workload: Workload, candidate) -> float:
+    """Peak concurrent requests: given, or from peak requests/s by Little's law."""
+    if workload.peak_concurrency:
+        return float(workload.peak_concurrency)
+    if candidate.requests_per_s_per_replica and candidate.batch_per_replica:
+        seconds_per_request = candidate.batch_per_replica / candidate.requests_per_s_per_replica
+        return workload.peak_requests_per_s * seconds_per_request
+    return 0.0
+
+
+def _autoscaling(workload: Workload, candidate, max_batch: int):
+    if not candidate.feasible:
+        return None
+    peak = peak_concurrency_of(workload, candidate)
+    profile = workload.daily_profile or [1.0]
+    average = peak * sum(profile) / len(profile) / max(profile)
+    return recommend_autoscaling(
+        average_concurrency=average,
+        peak_concurrency=peak,
+        max_concurrency_per_replica=max_batch,
+        target_batch_per_replica=candidate.batch_per_replica,
+        headroom_pct=float(workload.headroom_pct),
+        n_plus_one=workload.n_plus_one,
+    )
+
+
+def replicas_by_hour(workload: Workload, candidate) -> list[int]:
+    """Replicas needed in each UTC hour of the daily profile (peak sized as the candidate)."""
+    peak = peak_concurrency_of(workload, candidate)
+    batch = max(candidate.batch_per_replica, 1)
+    headroom = 1 - workload.headroom_pct / 100
+    spare = 1 if workload.n_plus_one else 0
+    return [
+        (math.ceil(peak * share / batch / headroom) + spare) if share > 0 else 0
+        for share in workload.daily_profile
+    ]
+
+
+@transaction.atomic
+def workload_choose(*, workload: Workload, candidate) -> Workload:
+    """Save a feasible candidate as the workload's configuration."""
+    if not candidate.feasible:
+        raise ValueError(
+            f"This configuration cannot serve the workload: {candidate.infeasible_reason}"
+        )
+    accelerator = Accelerator.objects.get(slug=candidate.accelerator_slug)
+    server = (
+        ServerPlatform.objects.filter(
+            accelerator=accelerator, accelerators_per_server=candidate.accelerators_per_server
+        )
+        .order_by("vendor", "name")
+        .first()
+    )
+    workload.chosen_accelerator = accelerator
+    workload.chosen_server = server
+    workload.chosen_precision = candidate.precision
+    workload.chosen_tensor_parallel = candidate.tensor_parallel
+    workload.chosen_replicas = candidate.replicas
+    workload.chosen_accelerators = candidate.accelerators
+    workload.chosen_servers = candidate.servers
+    workload.chosen_summary = {k: v for k, v in asdict(candidate).items()}
+    workload.chosen_at = timezone.now()
+    workload.save()
+    return workload
+
+
+class SizingInputError(ValueError):
+    """An estimate input that names nothing in the catalog, with the field it concerns."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def specs_for(model_slug: str, accelerator_slug: str) -> tuple[ModelSpec, AcceleratorSpec]:
+    """Engine specs for two catalog slugs, from the database.
+
+    Raises:
+        SizingInputError: for an unknown model or accelerator, or one without memory figures.
+    """
+    model = ModelArchitecture.objects.filter(slug=model_slug).first()
+    if model is None:
+        raise SizingInputError("model", f"unknown model '{model_slug}' (see /catalog/models/)")
+    accelerators = accelerator_specs()
+    if accelerator_slug not in accelerators:
+        known = Accelerator.objects.filter(slug=accelerator_slug).exists()
+        reason = "has no published memory figures to size on" if known else "is not in the catalog"
+        raise SizingInputError("accelerator", f"accelerator '{accelerator_slug}' {reason}")
+    return model_spec(model), accelerators[accelerator_slug]
+
+
+def estimate_run(request: EstimateRequest) -> EstimateResult:
+    """One estimate for catalog slugs (CLI and API share this).
+
+    Raises:
+        SizingInputError: unknown slugs.
+        EstimateError: impossible inputs (one sentence saying why).
+    """
+    model, accelerator = specs_for(request.model, request.accelerator)
+    return estimate(request, model, accelerator, calibration())
+
+
+def estimate_as_dict(result: EstimateResult) -> dict:
+    """The JSON object of the CLI and the API (units in the keys)."""
+    data = asdict(result)
+    for key, value in data.items():
+        if isinstance(value, float):
+            data[key] = round(value, 4)
+    return data

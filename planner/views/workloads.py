@@ -1,0 +1,235 @@
+"""Workloads of a plan and their sizing: candidates, explanation, choice, charts."""
+
+from django.contrib import messages
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from planner import charts, selectors, sizing
+from planner.models import Workload, WorkloadKind
+from planner.permissions import editor_required, member_required
+from planner.views.plans import plan_or_404
+from planner.workload_forms import WorkloadForm
+
+SORTS = {
+    "cost": lambda c: (
+        c.usd_per_million_output_tokens is None,
+        c.usd_per_million_output_tokens or 0,
+    ),
+    "accelerators": lambda c: (c.accelerators is None, c.accelerators or 0),
+    "throughput": lambda c: -c.output_tokens_per_s_per_replica,
+    "ttft": lambda c: (c.ttft_ms is None, c.ttft_ms or 0),
+    "tpot": lambda c: (c.tpot_ms is None, c.tpot_ms or 0),
+    "batch": lambda c: -c.batch_per_replica,
+}
+
+
+def short_name(name: str) -> str:
+    """The accelerator's name without the parenthesised note ("B200 (HGX/DGX, per GPU)")."""
+    return name.split(" (")[0]
+
+
+def workload_or_404(request: HttpRequest, plan_id: int, workload_id: int) -> Workload:
+    try:
+        return selectors.workload_get(
+            organisation=request.organisation, plan_id=plan_id, workload_id=workload_id
+        )
+    except ObjectDoesNotExist:
+        raise Http404("No such workload.") from None
+
+
+def _bad_request_status(request: HttpRequest, form) -> int:
+    """400 for a full-page post with errors; 200 for htmx, which only swaps 2xx answers."""
+    if form.is_bound and form.errors and not request.htmx:
+        return 400
+    return 200
+
+
+@editor_required
+@require_http_methods(["GET", "POST"])
+def workload_add(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """A new workload; choosing a use case fills lengths and targets from its preset."""
+    plan = plan_or_404(request, plan_id)
+    kind = request.GET.get("kind") or request.POST.get("preset") or WorkloadKind.CHAT
+    if kind not in WorkloadKind.values:
+        kind = WorkloadKind.CHAT
+    initial = {"kind": kind, "name": WorkloadKind(kind).label, **WorkloadForm.preset_initial(kind)}
+    applying_preset = "apply_preset" in request.POST
+    form = WorkloadForm(
+        None if applying_preset or request.method == "GET" else request.POST,
+        instance=Workload(plan=plan),
+        initial=initial,
+    )
+    if request.method == "POST" and not applying_preset and form.is_valid():
+        workload = form.save()
+        messages.success(request, f"{workload.name} added. Pick a configuration below.")
+        target = reverse("workload_sizing", args=[plan.pk, workload.pk])
+        return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+    context = {"plan": plan, "form": form, "section": "overview", "kinds": WorkloadKind.choices}
+    template = "planner/workload_add.html"
+    if request.htmx and request.method == "GET":
+        template += "#add-form"
+    return render(request, template, context, status=_bad_request_status(request, form))
+
+
+@editor_required
+@require_POST
+def workload_delete(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
+    workload = workload_or_404(request, plan_id, workload_id)
+    name = workload.name
+    workload.delete()
+    if request.htmx:
+        return HttpResponse("")  # the row is swapped out
+    messages.success(request, f"{name} removed.")
+    return redirect("plan_detail", plan_id=plan_id)
+
+
+def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
+    all_precisions = request.GET.get("precisions") == "all"
+    show = request.GET.get("show", "feasible")
+    every_tp = request.GET.get("tp") == "all"
+    sort = request.GET.get("sort", "cost")
+    result = sizing.workload_sweep(workload, all_precisions=all_precisions)
+    candidates = list(result.candidates)
+    feasible_count = len(result.feasible)
+    if show == "feasible":
+        candidates = [c for c in candidates if c.feasible]
+    if sort in SORTS:
+        feasible = sorted((c for c in candidates if c.feasible), key=SORTS[sort])
+        candidates = feasible + [c for c in candidates if not c.feasible]
+    if not every_tp:
+        # One row per accelerator and precision: its first (best by the sort) configuration.
+        seen: set[tuple[str, str, bool]] = set()
+        kept = []
+        for c in candidates:
+            group = (c.accelerator_slug, c.precision, c.feasible)
+            if group not in seen:
+                seen.add(group)
+                kept.append(c)
+        candidates = kept
+    chosen_key = None
+    if workload.has_choice:
+        chosen_key = (
+            f"{workload.chosen_accelerator.slug}|{workload.chosen_precision}|"
+            f"{workload.chosen_tensor_parallel}"
+        )
+    selected_key = (
+        request.GET.get("candidate")
+        or chosen_key
+        or (sizing.candidate_key(result.best) if result.best else None)
+    )
+    selected = sizing.candidate_find(result, selected_key) if selected_key else None
+    context = {
+        "plan": workload.plan,
+        "workload": workload,
+        "form": form,
+        "section": "overview",
+        "candidates": [
+            (sizing.candidate_key(c), c, short_name(c.accelerator_name)) for c in candidates
+        ],
+        "every_tp": "all" if every_tp else "",
+        "feasible_count": feasible_count,
+        "total_count": len(result.candidates),
+        "best_key": sizing.candidate_key(result.best) if result.best else None,
+        "chosen_key": chosen_key,
+        "show": show,
+        "sort": sort,
+        "precisions": "all" if all_precisions else "",
+        "target": sizing.engine_workload(workload),
+    }
+    context.update(_detail_context(workload, selected))
+    return context
+
+
+def _detail_context(workload: Workload, candidate) -> dict:
+    if candidate is None:
+        return {"detail": None}
+    detail = sizing.candidate_detail(workload, candidate)
+    context = {
+        "detail": detail,
+        "selected_key": sizing.candidate_key(candidate),
+        "memory_figure": charts.memory_breakdown_figure(detail),
+    }
+    target = sizing.engine_workload(workload)
+    if detail.batch_curve:
+        context["latency_figure"] = charts.latency_throughput_figure(
+            detail, ttft_target_ms=target.ttft_ms, tpot_target_ms=target.tpot_ms
+        )
+    if candidate.feasible and (workload.peak_concurrency or workload.peak_requests_per_s):
+        context["replicas_figure"] = charts.replicas_by_hour_figure(
+            sizing.replicas_by_hour(workload, candidate)
+        )
+    return context
+
+
+@member_required
+@require_http_methods(["GET", "POST"])
+def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
+    """The workload's form beside its candidates; every valid change recomputes at once."""
+    workload = workload_or_404(request, plan_id, workload_id)
+    if request.method == "POST" and not request.membership.can_edit:
+        return HttpResponse("Viewers can read plans but not change them.", status=403)
+    form = WorkloadForm(request.POST or None, instance=workload)
+    if request.method == "POST" and form.is_valid():
+        workload = form.save()
+        if not request.htmx:
+            messages.success(request, "Workload saved; candidates recomputed.")
+            return redirect("workload_sizing", plan_id=plan_id, workload_id=workload.pk)
+    elif request.method == "POST":
+        # Keep the stored workload for the candidates; the form keeps what was typed.
+        workload.refresh_from_db()
+    context = _sizing_context(request, workload, form)
+    template = "planner/workload_sizing.html"
+    if request.htmx and request.htmx.target in ("sizing-results", "candidates"):
+        template += "#results"
+    return render(request, template, context, status=_bad_request_status(request, form))
+
+
+@member_required
+def candidate_detail_view(
+    request: HttpRequest, plan_id: int, workload_id: int, key: str
+) -> HttpResponse:
+    """Why one candidate is (in)feasible; htmx swaps it into the detail panel."""
+    workload = workload_or_404(request, plan_id, workload_id)
+    all_precisions = key.split("|")[1:2] != [workload.precision]
+    result = sizing.workload_sweep(workload, all_precisions=all_precisions)
+    candidate = sizing.candidate_find(result, key)
+    if candidate is None:
+        raise Http404("No such candidate.")
+    if not request.htmx:
+        url = reverse("workload_sizing", args=[plan_id, workload_id])
+        return redirect(f"{url}?candidate={key}&show=all&precisions=all#detail")
+    context = {"workload": workload, "plan": workload.plan, **_detail_context(workload, candidate)}
+    context["chosen_key"] = (
+        f"{workload.chosen_accelerator.slug}|{workload.chosen_precision}|"
+        f"{workload.chosen_tensor_parallel}"
+        if workload.has_choice
+        else None
+    )
+    return render(request, "planner/workload_sizing.html#detail", context)
+
+
+@editor_required
+@require_POST
+def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
+    """Save a candidate as the workload's configuration."""
+    workload = workload_or_404(request, plan_id, workload_id)
+    key = request.POST.get("candidate", "")
+    precision = key.split("|")[1] if key.count("|") == 2 else ""
+    result = sizing.workload_sweep(workload, all_precisions=precision != workload.precision)
+    candidate = sizing.candidate_find(result, key)
+    url = reverse("workload_sizing", args=[plan_id, workload_id])
+    if candidate is None or not candidate.feasible:
+        reason = candidate.infeasible_reason if candidate else "it is not a candidate any more"
+        messages.error(request, f"That configuration cannot be chosen: {reason}.")
+        return redirect(url)
+    sizing.workload_choose(workload=workload, candidate=candidate)
+    messages.success(
+        request,
+        f"Chosen: {candidate.accelerators} × {candidate.accelerator_name} "
+        f"({candidate.precision.upper()}, TP {candidate.tensor_parallel}).",
+    )
+    return redirect(url)

@@ -1,0 +1,133 @@
+"""The workload form: model, lengths, latency targets with use-case presets, traffic shape."""
+
+from django import forms
+
+from catalog.models import ModelArchitecture
+from planner.engine.network import REGIONS
+from planner.models import Workload, WorkloadKind
+
+# Starting points per use case (lengths in tokens, targets at p95). Typical figures used
+# by serving benchmarks: chat TTFT ≈ 1 s and ≈ 20 output tokens/s per user (TPOT 50 ms);
+# RAG carries long prompts; code completion wants a fast first token; batch sets a total time.
+WORKLOAD_PRESETS: dict[str, dict] = {
+    WorkloadKind.CHAT: {
+        "input_tokens_mean": 1200, "input_tokens_p95": 3000, "output_tokens_mean": 350,
+        "output_tokens_p95": 900, "ttft_ms": 1000, "tpot_ms": 50, "e2e_s": None,
+    },
+    WorkloadKind.RAG: {
+        "input_tokens_mean": 6000, "input_tokens_p95": 12000, "output_tokens_mean": 400,
+        "output_tokens_p95": 900, "ttft_ms": 2000, "tpot_ms": 50, "e2e_s": None,
+    },
+    WorkloadKind.CODE: {
+        "input_tokens_mean": 2000, "input_tokens_p95": 6000, "output_tokens_mean": 150,
+        "output_tokens_p95": 400, "ttft_ms": 500, "tpot_ms": 30, "e2e_s": None,
+    },
+    WorkloadKind.BATCH: {
+        "input_tokens_mean": 2500, "input_tokens_p95": 6000, "output_tokens_mean": 400,
+        "output_tokens_p95": 800, "ttft_ms": None, "tpot_ms": None, "e2e_s": 120,
+    },
+}  # fmt: skip
+
+
+class DailyProfileField(forms.CharField):
+    """24 comma-separated shares of peak traffic (0-1), one per UTC hour."""
+
+    def prepare_value(self, value):
+        if isinstance(value, list):
+            return ", ".join(f"{v:g}" for v in value)
+        return value
+
+    def to_python(self, value) -> list[float]:
+        text = super().to_python(value)
+        parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
+        try:
+            shares = [float(p) for p in parts]
+        except ValueError:
+            raise forms.ValidationError(
+                "Use numbers separated by commas, e.g. 0.2, 0.5, 1."
+            ) from None
+        if len(shares) != 24:
+            raise forms.ValidationError(f"Give 24 hourly values ({len(shares)} given).")
+        if any(s < 0 or s > 1 for s in shares):
+            raise forms.ValidationError("Each hour is a share of peak between 0 and 1.")
+        if max(shares) == 0:
+            raise forms.ValidationError("At least one hour must carry traffic.")
+        return shares
+
+
+class RegionSharesField(forms.CharField):
+    """``region: percent`` pairs, e.g. ``eu-west: 60, us-east: 40``; shares add to 100."""
+
+    def prepare_value(self, value):
+        if isinstance(value, dict):
+            return ", ".join(f"{k}: {v:g}" for k, v in value.items())
+        return value
+
+    def to_python(self, value) -> dict[str, float]:
+        text = super().to_python(value)
+        shares: dict[str, float] = {}
+        for part in [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]:
+            key, sep, number = part.partition(":")
+            if not sep:
+                key, sep, number = part.partition("=")
+            key = key.strip().lower()
+            if key not in REGIONS:
+                raise forms.ValidationError(
+                    f"Unknown region '{key}'. Known regions: {', '.join(REGIONS)}."
+                )
+            try:
+                shares[key] = float(number)
+            except ValueError:
+                raise forms.ValidationError(
+                    f"'{part}' needs a percentage, e.g. {key}: 50."
+                ) from None
+        if shares and abs(sum(shares.values()) - 100) > 0.5:
+            raise forms.ValidationError(
+                f"Shares add up to {sum(shares.values()):g} %; they must add up to 100 %."
+            )
+        return shares
+
+
+class WorkloadForm(forms.ModelForm):
+    daily_profile = DailyProfileField(
+        label="Daily profile (share of peak per UTC hour)",
+        help_text="24 values from 0 to 1, starting at 00:00 UTC.",
+        widget=forms.TextInput(attrs={"class": "wide"}),
+    )
+    region_shares = RegionSharesField(
+        label="Users by region (%)",
+        required=False,
+        help_text="e.g. eu-west: 60, us-east: 40. Regions: " + ", ".join(REGIONS),
+        widget=forms.TextInput(attrs={"class": "wide"}),
+    )
+
+    class Meta:
+        model = Workload
+        fields = [
+            "name", "kind", "model", "precision",
+            "input_tokens_mean", "input_tokens_p95", "output_tokens_mean", "output_tokens_p95",
+            "percentile", "ttft_ms", "tpot_ms", "e2e_s",
+            "peak_concurrency", "peak_requests_per_s", "headroom_pct", "n_plus_one",
+            "daily_profile", "region_shares",
+        ]  # fmt: skip
+        labels = {
+            "input_tokens_mean": "Prompt tokens (mean)",
+            "input_tokens_p95": "Prompt tokens (p95)",
+            "output_tokens_mean": "Output tokens (mean)",
+            "output_tokens_p95": "Output tokens (p95)",
+            "ttft_ms": "TTFT target (ms)",
+            "tpot_ms": "TPOT target (ms)",
+            "e2e_s": "Request time target (s)",
+            "peak_concurrency": "Peak concurrent requests",
+            "peak_requests_per_s": "…or peak requests per second",
+            "headroom_pct": "Headroom (%)",
+            "n_plus_one": "N+1 spare replica",
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["model"].queryset = ModelArchitecture.objects.order_by("name")
+
+    @classmethod
+    def preset_initial(cls, kind: str) -> dict:
+        return dict(WORKLOAD_PRESETS.get(kind, {}))

@@ -1,0 +1,99 @@
+"""python manage.py estimate: one JSON object, or one clear line on stderr and exit 1."""
+
+import json
+import os
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+
+def run(*args: str) -> dict:
+    out = StringIO()
+    call_command("estimate", *args, "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+BASE = [
+    "--model", "llama-3.1-70b", "--accelerator", "h100-sxm", "--accelerators", "8",
+    "--precision", "fp8", "--input-tokens", "2000", "--output-tokens", "400",
+]  # fmt: skip
+
+
+def test_offline_maximum(catalog):
+    data = run(*BASE)
+    assert data["latency_statistic"] in ("mean", "unloaded", "offline")
+    assert data["output_tokens_per_s"] > 0
+    assert data["replicas"] * data["tensor_parallel"] == 8
+
+
+def test_latency_target_caps_throughput_below_offline(catalog):
+    offline = run(*BASE)
+    bounded = run(*BASE, "--ttft-ms", "500", "--tpot-ms", "30", "--percentile", "99")
+    assert bounded["output_tokens_per_s"] < offline["output_tokens_per_s"]
+    assert bounded["tpot_ms"] <= 30 + 1e-6
+    assert bounded["latency_statistic"] == "p99"
+
+
+def test_request_rate_yields_that_load(catalog):
+    data = run(*BASE, "--request-rate", "4")
+    assert data["requests_per_s"] == pytest.approx(4, rel=1e-3)
+    assert data["output_tokens_per_s"] == pytest.approx(4 * 400, rel=1e-3)
+
+
+def test_tensor_parallel_given_is_kept(catalog):
+    assert run(*BASE, "--tensor-parallel", "4")["tensor_parallel"] == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "nope"], "unknown model 'nope'"),
+        (["--tensor-parallel", "3"], "tensor_parallel 3 is not valid"),
+        (["--accelerators", "1", "--precision", "bf16"], "does not run on"),
+    ],
+)
+def test_impossible_inputs_raise_one_clear_error(catalog, args, message):
+    merged = dict(zip(BASE[::2], BASE[1::2], strict=True))
+    merged.update(dict(zip(args[::2], args[1::2], strict=True)))
+    flat = [item for pair in merged.items() for item in pair]
+    with pytest.raises(CommandError, match=message):
+        call_command("estimate", *flat, "--json", stdout=StringIO())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_exit_code_and_stderr_from_the_shell(tmp_path, catalog):
+    project = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'cli.sqlite3'}"
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v0"], cwd=project, env=env, check=True
+    )
+    subprocess.run(
+        [sys.executable, "manage.py", "load_catalog"],
+        cwd=project,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    ok = subprocess.run(
+        [sys.executable, "manage.py", "estimate", *BASE, "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    bad = subprocess.run(
+        [sys.executable, "manage.py", "estimate", *BASE[:-2], "--output-tokens", "0", "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert ok.returncode == 0 and json.loads(ok.stdout)["output_tokens_per_s"] > 0
+    assert bad.returncode != 0
+    assert len(bad.stderr.strip().splitlines()) == 1
+    assert "output_tokens" in bad.stderr
