@@ -83,6 +83,13 @@ class Accelerator(Sourced):
     def __str__(self) -> str:
         return f"{self.vendor} {self.name}"
 
+    # TPUs, Trainium and Inferentia are offered only as cloud services: nothing to buy or rack.
+    CLOUD_ONLY_VENDORS = ("Google", "AWS")
+
+    @property
+    def is_cloud_only(self) -> bool:
+        return self.vendor in self.CLOUD_ONLY_VENDORS
+
     @property
     def precisions(self) -> list[str]:
         """Precisions with a published dense figure (what sizing can use)."""

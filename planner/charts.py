@@ -216,3 +216,50 @@ def replicas_by_hour_figure(replicas: list[int]) -> str:
         yaxis={"title": "Replicas", "rangemode": "tozero", "dtick": max(1, max(replicas) // 8)},
         height=300,
     )  # fmt: skip
+
+
+def calibration_figure(rows: list[dict]) -> str:
+    """Estimated against measured output tokens/s, log-log, one colour per scenario,
+    with the perfect line and the ±15 % and ±35 % bands."""
+    colors = {"offline": "#2563eb", "server": "#dc2626", "interactive": "#7c3aed",
+              "max_throughput": "#059669"}  # fmt: skip
+    figure = go.Figure()
+    for scenario, color in colors.items():
+        subset = [r for r in rows if r["scenario"] == scenario]
+        if not subset:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=[r["measured_tokens_per_s"] for r in subset],
+                y=[r["predicted_tokens_per_s"] for r in subset],
+                mode="markers", name=scenario.replace("_", " "),
+                marker={"color": color, "size": 7, "opacity": 0.7},
+                text=[f"{r['ref_id']}<br>{r['error_pct']:+.1f} %" for r in subset],
+                hovertemplate="%{text}<br>measured %{x:,.0f}, estimated %{y:,.0f} tok/s<extra></extra>",
+            )
+        )  # fmt: skip
+    values = [r["measured_tokens_per_s"] for r in rows] + [
+        r["predicted_tokens_per_s"] for r in rows
+    ]
+    low, high = max(min(values, default=1) * 0.7, 1), max(values, default=10) * 1.4
+    for factor, dash, label in (
+        (1.0, "solid", "estimate = measured"),
+        (1.15, "dash", "±15 %"),
+        (0.85, "dash", None),
+        (1.35, "dot", "±35 %"),
+        (0.65, "dot", None),
+    ):
+        figure.add_trace(
+            go.Scatter(
+                x=[low, high], y=[low * factor, high * factor], mode="lines",
+                line={"color": "#6b7280", "dash": dash, "width": 1},
+                name=label or "", showlegend=label is not None, hoverinfo="skip",
+            )
+        )  # fmt: skip
+    return _layout(
+        figure,
+        "Estimated against measured output tokens/s (each reference run)",
+        xaxis={"title": "Measured tokens/s", "type": "log"},
+        yaxis={"title": "Estimated tokens/s", "type": "log"},
+        height=520,
+    )

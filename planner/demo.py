@@ -12,8 +12,9 @@ from datetime import date
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from catalog.models import ModelArchitecture
+from catalog.models import Accelerator, ModelArchitecture
 from planner.models import Client, Organisation, Plan, Workload, WorkloadKind
+from planner.sizing import workload_choose, workload_sweep
 
 DEMO_CLIENT = "Northwind Retail Group"
 DEMO_PLAN = "Customer assistant and nightly catalogue enrichment"
@@ -95,6 +96,25 @@ def demo_plan_build(*, organisation: Organisation, user: User) -> tuple[Plan, bo
         headroom_pct=10,
         n_plus_one=False,
     )
+    # Size each workload with the engine and keep the cheapest configuration the client can
+    # buy and rack (the demo plan goes to colocation), as a consultant choosing would.
+    buyable = {
+        a.slug for a in Accelerator.objects.filter(tdp_w__isnull=False) if not a.is_cloud_only
+    }
+    for workload in plan.workloads.select_related("model"):
+        candidates = workload_sweep(workload).candidates
+        best = next(
+            (
+                c
+                for c in candidates
+                if c.feasible
+                and c.accelerator_slug in buyable
+                and c.usd_per_million_output_tokens is not None
+            ),
+            None,
+        )
+        if best is not None:
+            workload_choose(workload=workload, candidate=best)
     for extend in DEMO_EXTENSIONS:
         extend(plan=plan, user=user)
     return plan, True

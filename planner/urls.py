@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from planner.api import api
-from planner.views import organisation, plans, workloads
+from planner.views import calibration, organisation, plans, workloads
 
 admin.site.site_header = "Inference Planner administration"
 admin.site.site_title = "Inference Planner admin"
@@ -46,6 +46,7 @@ urlpatterns = [
         workloads.candidate_detail_view,
         name="candidate_detail",
     ),
+    path("calibration/", calibration.calibration_page, name="calibration"),
     path("catalog/", include("catalog.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", api.urls),

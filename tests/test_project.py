@@ -149,3 +149,18 @@ print("ok")
         timeout=120,
     )
     assert result.stdout.strip().endswith("ok"), result.stderr[-2000:]
+
+
+def test_demo_plan_is_sized_by_the_engine(db):
+    from django.core.management import call_command
+
+    from planner.models import Plan
+
+    call_command("load_demo", verbosity=0)
+
+    plan = Plan.objects.get(name__startswith="Customer assistant")
+    workloads = list(plan.workloads.all())
+    assert [w.kind for w in workloads] == ["chat", "batch"]
+    assert all(w.has_choice and w.chosen_replicas >= 1 for w in workloads)
+    regions = set().union(*(w.region_shares for w in workloads))
+    assert {"eu-west", "us-east"} <= regions  # users in Europe and North America

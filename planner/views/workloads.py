@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from catalog.models import Accelerator
 from planner import charts, selectors, sizing
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
@@ -131,6 +132,9 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
             (sizing.candidate_key(c), c, short_name(c.accelerator_name)) for c in candidates
         ],
         "every_tp": "all" if every_tp else "",
+        "cloud_only": {
+            a.slug for a in Accelerator.objects.filter(vendor__in=Accelerator.CLOUD_ONLY_VENDORS)
+        },
         "feasible_count": feasible_count,
         "total_count": len(result.candidates),
         "best_key": sizing.candidate_key(result.best) if result.best else None,

@@ -54,8 +54,12 @@ def demo_user(transactional_db):
     """The demo consultant exactly as `make run` creates it, and the catalog."""
     from catalog.services import catalog_load_reference
     from planner.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERNAME
+    from planner.demo import demo_plan_build
     from planner.services import demo_setup
 
     catalog_load_reference()
-    demo_setup(username=DEMO_USERNAME, password=DEMO_PASSWORD, organisation_name="Demo Co")
+    user, organisation, _ = demo_setup(
+        username=DEMO_USERNAME, password=DEMO_PASSWORD, organisation_name="Demo Co"
+    )
+    demo_plan_build(organisation=organisation, user=user)
     return DEMO_USERNAME, DEMO_PASSWORD

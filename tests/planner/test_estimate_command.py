@@ -97,3 +97,11 @@ def test_exit_code_and_stderr_from_the_shell(tmp_path, catalog):
     assert bad.returncode != 0
     assert len(bad.stderr.strip().splitlines()) == 1
     assert "output_tokens" in bad.stderr
+
+
+def test_calibrate_report_prints_rows_and_summary():
+    out = StringIO()
+    call_command("calibrate", "--report-only", stdout=out)
+    text = out.getvalue()
+    assert "median abs error" in text and "By accelerator:" in text and "By scenario:" in text
+    assert "mlperf-v4.0" in text

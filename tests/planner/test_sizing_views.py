@@ -235,3 +235,15 @@ def test_api_tokens_page(client, owner_a, consultant_a):
     assert owner_a.memberships.get().organisation.api_tokens.get().revoked_at is not None
     client.force_login(consultant_a)
     assert client.get(reverse("api_tokens")).status_code == 403
+
+
+def test_calibration_page_lists_every_reference_run(client, consultant_a):
+    client.force_login(consultant_a)
+    response = client.get(reverse("calibration"))
+    content = response.content.decode()
+    report = response.context["report"]
+    assert len(response.context["rows"]) == report.in_sample["runs"] == len(report.rows)
+    assert f'{report.in_sample["median_abs_error_pct"]:.1f} %' in content
+    assert 'data-plotly-figure="calibration-figure"' in content
+    filtered = client.get(reverse("calibration"), {"accelerator": "h100-sxm"}).context["rows"]
+    assert filtered and all(r["accelerator_slug"] == "h100-sxm" for r in filtered)

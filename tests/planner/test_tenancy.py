@@ -5,6 +5,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from catalog.models import CatalogImport, ModelArchitecture
+from planner.facility.models import Site, TcoRun
 from planner.models import Client, Membership, Plan, Workload
 
 # URL names whose views read organisation-owned rows by id: each must 404 across tenants.
@@ -32,6 +33,55 @@ TENANT_OBJECT_URLS = {
     "catalog:import_status": lambda objs: reverse(
         "catalog:import_status", args=[objs["import_b"].pk]
     ),
+    "facility:site_list": lambda objs: reverse("facility:site_list", args=[objs["plan_b"].pk]),
+    "facility:site_create": lambda objs: reverse("facility:site_create", args=[objs["plan_b"].pk]),
+    "facility:site_detail": lambda objs: reverse(
+        "facility:site_detail", args=[objs["plan_b"].pk, objs["site_b"].pk]
+    ),
+    "facility:site_delete": lambda objs: reverse(
+        "facility:site_delete", args=[objs["plan_b"].pk, objs["site_b"].pk]
+    ),
+    "facility:placement": lambda objs: reverse("facility:placement", args=[objs["plan_b"].pk]),
+    "facility:tco": lambda objs: reverse("facility:tco", args=[objs["plan_b"].pk]),
+    "facility:tco_run": lambda objs: reverse("facility:tco_run", args=[objs["plan_b"].pk]),
+    "facility:tco_status": lambda objs: reverse(
+        "facility:tco_status", args=[objs["plan_b"].pk, objs["tco_run_b"].pk]
+    ),
+    **{
+        f"sourcing:{name}": (
+            lambda n: lambda objs: reverse(f"sourcing:{n}", args=[objs["plan_b"].pk])
+        )(name)
+        for name in (
+            "bom",
+            "bom_generate",
+            "bom_line_add",
+            "settings",
+            "landed_cost",
+            "timeline",
+            "check",
+            "orders",
+            "history",
+        )
+    },  # fmt: skip
+    "sourcing:bom_line_edit": lambda objs: reverse(
+        "sourcing:bom_line_edit", args=[objs["plan_b"].pk, objs["bom_line_b"].pk]
+    ),
+    "sourcing:bom_line_remove": lambda objs: reverse(
+        "sourcing:bom_line_remove", args=[objs["plan_b"].pk, objs["bom_line_b"].pk]
+    ),
+    "sourcing:order_detail": lambda objs: reverse(
+        "sourcing:order_detail", args=[objs["plan_b"].pk, objs["order_b"].pk]
+    ),
+    "sourcing:supplier_detail": lambda objs: reverse(
+        "sourcing:supplier_detail", args=[objs["supplier_b"].pk]
+    ),
+    "sourcing:offer_create": lambda objs: reverse(
+        "sourcing:offer_create", args=[objs["supplier_b"].pk]
+    ),
+    "sourcing:offer_edit": lambda objs: reverse("sourcing:offer_edit", args=[objs["offer_b"].pk]),
+    "sourcing:offer_delete": lambda objs: reverse(
+        "sourcing:offer_delete", args=[objs["offer_b"].pk]
+    ),
 }
 # URL names that hold no organisation-owned object (shared catalog, auth, the current
 # organisation's own pages, admin); listed so that a new URL cannot go unclassified.
@@ -41,6 +91,10 @@ NOT_TENANT_OBJECT_URLS = {
     "organisation_switch",
     "client_list",
     "api_tokens",
+    "calibration",
+    "sourcing:suppliers",
+    "sourcing:fx",
+    "sourcing:tariffs",
     "api:api-root",
     "api:estimate_endpoint",
     "api:openapi-json",
@@ -82,6 +136,29 @@ def test_every_url_is_classified_for_tenancy():
     assert not unclassified, f"classify these URLs in test_tenancy.py: {sorted(unclassified)}"
 
 
+def _sourcing_objects_of_b(org_b, plan_b) -> dict:
+    from datetime import date
+
+    from sourcing.models import BomLine, Offer, PurchaseOrder, Supplier
+
+    supplier = Supplier.objects.create(organisation=org_b, name="Beta Supply", country="DE")
+    return {
+        "supplier_b": supplier,
+        "offer_b": Offer.objects.create(
+            supplier=supplier, service="installation", unit_price=100, currency="EUR",
+            lead_time_days=1, quoted_on=date(2026, 1, 1), valid_until=date(2026, 12, 31),
+            origin_country="DE",
+        ),
+        "bom_line_b": BomLine.objects.create(
+            plan=plan_b, part_key="manual:x", category="other", description="X", quantity=1
+        ),
+        "order_b": PurchaseOrder.objects.create(
+            plan=plan_b, supplier=supplier, reference="PO-001", destination_country="DE",
+            charges_currency="EUR",
+        ),
+    }  # fmt: skip
+
+
 @pytest.fixture
 def objects_of_b(org_b, owner_b, staff_b):
     client_b = Client.objects.create(organisation=org_b, name="Beta Bank")
@@ -114,6 +191,9 @@ def objects_of_b(org_b, owner_b, staff_b):
             tpot_ms=50,
             peak_concurrency=5,
         ),
+        "site_b": Site.objects.create(plan=plan_b, name="Beta colo", site_it_capacity_kw=100),
+        "tco_run_b": TcoRun.objects.create(plan=plan_b, input_hash="0" * 64, inputs={}),
+        **_sourcing_objects_of_b(org_b, plan_b),
         "membership_b": Membership.objects.get(user=owner_b),
         "import_b": CatalogImport.objects.create(
             organisation=org_b, created_by=staff_b, kind="parts", filename="b.csv", csv_text="x"
@@ -169,3 +249,15 @@ def test_user_without_organisation_gets_a_clear_403(client, db, django_user_mode
     response = client.get("/catalog/accelerators/")
     assert response.status_code == 403
     assert b"not in an organisation" in response.content
+
+
+def test_a_site_of_b_is_404_inside_a_plan_of_a(client, owner_a, org_a, objects_of_b):
+    # The site id is checked against the plan, not only the plan against the organisation.
+    client_a = Client.objects.create(organisation=org_a, name="Alpha client")
+    plan_a = Plan.objects.create(organisation=org_a, client=client_a, name="Alpha plan")
+    client.force_login(owner_a)
+    site_b, run_b = objects_of_b["site_b"], objects_of_b["tco_run_b"]
+    assert (
+        client.get(reverse("facility:site_detail", args=[plan_a.pk, site_b.pk])).status_code == 404
+    )
+    assert client.get(reverse("facility:tco_status", args=[plan_a.pk, run_b.pk])).status_code == 404
