@@ -1,10 +1,17 @@
 """Reads of catalog data (shared) and of catalog imports (per organisation)."""
 
 from django.contrib.contenttypes.models import ContentType
-from django.db.models import Model, QuerySet
+from django.db.models import Count, Max, Model, QuerySet
 
 from catalog.kinds import CatalogKind
-from catalog.models import Accelerator, CatalogImport, CloudOffering, PriceModel, PricePoint
+from catalog.models import (
+    Accelerator,
+    CatalogImport,
+    CloudOffering,
+    PriceModel,
+    PricePoint,
+    ServerPlatform,
+)
 from planner.models import Organisation
 
 
@@ -32,7 +39,7 @@ def cheapest_on_demand_by_accelerator(accelerator_ids) -> dict[int, CloudOfferin
     best: dict[int, CloudOffering] = {}
     offerings = CloudOffering.objects.filter(
         accelerator_id__in=accelerator_ids, price_model=PriceModel.ON_DEMAND
-    )
+    ).select_related("accelerator")
     for offering in offerings:
         current = best.get(offering.accelerator_id)
         if current is None or offering.usd_per_accelerator_hour < current.usd_per_accelerator_hour:
@@ -55,3 +62,12 @@ def catalog_import_get(*, organisation: Organisation, import_id: int) -> Catalog
     return CatalogImport.objects.select_related("created_by").get(
         organisation=organisation, pk=import_id
     )
+
+
+def catalog_version() -> tuple:
+    """Changes whenever sizing-relevant catalog rows change (count or last update)."""
+    parts = []
+    for model in (Accelerator, CloudOffering, ServerPlatform):
+        stats = model.objects.aggregate(n=Count("pk"), last=Max("updated_at"))
+        parts.append((stats["n"], stats["last"]))
+    return tuple(parts)

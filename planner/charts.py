@@ -3,7 +3,10 @@
 The browser renders them with plotly.js served from static/; nothing is fetched from a CDN.
 """
 
+import json
+
 import plotly.graph_objects as go
+from plotly.utils import PlotlyJSONEncoder
 
 PRECISION_FIELDS = {
     "bf16": ("bf16_dense_tflops", "BF16 dense TFLOPS"),
@@ -71,16 +74,53 @@ def accelerator_compare_figure(accelerators, *, precision: str = "bf16") -> str:
     return figure.to_json()
 
 
-def _layout(figure: go.Figure, title: str, **extra) -> str:
-    figure.update_layout(
-        title={"text": title, "x": 0.02},
-        font=FONT,
-        margin={"l": 60, "r": 20, "t": 60, "b": 50},
-        height=extra.pop("height", 360),
-        template="plotly_white",
-        **extra,
-    )
-    return figure.to_json()
+# The few parts of plotly's "plotly_white" look these figures use; the full template is
+# ~10 kB of JSON per figure, resent on every htmx recompute.
+_AXIS = {"gridcolor": "#EBF0F8", "linecolor": "#EBF0F8", "zerolinecolor": "#EBF0F8",
+         "ticks": "", "automargin": True}  # fmt: skip
+LIGHT_TEMPLATE = {
+    "layout": {
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+        "font": {"color": "#2a3f5f"},
+        "colorway": ["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3"],
+        "hoverlabel": {"align": "left"},
+        "xaxis": _AXIS,
+        "yaxis": _AXIS,
+    }
+}
+
+
+def _template() -> dict:
+    return LIGHT_TEMPLATE
+
+
+def _figure_json(traces: list[dict], title: str, **layout) -> str:
+    """Plotly JSON from plain trace and layout dicts.
+
+    Pages recompute these on every htmx change, so they skip plotly's validating object
+    model (tens of ms per figure) and reuse the cached template.
+    """
+    full_layout = {
+        "template": _template(),
+        "title": {"text": title, "x": 0.02},
+        "font": FONT,
+        "margin": {"l": 60, "r": 20, "t": 60, "b": 50},
+        "height": 360,
+        **layout,
+    }
+    return json.dumps({"data": traces, "layout": full_layout}, cls=PlotlyJSONEncoder)
+
+
+def _line(axis: str, value: float, color: str, dash: str) -> dict:
+    """A horizontal line across the plot at ``value`` on y axis ``axis`` ("y" or "y2")."""
+    return {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": axis, "y0": value,
+            "y1": value, "line": {"color": color, "dash": dash, "width": 1.5}}  # fmt: skip
+
+
+def _label(axis: str, value: float, text: str, color: str) -> dict:
+    return {"xref": "paper", "x": 1, "yref": axis, "y": value, "xanchor": "right",
+            "yanchor": "bottom", "text": text, "showarrow": False, "font": {"color": color}}  # fmt: skip
 
 
 def latency_throughput_figure(
@@ -90,81 +130,51 @@ def latency_throughput_figure(
 
     Args:
         detail: planner.sizing.CandidateDetail (batch, TTFT, TPOT and throughput curves).
-        ttft_target_ms: Dashed line for the TTFT target, if any.
-        tpot_target_ms: Dashed line for the TPOT target, if any.
+        ttft_target_ms: Dotted line for the TTFT target, if any (right axis).
+        tpot_target_ms: Dashed line for the TPOT target, if any (left axis).
     """
     throughput = list(detail.throughput_curve)
     batch_text = [f"batch {b:.0f}" for b in detail.batch_curve]
-    figure = go.Figure()
-    figure.add_trace(
-        go.Scatter(
-            x=throughput,
-            y=list(detail.tpot_curve_ms),
-            name="TPOT (mean)",
-            mode="lines+markers",
-            text=batch_text,
-            line={"color": "#2563eb"},
-            marker={"size": 4},
-            hovertemplate="%{text}<br>%{x:,.0f} tok/s<br>TPOT %{y:.1f} ms<extra></extra>",
-        )
-    )
-    figure.add_trace(
-        go.Scatter(
-            x=throughput,
-            y=list(detail.ttft_curve_ms),
-            name="TTFT (service, mean)",
-            mode="lines+markers",
-            text=batch_text,
-            yaxis="y2",
-            line={"color": "#d97706"},
-            marker={"size": 4},
-            hovertemplate="%{text}<br>%{x:,.0f} tok/s<br>TTFT %{y:,.0f} ms<extra></extra>",
-        )
-    )
+    traces = [
+        {"type": "scatter", "x": throughput, "y": list(detail.tpot_curve_ms),
+         "name": "TPOT (mean)", "mode": "lines+markers", "text": batch_text,
+         "line": {"color": "#2563eb"}, "marker": {"size": 4},
+         "hovertemplate": "%{text}<br>%{x:,.0f} tok/s<br>TPOT %{y:.1f} ms<extra></extra>"},
+        {"type": "scatter", "x": throughput, "y": list(detail.ttft_curve_ms),
+         "name": "TTFT (service, mean)", "mode": "lines+markers", "text": batch_text,
+         "yaxis": "y2", "line": {"color": "#d97706"}, "marker": {"size": 4},
+         "hovertemplate": "%{text}<br>%{x:,.0f} tok/s<br>TTFT %{y:,.0f} ms<extra></extra>"},
+    ]  # fmt: skip
+    shapes, annotations = [], []
     if tpot_target_ms:
-        figure.add_hline(
-            y=tpot_target_ms,
-            line={"dash": "dash", "color": "#2563eb"},
-            annotation_text=f"TPOT target {tpot_target_ms:.0f} ms",
-            annotation_position="top left",
+        shapes.append(_line("y", tpot_target_ms, "#2563eb", "dash"))
+        annotations.append(
+            _label("y", tpot_target_ms, f"TPOT target {tpot_target_ms:.0f} ms", "#1d4ed8")
         )
     if ttft_target_ms:
-        figure.add_shape(
-            type="line",
-            xref="paper",
-            x0=0,
-            x1=1,
-            yref="y2",
-            y0=ttft_target_ms,
-            y1=ttft_target_ms,
-            line={"dash": "dot", "color": "#d97706"},
-        )
-        figure.add_annotation(
-            xref="paper",
-            x=1,
-            yref="y2",
-            y=ttft_target_ms,
-            xanchor="right",
-            yanchor="bottom",
-            text=f"TTFT target {ttft_target_ms:,.0f} ms",
-            showarrow=False,
-            font={"color": "#b45309"},
+        shapes.append(_line("y2", ttft_target_ms, "#d97706", "dot"))
+        annotations.append(
+            _label("y2", ttft_target_ms, f"TTFT target {ttft_target_ms:,.0f} ms", "#b45309")
         )
     chosen = detail.candidate
     if chosen.feasible:
-        figure.add_vline(
-            x=chosen.output_tokens_per_s_per_replica,
-            line={"color": "#059669"},
-            annotation_text=f"operating point: batch {chosen.batch_per_replica}",
-            annotation_position="bottom right",
-        )
-    return _layout(
-        figure,
+        x = chosen.output_tokens_per_s_per_replica
+        shapes.append({"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "paper", "y0": 0,
+                       "y1": 1, "line": {"color": "#059669", "width": 1.5}})  # fmt: skip
+        annotations.append({"xref": "x", "x": x, "yref": "paper", "y": 0, "yanchor": "bottom",
+                            "xanchor": "right", "showarrow": False,
+                            "text": f"operating point: batch {chosen.batch_per_replica}",
+                            "font": {"color": "#047857"}})  # fmt: skip
+    return _figure_json(
+        traces,
         "Latency against throughput per replica (batch sizes 1 to the memory limit)",
-        xaxis={"title": "Output tokens/s per replica", "rangemode": "tozero"},
-        yaxis={"title": "TPOT (ms)", "rangemode": "tozero"},
-        yaxis2={"title": "TTFT (ms)", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+        xaxis={"title": {"text": "Output tokens/s per replica"}, "rangemode": "tozero"},
+        yaxis={"title": {"text": "TPOT (ms)"}, "rangemode": "tozero"},
+        yaxis2={"title": {"text": "TTFT (ms)"}, "overlaying": "y", "side": "right",
+                "rangemode": "tozero"},
         legend={"orientation": "h", "y": -0.25},
+        shapes=shapes,
+        annotations=annotations,
         height=400,
     )  # fmt: skip
 
@@ -178,44 +188,48 @@ def memory_breakdown_figure(detail) -> str:
         ("Runtime reserve", detail.reserve_gb_per_gpu, "#7c3aed"),
         ("Left free (utilisation cap)", detail.unusable_gb_per_gpu, "#9ca3af"),
     ]
-    figure = go.Figure()
-    for name, value, color in parts:
-        figure.add_trace(
-            go.Bar(
-                y=["per GPU"],
-                x=[round(value, 2)],
-                name=name,
-                orientation="h",
-                marker={"color": color},
-                hovertemplate=f"{name}: %{{x:.1f}} GB<extra></extra>",
-            )
-        )
-    return _layout(
-        figure,
+    traces = [
+        {"type": "bar", "y": ["per GPU"], "x": [round(value, 2)], "name": name,
+         "orientation": "h", "marker": {"color": color},
+         "hovertemplate": f"{name}: %{{x:.1f}} GB<extra></extra>"}
+        for name, value, color in parts
+    ]  # fmt: skip
+    return _figure_json(
+        traces,
         f"Memory per GPU ({detail.capacity_gb_per_gpu:.0f} GB)",
         barmode="stack",
-        xaxis={"title": "GB", "range": [0, max(detail.capacity_gb_per_gpu, 1) * 1.02]},
+        xaxis={"title": {"text": "GB"}, "range": [0, max(detail.capacity_gb_per_gpu, 1) * 1.02]},
         legend={"orientation": "h", "y": -0.45},
         height=220,
-    )  # fmt: skip
+    )
 
 
 def replicas_by_hour_figure(replicas: list[int]) -> str:
     """Replicas needed in each UTC hour of the daily profile."""
-    figure = go.Figure(
-        go.Bar(
-            x=[f"{hour:02d}:00" for hour in range(24)],
-            y=replicas,
-            marker={"color": "#2563eb"},
-            hovertemplate="%{x} UTC: %{y} replicas<extra></extra>",
-        )
-    )
-    return _layout(
-        figure,
+    traces = [
+        {"type": "bar", "x": [f"{hour:02d}:00" for hour in range(24)], "y": replicas,
+         "marker": {"color": "#2563eb"},
+         "hovertemplate": "%{x} UTC: %{y} replicas<extra></extra>"}
+    ]  # fmt: skip
+    return _figure_json(
+        traces,
         "Replicas across the day (UTC)",
-        yaxis={"title": "Replicas", "rangemode": "tozero", "dtick": max(1, max(replicas) // 8)},
+        yaxis={"title": {"text": "Replicas"}, "rangemode": "tozero",
+               "dtick": max(1, max(replicas, default=1) // 8)},
         height=300,
     )  # fmt: skip
+
+
+def _layout(figure: go.Figure, title: str, **extra) -> str:
+    figure.update_layout(
+        title={"text": title, "x": 0.02},
+        font=FONT,
+        margin={"l": 60, "r": 20, "t": 60, "b": 50},
+        height=extra.pop("height", 360),
+        template="plotly_white",
+        **extra,
+    )
+    return figure.to_json()
 
 
 def calibration_figure(rows: list[dict]) -> str:

@@ -7,7 +7,7 @@ capacity / performance), store (the chosen candidate on the workload). Views cal
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -15,11 +15,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import Accelerator, ModelArchitecture, ServerPlatform
-from catalog.selectors import cheapest_on_demand_by_accelerator
+from catalog.selectors import catalog_version, cheapest_on_demand_by_accelerator
 from planner.engine import sweep as sweep_engine
 from planner.engine.autoscaling import AutoscalingRecommendation, recommend_autoscaling
 from planner.engine.calibration import load_calibration
-from planner.engine.capacity import replica_capacity
+from planner.engine.capacity import plan_replicas, replica_capacity
 from planner.engine.estimate import EstimateRequest, EstimateResult, estimate
 from planner.engine.performance import Calibration, replica_shape, steady_state
 from planner.engine.specs import AcceleratorSpec, ModelSpec, accelerator_family
@@ -75,7 +75,23 @@ def accelerator_specs() -> dict[str, AcceleratorSpec]:
     """Every catalog accelerator the engine can size on (memory and bandwidth known).
 
     Accelerators per server come from the largest catalog platform for the part, else 8.
+    Cached per process until the catalog changes (see :func:`catalog_version`).
     """
+    return _catalog_snapshot(catalog_version())[0]
+
+
+def accelerator_prices_usd_per_hour() -> dict[str, float]:
+    """Cheapest on-demand cloud price per accelerator-hour, by accelerator slug."""
+    return _catalog_snapshot(catalog_version())[1]
+
+
+@lru_cache(maxsize=4)
+def _catalog_snapshot(version: tuple) -> tuple[dict[str, AcceleratorSpec], dict[str, float]]:
+    """Specs and prices read from the catalog at one version (the key of the cache)."""
+    return _read_accelerator_specs(), _read_prices()
+
+
+def _read_accelerator_specs() -> dict[str, AcceleratorSpec]:
     per_server: dict[int, int] = {}
     for accelerator_id, count in ServerPlatform.objects.filter(
         accelerator__isnull=False, accelerators_per_server__isnull=False
@@ -103,8 +119,7 @@ def accelerator_specs() -> dict[str, AcceleratorSpec]:
     return specs
 
 
-def accelerator_prices_usd_per_hour() -> dict[str, float]:
-    """Cheapest on-demand cloud price per accelerator-hour, by accelerator slug."""
+def _read_prices() -> dict[str, float]:
     cheapest = cheapest_on_demand_by_accelerator(Accelerator.objects.values_list("pk", flat=True))
     return {
         offering.accelerator.slug: float(offering.usd_per_accelerator_hour)
@@ -134,16 +149,67 @@ def engine_workload(workload: Workload, *, precisions: tuple[str, ...] | None = 
     )
 
 
+@lru_cache(maxsize=256)
+def _sweep_per_replica(
+    model: ModelSpec,
+    accelerators: tuple[AcceleratorSpec, ...],
+    prices: tuple[tuple[str, float], ...],
+    latency_target: sweep_engine.Workload,
+) -> sweep_engine.SweepResult:
+    """The sweep without traffic: what one replica of each candidate does at the target.
+
+    Cached per process: editing traffic, headroom or N+1 (the most frequent changes) then
+    only re-plans replicas, which takes microseconds per candidate.
+    """
+    return sweep_engine.sweep(latency_target, model, accelerators, calibration(), dict(prices))
+
+
+def _with_fleet(candidate, target: sweep_engine.Workload):
+    """The candidate with replicas, accelerators, servers and fleet price for the peak."""
+    if not candidate.feasible or (
+        target.peak_concurrency is None and target.peak_requests_per_s is None
+    ):
+        return candidate
+    fleet = plan_replicas(
+        tensor_parallel=candidate.tensor_parallel,
+        accelerators_per_server=candidate.accelerators_per_server,
+        batch_per_replica=candidate.batch_per_replica,
+        requests_per_s_per_replica=candidate.requests_per_s_per_replica,
+        peak_concurrency=target.peak_concurrency,
+        peak_requests_per_s=target.peak_requests_per_s,
+        headroom_pct=target.headroom_pct,
+        failure_domains=target.failure_domains,
+        n_plus_one=target.n_plus_one,
+    )
+    price = candidate.usd_per_accelerator_hour
+    return replace(
+        candidate,
+        replicas=fleet.replicas,
+        accelerators=fleet.accelerators,
+        servers=fleet.servers,
+        usd_per_hour=fleet.accelerators * price if price is not None else None,
+    )
+
+
 def workload_sweep(workload: Workload, *, all_precisions: bool = False) -> sweep_engine.SweepResult:
     """Every accelerator × TP candidate for the workload (its precision, or all four)."""
     precisions = ("bf16", "fp8", "int4", "fp4") if all_precisions else None
-    return sweep_engine.sweep(
-        engine_workload(workload, precisions=precisions),
-        model_spec(workload.model),
-        accelerator_specs().values(),
-        calibration(),
-        accelerator_prices_usd_per_hour(),
+    target = engine_workload(workload, precisions=precisions)
+    per_replica_target = replace(
+        target, peak_concurrency=None, peak_requests_per_s=None, headroom_pct=0.0
     )
+    base = _sweep_per_replica(
+        model_spec(workload.model),
+        tuple(accelerator_specs().values()),
+        tuple(sorted(accelerator_prices_usd_per_hour().items())),
+        per_replica_target,
+    )
+    candidates = tuple(_with_fleet(c, target) for c in base.candidates)
+    best = next(
+        (c for c in candidates if c.feasible and c.usd_per_million_output_tokens is not None),
+        None,
+    )
+    return sweep_engine.SweepResult(candidates, best)
 
 
 def candidate_key(candidate) -> str:

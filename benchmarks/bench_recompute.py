@@ -1,0 +1,194 @@
+"""p50/p95 of the htmx recompute request (the sizing page's form posting a change) with 10
+concurrent clients, against gunicorn and PostgreSQL.
+
+Usage:
+    .venv/bin/python benchmarks/bench_recompute.py [--clients 10] [--requests 20]
+
+Needs PostgreSQL (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/planner_bench;
+the database is created and loaded with the catalog and the demo plan). Starts gunicorn on
+127.0.0.1:8765 with the local settings and DEBUG off, signs in as the demo consultant in each
+client, and posts the chat workload's form with HX-Request headers, as htmx does on a change.
+Prints the latency percentiles; it asserts nothing.
+"""
+
+import argparse
+import http.cookiejar
+import os
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+PYTHON = sys.executable
+PORT = 8765
+BASE = f"http://127.0.0.1:{PORT}"
+FORM_FIELDS = (
+    "name", "kind", "model", "precision", "input_tokens_mean", "input_tokens_p95",
+    "output_tokens_mean", "output_tokens_p95", "percentile", "ttft_ms", "tpot_ms", "e2e_s",
+    "peak_concurrency", "peak_requests_per_s", "headroom_pct", "n_plus_one", "daily_profile",
+    "region_shares",
+)  # fmt: skip
+
+
+def run(*args: str, env: dict) -> None:
+    subprocess.run([PYTHON, "manage.py", *args], cwd=PROJECT, env=env, check=True,
+                   stdout=subprocess.DEVNULL)  # fmt: skip
+
+
+def ensure_database(url: str) -> None:
+    name = urllib.parse.urlparse(url).path.lstrip("/")
+    exists = subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-tAc",
+         f"select 1 from pg_database where datname='{name}'"],
+        capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    if exists != "1":
+        subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True)
+
+
+class Client:
+    """A browser-like session: cookies, CSRF token, form posts."""
+
+    def __init__(self) -> None:
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+
+    def csrf(self) -> str:
+        return next(c.value for c in self.jar if c.name == "csrftoken")
+
+    def get(self, path: str) -> str:
+        with self.opener.open(BASE + path, timeout=60) as response:
+            return response.read().decode()
+
+    def post(self, path: str, data: dict, headers: dict | None = None) -> tuple[int, str]:
+        body = urllib.parse.urlencode(data, doseq=True).encode()
+        request = urllib.request.Request(BASE + path, data=body, method="POST")
+        request.add_header("X-CSRFToken", self.csrf())
+        request.add_header("Referer", BASE + path)
+        for key, value in (headers or {}).items():
+            request.add_header(key, value)
+        with self.opener.open(request, timeout=60) as response:
+            return response.status, response.read().decode()
+
+    def sign_in(self) -> None:
+        self.get("/accounts/login/")
+        self.post("/accounts/login/", {"username": "demo", "password": "demo-planner-2026",
+                                        "csrfmiddlewaretoken": self.csrf()})  # fmt: skip
+
+
+def form_values(html: str) -> dict:
+    """The workload form's current values, read from the sizing page."""
+    values = {}
+    for name in FORM_FIELDS:
+        select = re.search(rf'<select name="{name}"[^>]*>(.*?)</select>', html, re.S)
+        if select:
+            chosen = re.search(r'<option value="([^"]*)"[^>]*selected', select.group(1))
+            values[name] = chosen.group(1) if chosen else ""
+            continue
+        checkbox = re.search(rf'<input type="checkbox" name="{name}"[^>]*>', html)
+        if checkbox:
+            if "checked" in checkbox.group(0):
+                values[name] = "on"
+            continue
+        field = re.search(rf'<input[^>]*name="{name}"[^>]*>', html)
+        value = re.search(r'value="([^"]*)"', field.group(0)) if field else None
+        values[name] = value.group(1).replace("&#x27;", "'") if value else ""
+    return values
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=10)
+    parser.add_argument("--requests", type=int, default=20, help="per client")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
+    args = parser.parse_args()
+
+    url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/planner_bench")
+    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "planner.settings.local",
+           "DEBUG": "0", "CELERY_BROKER_URL": ""}  # fmt: skip
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    ensure_database(url)
+    for command in (("migrate", "--noinput"), ("load_catalog",), ("load_demo",)):
+        run(*command, env=env)
+
+    server = subprocess.Popen(
+        [PYTHON, "-m", "gunicorn", "planner.wsgi", "--bind", f"127.0.0.1:{PORT}",
+         "--workers", str(args.workers), "--log-level", "warning"],
+        cwd=PROJECT, env=env,
+    )  # fmt: skip
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(BASE + "/accounts/login/", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        probe = Client()
+        probe.sign_in()
+        plans = probe.get("/plans/")
+        plan_path = re.search(r'href="(/plans/\d+/)"', plans).group(1)
+        workload_path = re.search(
+            rf'href="({plan_path}workloads/\d+/)"', probe.get(plan_path)
+        ).group(1)
+        values = form_values(probe.get(workload_path))
+
+        latencies: list[float] = []
+        errors: list[str] = []
+        lock = threading.Lock()
+
+        def client_loop(index: int) -> None:
+            client = Client()
+            client.sign_in()
+            client.get(workload_path)
+            for i in range(args.requests):
+                data = {**values, "peak_concurrency": str(300 + (index * args.requests + i) % 200),
+                        "csrfmiddlewaretoken": client.csrf()}  # fmt: skip
+                start = time.perf_counter()
+                status, body = client.post(
+                    workload_path, data,
+                    {"HX-Request": "true", "HX-Target": "sizing-results", "HX-Current-URL": BASE + workload_path},
+                )  # fmt: skip
+                elapsed = (time.perf_counter() - start) * 1000
+                with lock:
+                    latencies.append(elapsed)
+                    if status != 200 or 'data-testid="form-saved"' not in body:
+                        errors.append(f"status {status}")
+
+        # Warm every worker once before measuring.
+        warm = [threading.Thread(target=client_loop, args=(i,)) for i in range(args.workers)]
+        saved_requests, args.requests = args.requests, 2
+        for thread in warm:
+            thread.start()
+        for thread in warm:
+            thread.join()
+        latencies.clear()
+        errors.clear()
+        args.requests = saved_requests
+
+        start = time.perf_counter()
+        threads = [threading.Thread(target=client_loop, args=(i,)) for i in range(args.clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall = time.perf_counter() - start
+        latencies.sort()
+        p50 = statistics.median(latencies)
+        p95 = latencies[int(0.95 * (len(latencies) - 1))]
+        print(f"htmx recompute, {args.clients} concurrent clients x {args.requests} requests, "
+              f"gunicorn {args.workers} workers, PostgreSQL, {os.cpu_count()} cores:")  # fmt: skip
+        print(f"  p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {latencies[-1]:.0f} ms, "
+              f"{len(latencies) / wall:.1f} requests/s, {len(errors)} errors")  # fmt: skip
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+if __name__ == "__main__":
+    main()
