@@ -21,6 +21,7 @@ from planner.engine.autoscaling import AutoscalingRecommendation, recommend_auto
 from planner.engine.calibration import load_calibration
 from planner.engine.capacity import plan_replicas, replica_capacity
 from planner.engine.estimate import EstimateRequest, EstimateResult, estimate
+from planner.engine.network import REGIONS, RegionLatency, flag_regions
 from planner.engine.performance import Calibration, replica_shape, steady_state
 from planner.engine.specs import AcceleratorSpec, ModelSpec, accelerator_family
 from planner.models import Workload
@@ -425,3 +426,44 @@ def estimate_as_dict(result: EstimateResult) -> dict:
         if isinstance(value, float):
             data[key] = round(value, 4)
     return data
+
+
+@dataclass(frozen=True, slots=True)
+class SiteDelay:
+    """Round trips from each user region of a workload to one candidate site."""
+
+    site: str
+    latencies: tuple[RegionLatency, ...]
+
+    @property
+    def breaking_regions(self) -> tuple[RegionLatency, ...]:
+        return tuple(latency for latency in self.latencies if latency.breaks_ttft)
+
+
+def _site_locations(workload: Workload) -> list[tuple[str, float, float]]:
+    """The plan's sites that have a location, then the user regions' own hubs."""
+    locations: list[tuple[str, float, float]] = []
+    sites = workload.plan.sites.all() if hasattr(workload.plan, "sites") else []
+    for site in sites:
+        lat, lon = getattr(site, "latitude", None), getattr(site, "longitude", None)
+        region = REGIONS.get(getattr(site, "region_key", "") or "")
+        if lat is None and region is not None:
+            lat, lon = region.lat, region.lon
+        if lat is not None and lon is not None:
+            locations.append((str(site), lat, lon))
+    for key in workload.region_shares:
+        region = REGIONS[key]
+        locations.append((f"{region.city} ({key})", region.lat, region.lon))
+    return locations
+
+
+def workload_network_delay(workload: Workload) -> list[SiteDelay]:
+    """RTT from every user region to every candidate site, flagged against the TTFT target."""
+    if not workload.region_shares:
+        return []
+    target = engine_workload(workload)
+    shares = {k: v / 100 for k, v in workload.region_shares.items() if k in REGIONS}
+    return [
+        SiteDelay(name, tuple(flag_regions(lat, lon, shares, target.ttft_ms or float("inf"))))
+        for name, lat, lon in _site_locations(workload)
+    ]

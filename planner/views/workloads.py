@@ -143,6 +143,7 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         "sort": sort,
         "precisions": "all" if all_precisions else "",
         "target": sizing.engine_workload(workload),
+        "network": sizing.workload_network_delay(workload),
     }
     context.update(_detail_context(workload, selected))
     return context

@@ -243,7 +243,23 @@ def test_calibration_page_lists_every_reference_run(client, consultant_a):
     content = response.content.decode()
     report = response.context["report"]
     assert len(response.context["rows"]) == report.in_sample["runs"] == len(report.rows)
-    assert f'{report.in_sample["median_abs_error_pct"]:.1f} %' in content
+    assert f"{report.in_sample['median_abs_error_pct']:.1f} %" in content
     assert 'data-plotly-figure="calibration-figure"' in content
     filtered = client.get(reverse("calibration"), {"accelerator": "h100-sxm"}).context["rows"]
     assert filtered and all(r["accelerator_slug"] == "h100-sxm" for r in filtered)
+
+
+def test_network_delay_flags_regions_too_far_for_the_ttft_target(client, consultant_a, workload):
+    workload.region_shares = {"eu-west": 50, "ap-southeast-2": 50}
+    workload.ttft_ms = 150
+    workload.save()
+    client.force_login(consultant_a)
+
+    page = client.get(reverse("workload_sizing", args=[workload.plan_id, workload.pk]))
+
+    dublin = next(s for s in page.context["network"] if "eu-west" in s.site)
+    # Dublin to Sydney ≈ 17,200 km: 2 × 17,200 × 1.5 / 200 + 5 ≈ 263 ms > 150 ms.
+    sydney = next(latency for latency in dublin.latencies if latency.region == "ap-southeast-2")
+    assert sydney.breaks_ttft and 240 < sydney.rtt_ms < 290
+    assert [latency.region for latency in dublin.breaking_regions] == ["ap-southeast-2"]
+    assert 'data-testid="network-delay"' in page.content.decode()
