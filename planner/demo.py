@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from catalog.models import Accelerator, ModelArchitecture
+from planner.facility.demo import facility_demo_build
 from planner.models import Client, Organisation, Plan, Workload, WorkloadKind
 from planner.sizing import workload_choose, workload_sweep
 
@@ -29,6 +30,7 @@ BATCH_PROFILE = [1.0, 1.0, 1.0, 1.0, 1.0] + [0.0] * 19
 
 # Builders that add each capability's part of the demo: callables (plan=, user=) -> None.
 DEMO_EXTENSIONS: list[Callable[..., None]] = []
+DEMO_EXTENSIONS.append(facility_demo_build)  # keep last: it costs the sized configurations
 
 
 @transaction.atomic

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "planner",
+    "planner.facility",
     "catalog",
     "sourcing",
 ]

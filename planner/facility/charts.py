@@ -1,0 +1,259 @@
+"""Plotly figures of a stored TCO run, as JSON for plotly.js (rendered by static/js/charts.js).
+
+Built from the run's stored results (money as decimal strings, converted to float here only
+for drawing): cumulative cost per option with break-even marked, the monthly cost stack of
+one option by line item, the sensitivity tornado and the Monte Carlo fan (P10/P50/P90).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+
+from planner.charts import FONT
+from planner.engine.tco import DRIVER_UNITS
+
+COLOURS = {
+    "cloud_on_demand": "#dc2626",
+    "cloud_committed": "#f97316",
+    "cloud_spot_mix": "#eab308",
+    "owned": "#2563eb",
+    "colocation": "#059669",
+    "hybrid": "#7c3aed",
+}
+LINE_LABELS = {
+    "capex": "Hardware (capex)",
+    "spares": "Spares",
+    "residual_value": "Residual value (credit)",
+    "maintenance": "Maintenance",
+    "power": "Power",
+    "facility": "Facility / colocation",
+    "staff": "Staff",
+    "cloud_overflow": "Cloud overflow",
+    "cloud_on_demand": "Cloud on-demand",
+    "cloud_committed": "Cloud commitment",
+    "cloud_spot": "Cloud spot",
+}
+DRIVER_LABELS = {
+    "utilisation": "Demand (utilisation)",
+    "power_price": "Power price",
+    "hardware_price": "Hardware price",
+    "cloud_price": "Cloud price",
+    "lifetime": "Hardware lifetime",
+    "discount_rate": "Discount rate",
+}
+
+
+def _floats(values) -> list[float]:
+    return [float(v) for v in values]
+
+
+def _layout(figure: go.Figure, title: str, **extra: Any) -> str:
+    layout = {
+        "title": {"text": title, "x": 0.02},
+        "font": FONT,
+        "template": "plotly_white",
+        "height": 420,
+        "margin": {"l": 70, "r": 20, "t": 60, "b": 50},
+    }
+    figure.update_layout(**(layout | extra))
+    return figure.to_json()
+
+
+def cumulative_cost_figure(results: dict[str, Any]) -> str:
+    """Cumulative cash cost per option, with each option's break-even month against on-demand."""
+    months = results["months"]
+    figure = go.Figure()
+    for option in results["options"]:
+        cumulative = _floats(option["cumulative_usd"])
+        colour = COLOURS.get(option["kind"], "#6b7280")
+        figure.add_trace(
+            go.Scatter(
+                x=months,
+                y=cumulative,
+                name=option["label"],
+                mode="lines",
+                line={
+                    "color": colour,
+                    "dash": "dot" if option["kind"] == "cloud_committed" else None,
+                },
+                hovertemplate="%{fullData.name}<br>month %{x}: %{y:,.0f} USD<extra></extra>",
+            )
+        )
+        month = option.get("break_even_month")
+        if month:
+            figure.add_trace(
+                go.Scatter(
+                    x=[month],
+                    y=[cumulative[month - 1]],
+                    mode="markers" if option["kind"].startswith("cloud") else "markers+text",
+                    marker={"symbol": "diamond", "size": 11, "color": colour},
+                    text=[f"break-even month {month}"],
+                    textposition="top right",
+                    showlegend=False,
+                    name=f"{option['label']} break-even",
+                    hovertemplate=(
+                        f"{option['label']} breaks even with on-demand in month {month}"
+                        "<extra></extra>"
+                    ),
+                )
+            )
+    return _layout(
+        figure,
+        "Cumulative cost per option (◆ break-even against cloud on-demand)",
+        xaxis={"title": "Month"},
+        yaxis={"title": "Cumulative cost (USD)", "tickformat": ",.0f"},
+        legend={"orientation": "h", "y": -0.2},
+        height=480,
+    )
+
+
+def monthly_stack_figure(results: dict[str, Any], option_key: str | None = None) -> tuple[str, str]:
+    """Monthly cost of one option stacked by line item.
+
+    Args:
+        results: Stored run results.
+        option_key: Option to show; default the cheapest option that owns hardware.
+
+    Returns:
+        (figure JSON, key of the option shown).
+    """
+    options = {o["key"]: o for o in results["options"]}
+    if option_key not in options:
+        owned = [o for o in results["options"] if o.get("owned_gpus")]
+        pool = owned or results["options"]
+        option_key = min(pool, key=lambda o: float(o["npv_usd"]))["key"]
+    option = options[option_key]
+    figure = go.Figure()
+    for line, values in option["lines_usd"].items():
+        amounts = _floats(values)
+        if not any(abs(v) > 0.005 for v in amounts):
+            continue
+        figure.add_trace(
+            go.Bar(
+                x=results["months"],
+                y=amounts,
+                name=LINE_LABELS.get(line, line.replace("_", " ")),
+                hovertemplate="%{fullData.name}<br>month %{x}: %{y:,.0f} USD<extra></extra>",
+            )
+        )
+    figure_json = _layout(
+        figure,
+        f"Monthly cost by line item — {option['label']}",
+        barmode="relative",
+        xaxis={"title": "Month"},
+        yaxis={"title": "Cost per month (USD)", "tickformat": ",.0f"},
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return figure_json, option_key
+
+
+def tornado_figure(results: dict[str, Any]) -> str:
+    """NPV saved by owning against on-demand, each driver swung ±20 %, widest bar on top."""
+    bars = list(reversed(results["tornado"]))  # Plotly draws the first category at the bottom
+    if not bars:
+        return _layout(go.Figure(), "Sensitivity")
+    base = float(bars[0]["base_value_usd"])
+    labels = [DRIVER_LABELS.get(b["driver"], b["driver"]) for b in bars]
+    figure = go.Figure()
+    for end, name, colour in (
+        ("low", "Driver −20 %", "#93c5fd"),
+        ("high", "Driver +20 %", "#2563eb"),
+    ):
+        figure.add_trace(
+            go.Bar(
+                y=labels,
+                x=[float(b[f"{end}_value_usd"]) - base for b in bars],
+                base=base,
+                orientation="h",
+                name=name,
+                marker={"color": colour},
+                customdata=[
+                    [
+                        b[f"{end}_input"],
+                        DRIVER_UNITS.get(b["driver"], b["unit"]),
+                        float(b[f"{end}_value_usd"]),
+                    ]
+                    for b in bars
+                ],
+                hovertemplate=(
+                    "%{y}: %{customdata[0]:,.3g} %{customdata[1]}<br>NPV saved "
+                    "%{customdata[2]:,.0f} USD<extra></extra>"
+                ),
+            )
+        )
+    figure.add_vline(x=base, line={"color": "#111827", "width": 1})
+    return _layout(
+        figure,
+        f"Sensitivity: NPV saved by owning vs on-demand (base {base:,.0f} USD)",
+        barmode="overlay",
+        xaxis={"title": "NPV saved by owning (USD)", "tickformat": ",.0f"},
+        margin={"l": 170, "r": 20, "t": 60, "b": 50},
+        legend={"orientation": "h", "y": -0.2},
+    )
+
+
+def monte_carlo_figure(results: dict[str, Any]) -> str:
+    """P10-P90 bands and P50 lines of cumulative cost, owned against cloud on-demand."""
+    mc = results["monte_carlo"]
+    months = results["months"]
+    site = next((o["label"] for o in results["options"] if o["key"] == mc["site_key"]), "site")
+    figure = go.Figure()
+    for prefix, label, colour, fill in (
+        ("cloud", "Cloud on-demand", "#dc2626", "rgba(220,38,38,0.15)"),
+        ("owned", f"Owned at {site}", "#2563eb", "rgba(37,99,235,0.18)"),
+    ):
+        figure.add_trace(
+            go.Scatter(
+                x=months,
+                y=_floats(mc[f"{prefix}_p90_usd"]),
+                mode="lines",
+                line={"width": 0, "color": colour},
+                showlegend=False,
+                name=f"{label} P90",
+                hovertemplate="P90 %{y:,.0f} USD<extra></extra>",
+            )
+        )
+        figure.add_trace(
+            go.Scatter(
+                x=months,
+                y=_floats(mc[f"{prefix}_p10_usd"]),
+                mode="lines",
+                line={"width": 0, "color": colour},
+                fill="tonexty",
+                fillcolor=fill,
+                name=f"{label} P10-P90",
+                hovertemplate="P10 %{y:,.0f} USD<extra></extra>",
+            )
+        )
+        figure.add_trace(
+            go.Scatter(
+                x=months,
+                y=_floats(mc[f"{prefix}_p50_usd"]),
+                mode="lines",
+                line={"color": colour, "width": 2},
+                name=f"{label} P50",
+                hovertemplate="P50 %{y:,.0f} USD<extra></extra>",
+            )
+        )
+    return _layout(
+        figure,
+        f"Monte Carlo, {mc['paths']:,} paths: owning is cheaper in "
+        f"{mc['probability_owned_cheaper']:.0%} of them",
+        xaxis={"title": "Month"},
+        yaxis={"title": "Cumulative cost (USD)", "tickformat": ",.0f"},
+        legend={"orientation": "h", "y": -0.2},
+    )
+
+
+def tco_figures(results: dict[str, Any], *, stack_option: str | None = None) -> dict[str, Any]:
+    """Every TCO figure of a run, keyed for the template."""
+    stack, shown = monthly_stack_figure(results, stack_option)
+    return {
+        "cumulative": cumulative_cost_figure(results),
+        "stack": stack,
+        "stack_option": shown,
+        "tornado": tornado_figure(results),
+        "monte_carlo": monte_carlo_figure(results),
+    }

@@ -1,0 +1,407 @@
+"""Sites, placement decisions and TCO runs of a plan.
+
+A :class:`Site` is a place the plan's servers could live (own data centre, colocation cage
+or cloud region) with the electrical and cooling figures the facility checks need. Defaults
+are the engine's constants (``planner.engine.facility`` / ``planner.engine.tco``), shown with
+their source in the form. Money is ``Decimal`` in USD (catalog prices are USD); the TCO page
+says so.
+"""
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+
+from planner.engine import facility as fe
+from planner.engine import tco as te
+from planner.engine.network import REGIONS
+from planner.engine.placement import OPTION_KINDS
+
+country_validator = RegexValidator(r"^[A-Z]{2}$", "Use a two-letter ISO 3166 code, e.g. NL.")
+
+
+def _pct(value: float) -> Decimal:
+    return Decimal(str(round(value * 100, 4)))
+
+
+class SiteKind(models.TextChoices):
+    OWN_DC = "own_dc", "Own data centre"
+    COLOCATION = "colocation", "Colocation"
+    CLOUD_REGION = "cloud_region", "Cloud region"
+
+
+class CoolingMethod(models.TextChoices):
+    AIR = "air", "Air"
+    REAR_DOOR = "rear_door", "Rear-door heat exchanger"
+    DIRECT_TO_CHIP = "direct_to_chip", "Direct-to-chip liquid"
+    IMMERSION = "immersion", "Immersion"
+
+
+REGION_CHOICES = [("", "—")] + [(r.key, f"{r.key} ({r.city})") for r in REGIONS.values()]
+ASHRAE_CHOICES = [
+    (c.name, f"{c.name} ({c.allowable_min_c:g}–{c.allowable_max_c:g} °C)")
+    for c in fe.ASHRAE_CLASSES.values()
+]
+
+
+class Site(models.Model):
+    """A data centre, colocation cage or cloud region the plan may use."""
+
+    plan = models.ForeignKey("planner.Plan", on_delete=models.CASCADE, related_name="sites")
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=20, choices=SiteKind.choices, default=SiteKind.COLOCATION)
+    # Location: a region key stands for its city; explicit coordinates win over it.
+    region_key = models.CharField(
+        max_length=20, choices=REGION_CHOICES, blank=True, help_text="Used for network delay."
+    )
+    latitude = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(-90), MaxValueValidator(90)]
+    )
+    longitude = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(-180), MaxValueValidator(180)]
+    )
+    country = models.CharField(
+        max_length=2,
+        blank=True,
+        validators=[country_validator],
+        help_text="ISO 3166 two-letter code; residency rules are checked against it.",
+    )
+    # Space and power.
+    racks_available = models.PositiveIntegerField(default=4)
+    usable_ru_per_rack = models.PositiveSmallIntegerField(
+        default=42, validators=[MinValueValidator(1), MaxValueValidator(60)]
+    )
+    site_it_capacity_kw = models.DecimalField(
+        max_digits=10,
+        decimal_places=2,
+        validators=[MinValueValidator(0)],
+        help_text="IT power available to the plan today, before planned upgrades.",
+    )
+    feeds_per_rack = models.PositiveSmallIntegerField(
+        default=2, validators=[MinValueValidator(1), MaxValueValidator(8)]
+    )
+    voltage_v = models.DecimalField(
+        max_digits=7, decimal_places=1, default=Decimal("415"), validators=[MinValueValidator(1)]
+    )
+    phase = models.PositiveSmallIntegerField(
+        choices=[(1, "Single phase"), (3, "Three phase")], default=3
+    )
+    amperage_a = models.DecimalField(
+        max_digits=7, decimal_places=1, default=Decimal("32"), validators=[MinValueValidator(1)]
+    )
+    breaker_derating_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=_pct(fe.DEFAULT_BREAKER_DERATING),
+        validators=[MinValueValidator(Decimal("1")), MaxValueValidator(100)],
+    )
+    power_factor = models.DecimalField(
+        max_digits=4,
+        decimal_places=2,
+        default=Decimal(str(fe.DEFAULT_POWER_FACTOR)),
+        validators=[MinValueValidator(Decimal("0.5")), MaxValueValidator(1)],
+    )
+    # Cooling.
+    cooling_method = models.CharField(
+        max_length=20, choices=CoolingMethod.choices, default=CoolingMethod.AIR
+    )
+    cooling_capacity_per_rack_kw = models.DecimalField(
+        max_digits=8, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
+    )
+    cooling_capacity_site_kw = models.DecimalField(
+        max_digits=10, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
+    )
+    ashrae_class = models.CharField(max_length=2, choices=ASHRAE_CHOICES, default="A2")
+    pue = models.DecimalField(
+        max_digits=4,
+        decimal_places=2,
+        default=Decimal(str(fe.DEFAULT_PUE)),
+        validators=[MinValueValidator(1), MaxValueValidator(4)],
+    )
+    delta_t_f = models.DecimalField(
+        max_digits=5,
+        decimal_places=1,
+        default=Decimal(str(fe.DEFAULT_DELTA_T_F)),
+        validators=[MinValueValidator(1)],
+    )
+    # Costs (USD).
+    power_usd_per_kwh = models.DecimalField(
+        max_digits=8,
+        decimal_places=4,
+        default=Decimal(str(fe.DEFAULT_POWER_USD_PER_KWH)),
+        validators=[MinValueValidator(0)],
+    )
+    facility_usd_per_kw_month = models.DecimalField(
+        max_digits=10,
+        decimal_places=2,
+        default=Decimal(str(te.DEFAULT_COLOCATION_USD_PER_KW_MONTH)),
+        validators=[MinValueValidator(0)],
+        help_text="Colocation rent, or the owned hall's allocated cost, per IT kW and month.",
+    )
+    staff_usd_per_month = models.DecimalField(
+        max_digits=12, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
+    )
+    power_ready_date = models.DateField(
+        null=True, blank=True, help_text="When the base capacity is energised for the plan."
+    )
+    # Rack make-up.
+    servers_per_rack = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Empty packs the densest that power, cooling and RU allow."
+    )
+    switches_per_rack = models.PositiveSmallIntegerField(default=1)
+    switch_power_kw = models.DecimalField(
+        max_digits=6, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
+    )
+    pdus_per_rack = models.PositiveSmallIntegerField(default=2)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["plan", "name", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["plan", "name"], name="unique_site_name_per_plan"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        errors = {}
+        if (self.latitude is None) != (self.longitude is None):
+            errors["longitude"] = "Give both latitude and longitude, or neither."
+        if self.kind == SiteKind.CLOUD_REGION and not self.region_key and self.latitude is None:
+            errors["region_key"] = "A cloud region needs a region key or coordinates."
+        if errors:
+            raise ValidationError(errors)
+
+
+class PowerUpgrade(models.Model):
+    """A dated increase of a site's IT power ("+400 kW on 2027-03-01")."""
+
+    site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="upgrades")
+    ready_date = models.DateField()
+    added_kw = models.DecimalField(
+        max_digits=10, decimal_places=2, validators=[MinValueValidator(Decimal("0.01"))]
+    )
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["site", "ready_date", "pk"]
+
+    def __str__(self) -> str:
+        return f"+{self.added_kw:g} kW on {self.ready_date.isoformat()}"
+
+
+class ResidencyRule(models.Model):
+    """Where one workload's data may be processed: countries and/or regions (EU, EEA)."""
+
+    workload = models.OneToOneField(
+        "planner.Workload", on_delete=models.CASCADE, related_name="residency"
+    )
+    allowed = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Comma-separated ISO countries or regions, e.g. 'EU, CH'. Empty: anywhere.",
+    )
+
+    def __str__(self) -> str:
+        return self.allowed or "anywhere"
+
+    @property
+    def tokens(self) -> list[str]:
+        return [t.strip().upper() for t in self.allowed.split(",") if t.strip()]
+
+
+class PlacementDecision(models.Model):
+    """The consultant's placement settings for a plan and the option they chose, with why."""
+
+    plan = models.OneToOneField(
+        "planner.Plan", on_delete=models.CASCADE, related_name="placement_decision"
+    )
+    network_share_pct = models.PositiveSmallIntegerField(
+        default=25,
+        validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="Share of the tightest TTFT target the network round trip may take.",
+    )
+    control_requirement = models.PositiveSmallIntegerField(
+        default=3, validators=[MaxValueValidator(5)], help_text="0 (none) to 5 (full control)."
+    )
+    chosen_kind = models.CharField(
+        max_length=20, choices=[(k, k) for k in OPTION_KINDS], blank=True
+    )
+    chosen_key = models.CharField(max_length=60, blank=True)
+    chosen_label = models.CharField(max_length=200, blank=True)
+    reason = models.TextField(blank=True)
+    scores = models.JSONField(
+        default=dict, blank=True, help_text="The comparison as it stood when the choice was made."
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.chosen_label or "undecided"
+
+
+class TcoSettings(models.Model):
+    """Capex and cloud inputs of the TCO that sizing cannot tell; every one editable.
+
+    Blank cloud figures take the catalog (cheapest on-demand offering of the chosen
+    accelerator, and its 1-/3-year offerings) or, failing that, the engine defaults.
+    """
+
+    plan = models.OneToOneField(
+        "planner.Plan", on_delete=models.CASCADE, related_name="tco_settings"
+    )
+    horizon_months = models.PositiveSmallIntegerField(
+        default=te.DEFAULT_HORIZON_MONTHS,
+        validators=[MinValueValidator(12), MaxValueValidator(120)],
+    )
+    server_price_usd = models.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        default=Decimal("310000"),
+        validators=[MinValueValidator(0)],
+        help_text="Price of one server (8-GPU HGX H100 ≈ 310,000 USD).",
+    )
+    network_usd = models.DecimalField(
+        max_digits=14, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
+    )
+    storage_usd = models.DecimalField(
+        max_digits=14, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
+    )
+    install_usd = models.DecimalField(
+        max_digits=14, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
+    )
+    shipping_and_duties_usd = models.DecimalField(
+        max_digits=14, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
+    )
+    maintenance_pct_per_year = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=_pct(te.DEFAULT_MAINTENANCE_FRACTION_PER_YEAR),
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+    spares_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=_pct(te.DEFAULT_SPARES_FRACTION),
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+    residual_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=_pct(te.DEFAULT_RESIDUAL_FRACTION),
+        validators=[MinValueValidator(0), MaxValueValidator(Decimal("99"))],
+    )
+    lifetime_months = models.PositiveSmallIntegerField(
+        default=te.DEFAULT_LIFETIME_MONTHS,
+        validators=[MinValueValidator(12), MaxValueValidator(120)],
+    )
+    idle_power_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=_pct(te.DEFAULT_IDLE_POWER_FRACTION),
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+    cost_of_capital_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=_pct(te.DEFAULT_COST_OF_CAPITAL),
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+    on_demand_usd_per_gpu_h = models.DecimalField(
+        max_digits=10, decimal_places=4, null=True, blank=True, validators=[MinValueValidator(0)]
+    )
+    commit_1yr_discount_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+    commit_3yr_discount_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+    spot_discount_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=_pct(te.DEFAULT_SPOT_DISCOUNT),
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+    spot_share_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=_pct(te.DEFAULT_SPOT_SHARE),
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+    annual_cloud_price_decline_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=_pct(te.DEFAULT_ANNUAL_CLOUD_PRICE_DECLINE),
+        validators=[MinValueValidator(0), MaxValueValidator(90)],
+    )
+    growth_pct_per_month = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=Decimal("0"),
+        validators=[MinValueValidator(-50), MaxValueValidator(50)],
+    )
+
+    def __str__(self) -> str:
+        return f"TCO settings of plan {self.plan_id}"
+
+
+class TcoStatus(models.TextChoices):
+    PENDING = "pending", "Waiting for a worker"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Finished"
+    FAILED = "failed", "Failed"
+
+
+class TcoRun(models.Model):
+    """One TCO computation of a plan, stored against the SHA-256 hash of its inputs.
+
+    ``inputs`` is the canonical JSON of the engine inputs (what the task computes from);
+    ``results`` holds the options' cash flows, the tornado and the Monte Carlo bands with
+    money as decimal strings (cents) and ``basis`` says where each input came from.
+    """
+
+    plan = models.ForeignKey("planner.Plan", on_delete=models.CASCADE, related_name="tco_runs")
+    input_hash = models.CharField(max_length=64, db_index=True)
+    inputs = models.JSONField()
+    basis = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=20, choices=TcoStatus.choices, default=TcoStatus.PENDING)
+    progress = models.FloatField(default=0.0)
+    progress_message = models.CharField(max_length=200, blank=True)
+    results = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"TCO run {self.pk} of plan {self.plan_id} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (TcoStatus.SUCCEEDED, TcoStatus.FAILED)
+
+    @property
+    def progress_pct(self) -> int:
+        return round(self.progress * 100)

@@ -1,0 +1,907 @@
+"""Facility, placement and TCO: fetch rows, compute with the engine, store.
+
+Evaluations (``site_evaluate``, ``placement_evaluate``, ``tco_inputs_build``) read through
+the selectors and call the engine; writes (``site_save``, ``placement_*_save``,
+``tco_run_*``) store. The TCO runs in Celery: :func:`tco_run_request` stores the canonical
+inputs with their SHA-256 hash and enqueues on commit; :func:`tco_run_execute` (called by
+the task) rebuilds the engine dataclasses from that snapshot, runs the engine with a progress
+recorder writing into the row, and stores the results with money as decimal strings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from planner import selectors as plan_selectors
+from planner.engine import facility as fe
+from planner.engine import placement as pe
+from planner.engine import tco as te
+from planner.engine.deployment import Deployment
+from planner.engine.network import REGIONS, flag_regions, rtt_ms
+from planner.facility import selectors
+from planner.facility.models import (
+    PlacementDecision,
+    PowerUpgrade,
+    ResidencyRule,
+    Site,
+    SiteKind,
+    TcoRun,
+    TcoSettings,
+    TcoStatus,
+)
+from planner.models import Plan
+
+logger = logging.getLogger(__name__)
+
+CENT = Decimal("0.01")
+MONTE_CARLO_PATHS = 10_000
+MONTE_CARLO_SEED = 0
+SENSITIVITY_SWING = 0.2
+TCO_INPUTS_VERSION = 1  # bump when the canonical form changes, so old hashes go stale
+MAX_RACKS_DRAWN = 6
+
+# Country and legal region of each REGIONS key (data, for residency rules).
+REGION_LOCATIONS: dict[str, pe.Location] = {
+    "us-east": pe.Location("US"),
+    "us-central": pe.Location("US"),
+    "us-west": pe.Location("US"),
+    "ca-central": pe.Location("CA"),
+    "sa-east": pe.Location("BR"),
+    "eu-west": pe.Location("IE", "EU"),
+    "eu-west-2": pe.Location("GB"),
+    "eu-central": pe.Location("DE", "EU"),
+    "eu-north": pe.Location("SE", "EU"),
+    "eu-south": pe.Location("IT", "EU"),
+    "me-central": pe.Location("AE"),
+    "af-south": pe.Location("ZA"),
+    "ap-south": pe.Location("IN"),
+    "ap-southeast": pe.Location("SG"),
+    "ap-northeast": pe.Location("JP"),
+    "ap-east": pe.Location("HK"),
+    "ap-southeast-2": pe.Location("AU"),
+}
+# fmt: off
+EU_COUNTRIES = frozenset({
+    "AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE",
+    "IT", "LV", "LT", "LU", "MT", "NL", "PL", "PT", "RO", "SK", "SI", "ES", "SE",
+})
+# fmt: on
+
+
+class TcoNotReady(Exception):
+    """The plan cannot be costed yet; the message says what is missing."""
+
+
+# --- Facility ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RackTypeView:
+    """One server kind of the plan in a site: its rack layout and elevation picture."""
+
+    rack_type: selectors.RackType
+    layout: fe.RackLayout
+    svg: str
+    racks_needed: int
+
+
+@dataclass(frozen=True)
+class SiteEvaluation:
+    """Everything the site page shows about a site.
+
+    Attributes:
+        spec: The site as the engine took it (``None`` when the engine rejected a value).
+        report: Facility checks for the plan's servers (``None`` without deployments).
+        rack_views: Elevation per server kind.
+        checked_as: The rack type the checks ran on (the envelope of mixed kinds).
+        go_live: Date power readiness is checked against.
+        go_live_assumed: True when the plan has no target go-live (today is used).
+        feed_usable_kw: Usable power of one feed, kW.
+        capacity_at_go_live_kw: Base capacity plus upgrades ready by go-live, kW.
+        cooling_envelope: The cooling method's kW-per-rack envelope with its source.
+        notes: Sentences about estimates and assumptions.
+        error: Why the engine rejected the site, if it did.
+    """
+
+    spec: fe.SiteSpec | None
+    report: fe.FacilityReport | None
+    rack_views: list[RackTypeView]
+    checked_as: selectors.RackType | None
+    go_live: date
+    go_live_assumed: bool
+    feed_usable_kw: float | None
+    capacity_at_go_live_kw: float | None
+    cooling_envelope: fe.CoolingEnvelope | None
+    notes: list[str] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def status(self) -> str:
+        return self.report.status if self.report else ""
+
+    @property
+    def check_rows(self) -> list[dict[str, str]]:
+        """The checks with their figures formatted for display (``inf`` reads "never")."""
+        if self.report is None:
+            return []
+        return [
+            {
+                "key": c.key,
+                "title": c.title,
+                "status": c.status,
+                "value": _figure(c.value),
+                "limit": "—" if c.limit is None else _figure(c.limit),
+                "unit": c.unit,
+                "reason": c.reason,
+            }
+            for c in self.report.checks
+        ]
+
+
+def _figure(value: float) -> str:
+    if math.isinf(value):
+        return "never"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
+
+
+def site_evaluate(
+    *,
+    plan: Plan,
+    site: Site,
+    upgrades: list[PowerUpgrade] | None = None,
+    deployments: list[Deployment] | None = None,
+) -> SiteEvaluation:
+    """Facility checks, summary and rack elevations of ``site`` for the plan's servers.
+
+    Args:
+        plan: The plan (fetched through the tenant selector).
+        site: A saved site, or an unsaved one being previewed.
+        upgrades: Its upgrades when previewing unsaved ones; ``None`` reads the saved ones.
+        deployments: The plan's deployments if already loaded.
+    """
+    go_live = plan.target_go_live or timezone.localdate()
+    assumed = plan.target_go_live is None
+    try:
+        spec = selectors.site_spec(site, upgrades)
+    except ValueError as exc:
+        return SiteEvaluation(
+            None, None, [], None, go_live, assumed, None, None, None, [], str(exc)
+        )
+    if deployments is None:
+        deployments = plan_selectors.plan_deployments(plan=plan)
+    types = selectors.rack_types(deployments)
+    feed_kw = fe.feed_usable_kw(
+        spec.voltage_v, spec.amperage_a, spec.phase, spec.breaker_derating, spec.power_factor
+    )
+    notes = []
+    if assumed:
+        notes.append(
+            "The plan has no target go-live date; power readiness is checked against today."
+        )
+    report, checked_as, views = None, None, []
+    if types:
+        checked_as = selectors.envelope_rack_type(types)
+        if len(types) > 1:
+            notes.append(
+                f"The plan uses {len(types)} server kinds; the checks treat every server as the "
+                f"most demanding ({checked_as.server_power_kw:.1f} kW, {checked_as.server_ru}U), "
+                "so they err on the safe side."
+            )
+        notes.extend(checked_as.assumptions)
+        report = fe.check_facility(spec, selectors.rack_load(site, checked_as), go_live)
+        for rack_type in types:
+            load = selectors.rack_load(site, rack_type)
+            layout = fe.rack_layout(spec, load, max_racks=MAX_RACKS_DRAWN)
+            needed = fe.check_facility(spec, load, go_live).racks_needed
+            views.append(RackTypeView(rack_type, layout, fe.rack_elevation_svg(layout), needed))
+    return SiteEvaluation(
+        spec=spec,
+        report=report,
+        rack_views=views,
+        checked_as=checked_as,
+        go_live=go_live,
+        go_live_assumed=assumed,
+        feed_usable_kw=feed_kw,
+        capacity_at_go_live_kw=fe.site_capacity_kw_on(spec, go_live),
+        cooling_envelope=fe.COOLING_ENVELOPES[spec.cooling_method],
+        notes=notes,
+    )
+
+
+@transaction.atomic
+def site_save(*, plan: Plan, form) -> Site:
+    """Save a valid SiteForm for the plan, replacing the site's upgrades with the form's."""
+    site = form.save(commit=False)
+    site.plan = plan
+    site.save()
+    site.upgrades.all().delete()
+    PowerUpgrade.objects.bulk_create(
+        PowerUpgrade(site=site, ready_date=d, added_kw=kw, note=note)
+        for d, kw, note in form.cleaned_data.get("upgrades") or []
+    )
+    return site
+
+
+def site_preview(*, plan: Plan, form) -> tuple[Site, list[PowerUpgrade]]:
+    """An unsaved site and upgrades from a valid SiteForm, for checks before saving."""
+    site = form.save(commit=False)
+    site.plan = plan
+    upgrades = [
+        PowerUpgrade(ready_date=d, added_kw=kw, note=note)
+        for d, kw, note in form.cleaned_data.get("upgrades") or []
+    ]
+    return site, upgrades
+
+
+def site_delete(*, site: Site) -> None:
+    site.delete()
+
+
+# --- Placement --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlacementEvaluation:
+    """The scored comparison and what it was built from.
+
+    Attributes:
+        result: Engine result, ``None`` when the plan has no workloads.
+        rtt_budget_ms: Network budget used.
+        ttft_target_ms: Tightest TTFT target, if any.
+        user_regions: Region key → share of users (0-1), all workloads together.
+        latency_notes: Option key → one sentence per user region.
+        notes: Assumptions (generic options, missing sites, stale costs).
+        cost_source: Where costs came from ("" when no TCO has finished).
+    """
+
+    result: pe.PlacementResult | None
+    rtt_budget_ms: float
+    ttft_target_ms: float | None
+    user_regions: dict[str, float]
+    latency_notes: dict[str, list[str]]
+    notes: list[str]
+    cost_source: str = ""
+
+
+def _site_location(site: Site) -> pe.Location:
+    country = site.country or (
+        REGION_LOCATIONS[site.region_key].country if site.region_key in REGION_LOCATIONS else ""
+    )
+    return pe.Location(country or "??", "EU" if country in EU_COUNTRIES else "")
+
+
+def _worst_rtt(coords, user_regions: dict[str, float], ttft_ms: float | None):
+    if coords is None or not user_regions:
+        return None, []
+    rows = flag_regions(coords[0], coords[1], user_regions, ttft_ms or 1e9)
+    return max(r.rtt_ms for r in rows), [
+        r.note if ttft_ms else r.note.split(" leaves")[0] for r in rows
+    ]
+
+
+def placement_evaluate(
+    *, plan: Plan, decision: PlacementDecision | None = None
+) -> PlacementEvaluation:
+    """Score cloud, owned DC, colocation, edge and hybrid for the plan.
+
+    Options come from the plan's sites (one per site; a cloud region when none is entered is
+    the region with the lowest worst round trip among those the residency rules allow).
+    Latency is the worst round trip from the workloads' user regions; cost is the cost per
+    million output tokens of the latest finished TCO run.
+    """
+    decision = decision or selectors.placement_decision_get(plan=plan)
+    workloads = list(plan_selectors.workload_list(plan=plan))
+    notes: list[str] = []
+    if not workloads:
+        return PlacementEvaluation(None, 0.0, None, {}, {}, ["The plan has no workloads yet."])
+    deployments = {d.workload_id: d for d in plan_selectors.plan_deployments(plan=plan)}
+
+    # Users: every workload's region shares, weighted by its peak accelerators.
+    user_regions: dict[str, float] = {}
+    profile = [0.0] * 24
+    for w in workloads:
+        weight = deployments[w.pk].accelerators if w.pk in deployments else 1
+        for key, share in (w.region_shares or {}).items():
+            if key in REGIONS:
+                user_regions[key] = user_regions.get(key, 0.0) + weight * float(share) / 100
+        shape = [float(v) for v in (w.daily_profile or [1.0] * 24)]
+        peak = max(shape) or 1.0
+        profile = [p + weight * v / peak for p, v in zip(profile, shape, strict=True)]
+    total = sum(user_regions.values())
+    user_regions = {k: v / total for k, v in user_regions.items()} if total else {}
+    if not user_regions:
+        notes.append("No workload names its users' regions, so latency is not scored.")
+
+    ttfts = [w.ttft_ms for w in workloads if w.ttft_ms]
+    ttft = float(min(ttfts)) if ttfts else None
+    budget = ttft * decision.network_share_pct / 100 if ttft else 200.0
+    rules = selectors.residency_rules(plan=plan)
+    engine_rules = tuple(
+        pe.ResidencyRule(w.name, frozenset(rules[w.pk].tokens), frozenset(rules[w.pk].tokens))
+        for w in workloads
+        if w.pk in rules and rules[w.pk].tokens
+    )
+
+    costs, cost_source = _tco_costs(plan)
+    options: list[pe.PlacementOption] = []
+    latency: dict[str, list[str]] = {}
+
+    def add(key, kind, label, locations, coords, cost=None, rtt=None):
+        worst, rows = (rtt, []) if rtt is not None else _worst_rtt(coords, user_regions, ttft)
+        latency[key] = rows
+        options.append(pe.PlacementOption(key, kind, label, tuple(locations), worst, cost))
+
+    sites = list(selectors.site_list(plan=plan))
+    cloud_sites = [s for s in sites if s.kind == SiteKind.CLOUD_REGION]
+    owned_sites = [s for s in sites if s.kind == SiteKind.OWN_DC]
+    colo_sites = [s for s in sites if s.kind == SiteKind.COLOCATION]
+    cloud_cost = costs.get("cloud")
+
+    best_region = _best_cloud_region(user_regions, ttft, engine_rules)
+    region = REGIONS[best_region]
+    if cloud_sites:
+        for s in cloud_sites:
+            add(
+                f"site-{s.pk}",
+                "public_cloud",
+                f"Cloud: {s.name}",
+                [_site_location(s)],
+                selectors.site_coordinates(s),
+                cloud_cost,
+            )
+    else:
+        add(
+            "public_cloud",
+            "public_cloud",
+            f"Public cloud ({best_region}, {region.city})",
+            [REGION_LOCATIONS[best_region]],
+            (region.lat, region.lon),
+            cloud_cost,
+        )
+        notes.append(
+            f"No cloud region entered as a site: the cloud option uses {best_region} "
+            f"({region.city}), the allowed region with the lowest worst round trip."
+        )
+    for kind, group, title in (
+        ("owned_dc", owned_sites, "Own data centre"),
+        ("colocation", colo_sites, "Colocation"),
+    ):
+        if group:
+            for s in group:
+                add(
+                    f"site-{s.pk}",
+                    kind,
+                    f"{title}: {s.name}",
+                    [_site_location(s)],
+                    selectors.site_coordinates(s),
+                    costs.get(f"site-{s.pk}"),
+                )
+        else:
+            add(
+                kind,
+                kind,
+                f"{title} (no site entered, assumed near {region.city})",
+                [REGION_LOCATIONS[best_region]],
+                (region.lat, region.lon),
+            )
+            notes.append(f"No {title.lower()} site entered: assumed near {region.city}, no cost.")
+    edge_locations = [REGION_LOCATIONS[k] for k in user_regions] or [pe.Location("??")]
+    add("edge", "edge", "Edge (next to the users)", edge_locations, None, None, rtt_ms(0.0))
+    base = (owned_sites + colo_sites)[:1]
+    base_key = f"site-{base[0].pk}" if base else "owned_dc"
+    base_option = next(o for o in options if o.key == base_key)
+    cloud_option = options[0]
+    rtts = [o.worst_rtt_ms for o in (base_option, cloud_option) if o.worst_rtt_ms is not None]
+    add(
+        "hybrid",
+        "hybrid",
+        f"Hybrid ({base[0].name if base else 'owned base'} + cloud bursts)",
+        list(base_option.locations) + list(cloud_option.locations),
+        None,
+        costs.get("hybrid"),
+        max(rtts) if rtts else None,
+    )
+    latency["hybrid"] = latency.get(base_option.key, [])
+
+    result = pe.score_placement(
+        pe.PlacementInputs(
+            options=tuple(options),
+            daily_profile=tuple(profile) if max(profile) > 0 else (1.0,) * 24,
+            residency_rules=engine_rules,
+            rtt_budget_ms=budget,
+            control_requirement=decision.control_requirement,
+        )
+    )
+    return PlacementEvaluation(result, budget, ttft, user_regions, latency, notes, cost_source)
+
+
+def _best_cloud_region(user_regions, ttft, rules) -> str:
+    allowed = [
+        k for k, loc in REGION_LOCATIONS.items() if all(r.allows(loc) for r in rules)
+    ] or list(REGION_LOCATIONS)
+    if not user_regions:
+        return allowed[0]
+    return min(
+        allowed,
+        key=lambda k: _worst_rtt((REGIONS[k].lat, REGIONS[k].lon), user_regions, ttft)[0],
+    )
+
+
+def _tco_costs(plan: Plan) -> tuple[dict[str, float], str]:
+    """Cost per million output tokens per placement key from the latest finished TCO run."""
+    run = (
+        TcoRun.objects.filter(plan=plan, status=TcoStatus.SUCCEEDED)
+        .order_by("-finished_at")
+        .first()
+    )
+    if run is None or not run.results:
+        return {}, ""
+    costs: dict[str, float] = {}
+    cloud: list[tuple[float, str]] = []
+    for o in run.results["options"]:
+        value = o.get("cost_per_million_output_tokens_usd")
+        if value is None:
+            continue
+        if o["kind"].startswith("cloud"):
+            cloud.append((float(value), o["label"]))
+        else:
+            costs[o["key"]] = float(value)
+    if cloud:
+        costs["cloud"] = min(cloud)[0]
+    fresh = _current_hash(plan) == run.input_hash
+    source = f"TCO run of {run.finished_at:%Y-%m-%d %H:%M}" + (
+        "" if fresh else " (stale: the plan has changed since)"
+    )
+    return costs, source
+
+
+@transaction.atomic
+def placement_settings_save(*, plan: Plan, form) -> PlacementDecision:
+    """Save the network share, control need and per-workload residency rules."""
+    decision, _ = PlacementDecision.objects.get_or_create(plan=plan)
+    decision.network_share_pct = form.cleaned_data["network_share_pct"]
+    decision.control_requirement = form.cleaned_data["control_requirement"]
+    decision.save(update_fields=["network_share_pct", "control_requirement"])
+    for workload_id, allowed in form.residency_values().items():
+        ResidencyRule.objects.update_or_create(
+            workload_id=workload_id, defaults={"allowed": allowed}
+        )
+    return decision
+
+
+def placement_choice_save(
+    *, plan: Plan, user, option_key: str, reason: str, evaluation: PlacementEvaluation
+) -> PlacementDecision:
+    """Record the consultant's choice and reason with the comparison as it stood."""
+    row = evaluation.result.by_key(option_key)
+    decision, _ = PlacementDecision.objects.get_or_create(plan=plan)
+    decision.chosen_key = row.key
+    decision.chosen_kind = row.kind
+    decision.chosen_label = row.label
+    decision.reason = reason
+    decision.scores = {
+        "options": [
+            {
+                "key": o.key,
+                "label": o.label,
+                "rank": o.rank,
+                "total": round(o.weighted_total, 2),
+                "eligible": o.eligible,
+            }
+            for o in evaluation.result.options
+        ],
+        "rtt_budget_ms": round(evaluation.rtt_budget_ms, 1),
+    }
+    decision.decided_by = user
+    decision.decided_at = timezone.now()
+    decision.save()
+    return decision
+
+
+# --- TCO inputs -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TcoBuild:
+    """The engine inputs for a plan, their canonical JSON and hash, and where each came from."""
+
+    inputs: te.TcoInputs
+    canonical: dict[str, Any]
+    input_hash: str
+    basis: list[str]
+
+
+def tco_inputs_build(*, plan: Plan, settings: TcoSettings | None = None) -> TcoBuild:
+    """Translate the plan (deployments, sites, TCO settings, catalog prices) into TcoInputs.
+
+    Raises:
+        TcoNotReady: No workload has a chosen configuration, or no cloud price is known.
+    """
+    settings = settings or selectors.tco_settings_get(plan=plan)
+    deployments = [d for d in plan_selectors.plan_deployments(plan=plan) if d.accelerators > 0]
+    if not deployments:
+        raise TcoNotReady("No workload has a chosen configuration yet.")
+    workloads = {w.pk: w for w in plan_selectors.workload_list(plan=plan)}
+    basis: list[str] = []
+    cloud = selectors.cloud_basis(deployments)
+    on_demand = (
+        float(settings.on_demand_usd_per_gpu_h)
+        if settings.on_demand_usd_per_gpu_h is not None
+        else cloud.on_demand_usd_per_gpu_h
+    )
+    if on_demand is None:
+        raise TcoNotReady(
+            "The catalog has no on-demand price for the chosen accelerator; enter one below."
+        )
+    if settings.on_demand_usd_per_gpu_h is not None:
+        basis.append(f"On-demand {on_demand:.2f} USD per accelerator-hour, entered by hand.")
+    else:
+        basis.extend(s for s in cloud.sources if "on demand" in s or "No on-demand" in s)
+
+    def discount(entered, catalog, default, label):
+        if entered is not None:
+            basis.append(f"{label} discount {float(entered):g} %, entered by hand.")
+            return float(entered) / 100
+        if catalog is not None:
+            basis.append(f"{label} discount {catalog:.0%} from the catalog's committed price.")
+            return catalog
+        basis.append(
+            f"{label} discount {default:.0%}: engine default (AWS, Epoch constants.py; ref B3)."
+        )
+        return default
+
+    pricing = te.CloudPricing(
+        on_demand_usd_per_gpu_h=on_demand,
+        commit_1yr_discount=discount(
+            settings.commit_1yr_discount_pct,
+            cloud.commit_1yr_discount,
+            te.DEFAULT_COMMIT_1YR_DISCOUNT,
+            "1-year",
+        ),
+        commit_3yr_discount=discount(
+            settings.commit_3yr_discount_pct,
+            cloud.commit_3yr_discount,
+            te.DEFAULT_COMMIT_3YR_DISCOUNT,
+            "3-year",
+        ),
+        spot_discount=float(settings.spot_discount_pct) / 100,
+        spot_share=float(settings.spot_share_pct) / 100,
+        annual_price_decline=float(settings.annual_cloud_price_decline_pct) / 100,
+    )
+    growth = float(settings.growth_pct_per_month)
+    demands = []
+    for d in deployments:
+        demand = selectors.workload_demand(workloads[d.workload_id], d)
+        demands.append(te.WorkloadDemand(**{**asdict(demand), "growth_pct_per_month": growth}))
+    servers = sum(d.servers for d in deployments)
+    per_server = max(d.accelerators_per_server for d in deployments)
+    power_kw = max(d.server_power_kw for d in deployments)
+    if len({(d.accelerators_per_server, d.server_power_kw) for d in deployments}) > 1:
+        basis.append(
+            f"Mixed servers costed as {servers} servers of {per_server} accelerators and "
+            f"{power_kw:.1f} kW (the largest kind)."
+        )
+    hardware = te.OwnedHardware(
+        server_count=servers,
+        gpus_per_server=per_server,
+        server_price_usd=float(settings.server_price_usd),
+        server_power_kw=power_kw,
+        network_usd=None if settings.network_usd is None else float(settings.network_usd),
+        storage_usd=float(settings.storage_usd),
+        install_usd=float(settings.install_usd),
+        shipping_and_duties_usd=float(settings.shipping_and_duties_usd),
+        spares_fraction=float(settings.spares_pct) / 100,
+        maintenance_fraction_per_year=float(settings.maintenance_pct_per_year) / 100,
+        residual_fraction=float(settings.residual_pct) / 100,
+        lifetime_months=settings.lifetime_months,
+        idle_power_fraction=float(settings.idle_power_pct) / 100,
+    )
+    sites = tuple(
+        te.SiteCost(
+            key=f"site-{s.pk}",
+            label=s.name,
+            kind="owned" if s.kind == SiteKind.OWN_DC else "colocation",
+            facility_usd_per_kw_month=float(s.facility_usd_per_kw_month),
+            pue=float(s.pue),
+            power_usd_per_kwh=float(s.power_usd_per_kwh),
+            staff_usd_per_month=float(s.staff_usd_per_month),
+        )
+        for s in selectors.site_list(plan=plan)
+        if s.kind in (SiteKind.OWN_DC, SiteKind.COLOCATION)
+    )
+    if not sites:
+        sites = (te.SiteCost("colocation", "Colocation (engine defaults)"),)
+        basis.append(
+            "No own or colocation site entered: a colocation site at the engine defaults "
+            f"({te.DEFAULT_COLOCATION_USD_PER_KW_MONTH:g} USD/kW-month CBRE H2 2024, PUE "
+            f"{fe.DEFAULT_PUE:g}, {fe.DEFAULT_POWER_USD_PER_KWH:g} USD/kWh EIA 2023)."
+        )
+    inputs = te.TcoInputs(
+        workloads=tuple(demands),
+        cloud=pricing,
+        hardware=hardware,
+        sites=sites,
+        horizon_months=settings.horizon_months,
+        cost_of_capital=float(settings.cost_of_capital_pct) / 100,
+    )
+    canonical = {
+        "version": TCO_INPUTS_VERSION,
+        "inputs": asdict(inputs),
+        "monte_carlo": {"paths": MONTE_CARLO_PATHS, "seed": MONTE_CARLO_SEED},
+        "sensitivity": {"swing": SENSITIVITY_SWING},
+    }
+    return TcoBuild(inputs, canonical, canonical_hash(canonical), basis)
+
+
+def canonical_hash(canonical: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON (sorted keys, no spaces, floats as Python writes them)."""
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def tco_inputs_from_canonical(canonical: dict[str, Any]) -> te.TcoInputs:
+    """Rebuild the engine dataclasses from a stored canonical snapshot."""
+    raw = canonical["inputs"]
+    return te.TcoInputs(
+        workloads=tuple(
+            te.WorkloadDemand(**{**w, "daily_profile": tuple(w["daily_profile"])})
+            for w in raw["workloads"]
+        ),
+        cloud=te.CloudPricing(**raw["cloud"]),
+        hardware=te.OwnedHardware(**raw["hardware"]),
+        sites=tuple(te.SiteCost(**s) for s in raw["sites"]),
+        horizon_months=raw["horizon_months"],
+        cost_of_capital=raw["cost_of_capital"],
+        discount_rate=raw["discount_rate"],
+        hybrid_site=raw["hybrid_site"],
+    )
+
+
+def _current_hash(plan: Plan) -> str | None:
+    try:
+        return tco_inputs_build(plan=plan).input_hash
+    except TcoNotReady:
+        return None
+
+
+@dataclass(frozen=True)
+class TcoState:
+    """What the TCO page shows: the latest run and whether it matches the plan today."""
+
+    run: TcoRun | None
+    build: TcoBuild | None
+    not_ready: str
+    stale: bool
+
+
+def tco_state(*, plan: Plan) -> TcoState:
+    """The latest run and whether the plan's current inputs still hash to its inputs."""
+    run = selectors.tco_run_latest(plan=plan)
+    try:
+        build, reason = tco_inputs_build(plan=plan), ""
+    except TcoNotReady as exc:
+        build, reason = None, str(exc)
+    stale = run is not None and (build is None or build.input_hash != run.input_hash)
+    return TcoState(run, build, reason, stale)
+
+
+# --- TCO runs ---------------------------------------------------------------------------------
+
+
+def tco_settings_save(*, plan: Plan, form) -> TcoSettings:
+    settings = form.save(commit=False)
+    settings.plan = plan
+    settings.save()
+    return settings
+
+
+def tco_run_request(*, plan: Plan, user, enqueue: bool = True) -> tuple[TcoRun, bool]:
+    """A run for the plan's current inputs: the existing one if they are unchanged, else new.
+
+    A new run stores the canonical inputs and their hash and is queued once committed
+    (unless ``enqueue`` is false: the caller then computes it in-process).
+
+    Returns:
+        (run, created).
+
+    Raises:
+        TcoNotReady: When the plan cannot be costed yet.
+    """
+    from planner.facility.tasks import tco_run_task
+
+    build = tco_inputs_build(plan=plan)
+    existing = selectors.tco_run_find(plan=plan, input_hash=build.input_hash)
+    if existing is not None:
+        return existing, False
+    run = TcoRun.objects.create(
+        plan=plan,
+        input_hash=build.input_hash,
+        inputs=build.canonical,
+        basis=build.basis,
+        created_by=user,
+        progress_message="Waiting for a worker",
+    )
+    if enqueue:
+        transaction.on_commit(lambda: tco_run_task.delay(run.pk))
+    return run, True
+
+
+class ProgressRecorder:
+    """Writes the engine's ``(fraction, message)`` callbacks into the run row.
+
+    Each engine stage maps onto a slice ``[start, end]`` of the whole run; a write happens
+    only when the message changes or progress moves by at least 2 points.
+    """
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+        self.last = -1.0
+        self.message = ""
+
+    def stage(self, start: float, end: float, label: str):
+        def report(fraction: float, message: str) -> None:
+            self.write(start + (end - start) * fraction, f"{label}: {message}")
+
+        return report
+
+    def write(self, progress: float, message: str) -> None:
+        if message == self.message and progress - self.last < 0.02:
+            return
+        self.last, self.message = progress, message
+        TcoRun.objects.filter(pk=self.run_id).update(
+            progress=progress, progress_message=message[:200]
+        )
+
+
+def tco_run_execute(*, run_id: int, progress: bool = True) -> TcoRun:
+    """Compute one queued run from its stored inputs and store the results.
+
+    Raises:
+        Exception: Whatever the engine raises; the task retries and finally marks it failed.
+    """
+    run = TcoRun.objects.get(pk=run_id)
+    if run.is_finished:
+        return run
+    TcoRun.objects.filter(pk=run_id).update(
+        status=TcoStatus.RUNNING, started_at=timezone.now(), attempts=run.attempts + 1, error=""
+    )
+    recorder = ProgressRecorder(run_id)
+    inputs = tco_inputs_from_canonical(run.inputs)
+    mc = run.inputs["monte_carlo"]
+    result = te.run_tco(inputs, progress=recorder.stage(0.0, 0.25, "Cash flows"))
+    recorder.write(0.25, "Sensitivity: swinging each driver ±20 %")
+    bars = te.sensitivity(inputs, swing=run.inputs["sensitivity"]["swing"])
+    recorder.write(0.35, "Monte Carlo: starting")
+    bands = te.monte_carlo(
+        inputs,
+        paths=mc["paths"],
+        seed=mc["seed"],
+        progress=recorder.stage(0.35, 0.95, "Monte Carlo"),
+    )
+    recorder.write(0.97, "Storing results")
+    run.refresh_from_db()
+    run.results = tco_results_serialise(result, bars, bands)
+    run.status = TcoStatus.SUCCEEDED
+    run.progress = 1.0
+    run.progress_message = "Done"
+    run.finished_at = timezone.now()
+    run.save()
+    logger.info("TCO run %s of plan %s finished", run.pk, run.plan_id)
+    return run
+
+
+def tco_run_fail(*, run_id: int, reason: str) -> None:
+    """Mark a run failed with the reason, after the task gave up."""
+    TcoRun.objects.filter(pk=run_id).exclude(status=TcoStatus.SUCCEEDED).update(
+        status=TcoStatus.FAILED, error=reason[:2000], finished_at=timezone.now()
+    )
+
+
+def tco_run_note_retry(*, run_id: int, reason: str) -> None:
+    """Show that an attempt failed and another is coming."""
+    TcoRun.objects.filter(pk=run_id).update(
+        status=TcoStatus.PENDING, progress_message=f"Attempt failed ({reason[:120]}); retrying"
+    )
+
+
+def tco_run_sync(*, plan: Plan, user) -> TcoRun:
+    """Request and compute a run in this process (the demo builder; no worker needed)."""
+    run, created = tco_run_request(plan=plan, user=user, enqueue=False)
+    return run if not created and run.is_finished else tco_run_execute(run_id=run.pk)
+
+
+# --- Serialising results ----------------------------------------------------------------------
+
+
+def _money(value: float) -> str:
+    return str(Decimal(float(value)).quantize(CENT))
+
+
+def _money_list(values) -> list[str]:
+    return [_money(v) for v in values]
+
+
+def _opt(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(float(value), digits)
+
+
+def tco_results_serialise(
+    result: te.TcoResult, bars: tuple[te.TornadoBar, ...], bands: te.MonteCarloResult
+) -> dict[str, Any]:
+    """Engine results as JSON: money as decimal strings in cents (USD), the rest as numbers."""
+    return {
+        "currency": "USD",
+        "months": [int(m) for m in result.months],
+        "demand_gpu_hours": [round(float(v), 2) for v in result.demand_gpu_hours],
+        "discount_rate": result.discount_rate,
+        "cheapest": result.cheapest.key,
+        "options": [
+            {
+                "key": o.key,
+                "label": o.label,
+                "kind": o.kind,
+                "lines_usd": {k: _money_list(v) for k, v in o.lines_usd.items()},
+                "monthly_usd": _money_list(o.monthly_usd),
+                "cumulative_usd": _money_list(o.cumulative_usd),
+                "terminal_value_usd": _money(o.terminal_value_usd),
+                "net_cost_usd": _money(o.net_cost_usd),
+                "npv_usd": _money(o.npv_usd),
+                "break_even_month": o.break_even_month,
+                "cost_per_million_output_tokens_usd": (
+                    None
+                    if o.cost_per_million_output_tokens_usd is None
+                    else _money(o.cost_per_million_output_tokens_usd)
+                ),
+                "cost_per_request_usd": (
+                    None
+                    if o.cost_per_request_usd is None
+                    else str(Decimal(o.cost_per_request_usd).quantize(Decimal("0.000001")))
+                ),
+                "owned_gpus": o.owned_gpus,
+                "mean_utilisation": _opt(o.mean_utilisation),
+                "break_even_utilisation": _opt(o.break_even_utilisation),
+                "notes": list(o.notes),
+            }
+            for o in result.options
+        ],
+        "tornado": [
+            {
+                "driver": b.driver,
+                "unit": b.unit,
+                "low_input": b.low_input,
+                "high_input": b.high_input,
+                "low_value_usd": _money(b.low_value_usd),
+                "high_value_usd": _money(b.high_value_usd),
+                "base_value_usd": _money(b.base_value_usd),
+                "span_usd": _money(b.span_usd),
+            }
+            for b in bars
+        ],
+        "monte_carlo": {
+            "site_key": bands.site_key,
+            "paths": bands.paths,
+            "seed": bands.seed,
+            "probability_owned_cheaper": round(bands.probability_owned_cheaper, 4),
+            **{
+                name: _money_list(getattr(bands, name))
+                for name in (
+                    "owned_p10_usd",
+                    "owned_p50_usd",
+                    "owned_p90_usd",
+                    "cloud_p10_usd",
+                    "cloud_p50_usd",
+                    "cloud_p90_usd",
+                )
+            },
+        },
+    }

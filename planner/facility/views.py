@@ -1,0 +1,274 @@
+"""Pages of a plan's sites, placement and TCO. Thin: fetch through selectors, call services.
+
+Every view first fetches the plan through ``plan_or_404`` (the organisation's plan or a 404),
+then the object inside that plan. Viewers read; owners and consultants change.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from planner import selectors as plan_selectors
+from planner.facility import charts, selectors, services
+from planner.facility.forms import (
+    PlacementChoiceForm,
+    PlacementSettingsForm,
+    SiteForm,
+    TcoSettingsForm,
+)
+from planner.permissions import editor_required, member_required
+from planner.views.plans import plan_or_404
+
+
+def _site_or_404(plan, site_id: int):
+    try:
+        return selectors.site_get(plan=plan, site_id=site_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such site.") from None
+
+
+def _require_editor(request: HttpRequest) -> None:
+    if not request.membership.can_edit:
+        raise PermissionDenied("Viewers can read plans but not change them.")
+
+
+# --- Sites ------------------------------------------------------------------------------------
+
+
+@member_required
+@require_GET
+def site_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    deployments = plan_selectors.plan_deployments(plan=plan)
+    rows = [
+        (site, services.site_evaluate(plan=plan, site=site, deployments=deployments))
+        for site in selectors.site_list(plan=plan)
+    ]
+    return render(
+        request,
+        "facility/site_list.html",
+        {
+            "plan": plan,
+            "rows": rows,
+            "deployments": deployments,
+            "section": "sites",
+            "can_edit": request.membership.can_edit,
+        },
+    )
+
+
+def _site_page(request, plan, form, site, evaluation, *, saved=None, status=200):
+    context = {
+        "plan": plan,
+        "form": form,
+        "site": site,
+        "evaluation": evaluation,
+        "saved": saved,
+        "section": "sites",
+        "can_edit": request.membership.can_edit,
+    }
+    if request.htmx:
+        return render(request, "facility/site.html#live", context)
+    return render(request, "facility/site.html", context, status=status)
+
+
+@editor_required
+@require_http_methods(["GET", "POST"])
+def site_create(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """A new site. With htmx every change previews the checks without saving."""
+    plan = plan_or_404(request, plan_id)
+    form = SiteForm(request.POST or None, plan=plan)
+    evaluation = None
+    if request.method == "POST":
+        if form.is_valid():
+            if not request.htmx:
+                site = services.site_save(plan=plan, form=form)
+                messages.success(request, f"Site {site.name} added.")
+                return redirect("facility:site_detail", plan_id=plan.pk, site_id=site.pk)
+            site, upgrades = services.site_preview(plan=plan, form=form)
+            evaluation = services.site_evaluate(plan=plan, site=site, upgrades=upgrades)
+        return _site_page(request, plan, form, None, evaluation, status=400)
+    return _site_page(request, plan, form, None, None)
+
+
+@member_required
+@require_http_methods(["GET", "POST"])
+def site_detail(request: HttpRequest, plan_id: int, site_id: int) -> HttpResponse:
+    """The site's checks, summary and rack elevations; editors change it in place (htmx
+    saves each valid change and swaps the checks; without JavaScript the form posts)."""
+    plan = plan_or_404(request, plan_id)
+    site = _site_or_404(plan, site_id)
+    if request.method == "POST":
+        _require_editor(request)
+        form = SiteForm(request.POST, instance=site, plan=plan)
+        if form.is_valid():
+            site = services.site_save(plan=plan, form=form)
+            if not request.htmx:
+                messages.success(request, f"Site {site.name} saved.")
+                return redirect("facility:site_detail", plan_id=plan.pk, site_id=site.pk)
+            evaluation = services.site_evaluate(plan=plan, site=site)
+            return _site_page(request, plan, form, site, evaluation, saved=True)
+        site = _site_or_404(
+            plan, site_id
+        )  # the form changed the instance; checks show the saved one
+        evaluation = services.site_evaluate(plan=plan, site=site)
+        return _site_page(request, plan, form, site, evaluation, saved=False, status=400)
+    form = SiteForm(instance=site, plan=plan)
+    evaluation = services.site_evaluate(plan=plan, site=site)
+    return _site_page(request, plan, form, site, evaluation)
+
+
+@editor_required
+@require_POST
+def site_delete(request: HttpRequest, plan_id: int, site_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    site = _site_or_404(plan, site_id)
+    services.site_delete(site=site)
+    messages.success(request, f"Site {site.name} deleted.")
+    return redirect("facility:site_list", plan_id=plan.pk)
+
+
+# --- Placement --------------------------------------------------------------------------------
+
+
+@member_required
+@require_http_methods(["GET", "POST"])
+def placement_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """The scored comparison; editors set residency and budget, and record the choice."""
+    plan = plan_or_404(request, plan_id)
+    decision = selectors.placement_decision_get(plan=plan)
+    workloads = list(plan_selectors.workload_list(plan=plan))
+    rules = selectors.residency_rules(plan=plan)
+    initial = {
+        "network_share_pct": decision.network_share_pct,
+        "control_requirement": decision.control_requirement,
+    }
+    action = request.POST.get("action") if request.method == "POST" else None
+    settings_form = PlacementSettingsForm(
+        request.POST if action == "settings" else None,
+        initial=initial,
+        workloads=workloads,
+        rules=rules,
+    )
+    evaluation = services.placement_evaluate(plan=plan, decision=decision)
+    options = evaluation.result.options if evaluation.result else ()
+    choice_form = PlacementChoiceForm(
+        request.POST if action == "choose" else None,
+        initial={"option": decision.chosen_key, "reason": decision.reason},
+        options=options,
+    )
+    status = 200
+    if request.method == "POST":
+        _require_editor(request)
+        if action == "settings" and settings_form.is_valid():
+            services.placement_settings_save(plan=plan, form=settings_form)
+            messages.success(request, "Placement settings saved; the scores are updated.")
+            return redirect("facility:placement", plan_id=plan.pk)
+        if action == "choose" and evaluation.result and choice_form.is_valid():
+            decided = services.placement_choice_save(
+                plan=plan,
+                user=request.user,
+                option_key=choice_form.cleaned_data["option"],
+                reason=choice_form.cleaned_data["reason"],
+                evaluation=evaluation,
+            )
+            messages.success(request, f"Placement recorded: {decided.chosen_label}.")
+            return redirect("facility:placement", plan_id=plan.pk)
+        status = 400
+    return render(
+        request,
+        "facility/placement.html",
+        {
+            "plan": plan,
+            "section": "placement",
+            "decision": decision,
+            "evaluation": evaluation,
+            "settings_form": settings_form,
+            "choice_form": choice_form,
+            "can_edit": request.membership.can_edit,
+        },
+        status=status,
+    )
+
+
+# --- TCO --------------------------------------------------------------------------------------
+
+
+def _tco_context(request, plan, state: services.TcoState) -> dict:
+    run = state.run
+    figures = {}
+    if run is not None and run.status == "succeeded" and run.results:
+        option = request.GET.get("option")
+        figures = charts.tco_figures(run.results, stack_option=option)
+    return {
+        "plan": plan,
+        "run": run,
+        "stale": state.stale,
+        "not_ready": state.not_ready,
+        "build": state.build,
+        "figures": figures,
+        "section": "tco",
+        "can_edit": request.membership.can_edit,
+    }
+
+
+@member_required
+@require_http_methods(["GET", "POST"])
+def tco_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """TCO inputs, the latest run (progress or results with charts) and whether it is stale."""
+    plan = plan_or_404(request, plan_id)
+    settings = selectors.tco_settings_get(plan=plan)
+    form = TcoSettingsForm(request.POST or None, instance=settings)
+    status = 200
+    if request.method == "POST":
+        _require_editor(request)
+        if form.is_valid():
+            services.tco_settings_save(plan=plan, form=form)
+            messages.success(request, "TCO inputs saved. Run the TCO to see their effect.")
+            return redirect("facility:tco", plan_id=plan.pk)
+        status = 400
+    state = services.tco_state(plan=plan)
+    context = _tco_context(request, plan, state) | {"form": form}
+    return render(request, "facility/tco.html", context, status=status)
+
+
+@editor_required
+@require_POST
+def tco_run(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """Queue a TCO run for the plan's current inputs (or reuse the run with the same hash)."""
+    plan = plan_or_404(request, plan_id)
+    try:
+        run, created = services.tco_run_request(plan=plan, user=request.user)
+    except services.TcoNotReady as exc:
+        messages.error(request, str(exc))
+        return redirect("facility:tco", plan_id=plan.pk)
+    if not created:
+        messages.info(
+            request,
+            "The plan's inputs have not changed since the last run: showing its results "
+            "instead of computing them again.",
+        )
+    return redirect("facility:tco", plan_id=plan.pk)
+
+
+@member_required
+@require_GET
+def tco_status(request: HttpRequest, plan_id: int, run_id: int) -> HttpResponse:
+    """The polled run partial; answers 286 (stop polling) once the run has finished."""
+    plan = plan_or_404(request, plan_id)
+    try:
+        run = selectors.tco_run_get(plan=plan, run_id=run_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such TCO run.") from None
+    current = services.tco_state(plan=plan)
+    stale = current.build is None or current.build.input_hash != run.input_hash
+    state = services.TcoState(run, current.build, current.not_ready, stale)
+    response = render(request, "facility/tco.html#run", _tco_context(request, plan, state))
+    if run.is_finished:
+        return HttpResponseStopPolling(response.content)
+    return response

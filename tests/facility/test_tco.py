@@ -1,0 +1,182 @@
+"""TCO: inputs from the plan, the hash that avoids recomputing, the task and its failure path."""
+
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+
+from catalog.models import CloudOffering
+from planner.engine import tco as te
+from planner.facility import services
+from planner.facility.models import TcoRun, TcoSettings
+from planner.facility.tasks import tco_run_task
+
+
+def test_inputs_come_from_the_plan_and_the_catalog(sized_plan, colo_site):
+    build = services.tco_inputs_build(plan=sized_plan)
+    inputs = build.inputs
+
+    cheapest = min(
+        float(o.usd_per_accelerator_hour)
+        for o in CloudOffering.objects.filter(accelerator__slug="h100-sxm", price_model="on_demand")
+    )
+    assert inputs.cloud.on_demand_usd_per_gpu_h == pytest.approx(cheapest)
+    assert inputs.hardware.server_count == 5 and inputs.hardware.gpus_per_server == 8
+    assert inputs.hardware.server_price_usd == 310_000
+    assert inputs.hardware.server_power_kw == pytest.approx(10.2)  # DGX H100 from the catalog
+    assert [s.key for s in inputs.sites] == [f"site-{colo_site.pk}"]
+    assert inputs.sites[0].power_usd_per_kwh == pytest.approx(0.22)
+    # Chat: 32 GPUs at peak × mean/peak of the default profile × 730 h.
+    chat = inputs.workloads[0]
+    profile = sized_plan.workloads.get(name="Chat").daily_profile
+    assert chat.gpu_hours_per_month == pytest.approx(32 * sum(profile) / 24 / max(profile) * 730)
+    assert any("engine default" in line for line in build.basis)  # the cheapest has no 1-yr price
+    assert len(build.input_hash) == 64
+    assert services.tco_inputs_from_canonical(build.canonical) == inputs
+
+
+def test_catalog_commitment_discounts_are_used_when_listed(sized_plan):
+    # Leave only GCP's a3-highgpu-8g, which also has 1-yr and 3-yr prices in the catalog.
+    CloudOffering.objects.filter(accelerator__slug="h100-sxm", price_model="on_demand").exclude(
+        instance_type="a3-highgpu-8g"
+    ).delete()
+    cloud = services.tco_inputs_build(plan=sized_plan).inputs.cloud
+
+    assert cloud.on_demand_usd_per_gpu_h == pytest.approx(88.4899999 / 8)
+    assert cloud.commit_1yr_discount == pytest.approx(1 - 61.3837 / 88.4899999, abs=1e-6)
+    assert cloud.commit_3yr_discount == pytest.approx(1 - 38.8644 / 88.4899999, abs=1e-6)
+
+
+def test_no_chosen_configuration_is_not_ready(sized_plan):
+    sized_plan.workloads.update(chosen_accelerator=None)
+    with pytest.raises(services.TcoNotReady, match="No workload has a chosen configuration"):
+        services.tco_inputs_build(plan=sized_plan)
+
+
+def test_a_run_stores_results_progress_and_money_as_decimals(sized_plan, colo_site, consultant_a):
+    run, created = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
+    done = services.tco_run_execute(run_id=run.pk)
+
+    assert created and done.status == "succeeded"
+    assert done.progress == 1.0 and done.attempts == 1 and done.finished_at
+    results = done.results
+    keys = [o["key"] for o in results["options"]]
+    assert keys[:4] == [
+        "cloud_on_demand",
+        "cloud_committed_1yr",
+        "cloud_committed_3yr",
+        "cloud_spot_mix",
+    ]
+    assert f"site-{colo_site.pk}" in keys and "hybrid" in keys
+    npv = results["options"][0]["npv_usd"]
+    assert isinstance(npv, str) and Decimal(npv) == Decimal(npv).quantize(Decimal("0.01"))
+    assert len(results["monte_carlo"]["owned_p50_usd"]) == 60
+    assert results["monte_carlo"]["paths"] == 10_000
+    assert {b["driver"] for b in results["tornado"]} == set(te.DEFAULT_DRIVERS)
+    # The stored figures equal a direct engine run on the same inputs.
+    direct = te.run_tco(services.tco_inputs_build(plan=sized_plan).inputs)
+    assert Decimal(npv) == Decimal(direct.options[0].npv_usd).quantize(Decimal("0.01"))
+
+
+def test_unchanged_plan_is_not_recomputed_and_a_change_makes_it_stale(
+    sized_plan, colo_site, consultant_a
+):
+    run, _ = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
+    services.tco_run_execute(run_id=run.pk)
+
+    again, created = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
+    assert again.pk == run.pk and not created
+    assert not services.tco_state(plan=sized_plan).stale
+
+    TcoSettings.objects.create(plan=sized_plan, server_price_usd=Decimal("250000"))
+    assert services.tco_state(plan=sized_plan).stale
+    colo_site.pue = Decimal("1.2")
+    colo_site.save()
+    newer, created = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
+    assert created and newer.pk != run.pk
+
+
+def test_task_runs_in_celery_and_the_page_shows_charts(
+    client, consultant_a, sized_plan, colo_site, django_capture_on_commit_callbacks
+):
+    client.force_login(consultant_a)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("facility:tco_run", args=[sized_plan.pk]))
+    assert response.status_code == 302
+
+    run = TcoRun.objects.get(plan=sized_plan)
+    page = client.get(reverse("facility:tco", args=[sized_plan.pk])).content.decode()
+    status = client.get(reverse("facility:tco_status", args=[sized_plan.pk, run.pk]))
+
+    assert run.status == "succeeded"
+    for figure in ("fig-cumulative", "fig-stack", "fig-tornado", "fig-monte-carlo"):
+        assert f'data-plotly-figure="{figure}"' in page and f'id="{figure}"' in page
+    assert "break-even" in page and "up to date with the plan" in page
+    assert status.status_code == 286 and "fig-cumulative" in status.content.decode()
+
+
+def test_stale_results_say_so(client, consultant_a, sized_plan, colo_site):
+    run, _ = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
+    services.tco_run_execute(run_id=run.pk)
+    sized_plan.workloads.filter(name="Chat").update(chosen_accelerators=40, chosen_servers=5)
+    client.force_login(consultant_a)
+
+    page = client.get(reverse("facility:tco", args=[sized_plan.pk])).content.decode()
+
+    assert "Stale, re-run." in page
+
+
+def test_pending_run_polls_and_shows_progress(client, consultant_a, sized_plan, colo_site):
+    run, _ = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
+    TcoRun.objects.filter(pk=run.pk).update(progress=0.42, progress_message="Monte Carlo: x")
+    client.force_login(consultant_a)
+
+    response = client.get(reverse("facility:tco_status", args=[sized_plan.pk, run.pk]))
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'value="42"' in html and 'hx-trigger="every 1s"' in html and "Monte Carlo: x" in html
+
+
+def test_failing_run_retries_then_shows_the_reason(
+    client, consultant_a, sized_plan, colo_site, monkeypatch
+):
+    calls = []
+
+    def broken(inputs, progress=None):
+        calls.append(1)
+        raise RuntimeError("engine exploded")
+
+    monkeypatch.setattr(te, "run_tco", broken)
+    run, _ = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
+
+    tco_run_task.apply(args=[run.pk])  # eager, with its retries
+
+    run.refresh_from_db()
+    assert len(calls) == tco_run_task.max_retries + 1
+    assert run.status == "failed" and "engine exploded" in run.error
+    client.force_login(consultant_a)
+    status = client.get(reverse("facility:tco_status", args=[sized_plan.pk, run.pk]))
+    assert status.status_code == 286 and "engine exploded" in status.content.decode()
+    # A failed run does not block a new one with the same inputs.
+    _, created = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
+    assert created
+
+
+def test_viewers_cannot_run_or_change_inputs(client, org_a, sized_plan):
+    from tests.conftest import make_member
+
+    client.force_login(make_member(org_a, "viewer_a", "viewer"))
+    assert client.get(reverse("facility:tco", args=[sized_plan.pk])).status_code == 200
+    assert client.post(reverse("facility:tco_run", args=[sized_plan.pk])).status_code == 403
+    assert client.post(reverse("facility:tco", args=[sized_plan.pk]), {}).status_code == 403
+
+
+def test_bad_tco_input_is_shown_and_kept(client, consultant_a, sized_plan):
+    client.force_login(consultant_a)
+    data = {"horizon_months": "6", "server_price_usd": "-1"}
+    response = client.post(reverse("facility:tco", args=[sized_plan.pk]), data)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert 'id="err-server_price_usd"' in html and 'value="-1"' in html
+    assert not TcoSettings.objects.filter(plan=sized_plan).exists()
