@@ -44,6 +44,7 @@ system-deps-test:
 run: system-deps-run $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_catalog
+	$(PY) manage.py load_tariffs
 	$(PY) manage.py load_demo
 	@echo ""
 	@echo "  Inference Planner on http://$(HOST):$(PORT)/"

@@ -16,6 +16,7 @@ from catalog.models import Accelerator, ModelArchitecture
 from planner.facility.demo import facility_demo_build
 from planner.models import Client, Organisation, Plan, Workload, WorkloadKind
 from planner.sizing import workload_choose, workload_sweep
+from sourcing.demo import sourcing_demo_build
 
 DEMO_CLIENT = "Northwind Retail Group"
 DEMO_PLAN = "Customer assistant and nightly catalogue enrichment"
@@ -31,6 +32,7 @@ BATCH_PROFILE = [1.0, 1.0, 1.0, 1.0, 1.0] + [0.0] * 19
 # Builders that add each capability's part of the demo: callables (plan=, user=) -> None.
 DEMO_EXTENSIONS: list[Callable[..., None]] = []
 DEMO_EXTENSIONS.append(facility_demo_build)  # keep last: it costs the sized configurations
+DEMO_EXTENSIONS.append(sourcing_demo_build)  # after facility: uses its sites
 
 
 @transaction.atomic

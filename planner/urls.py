@@ -49,6 +49,7 @@ urlpatterns = [
     ),
     path("calibration/", calibration.calibration_page, name="calibration"),
     path("catalog/", include("catalog.urls")),
+    path("", include("sourcing.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", api.urls),
     path("admin/", admin.site.urls),

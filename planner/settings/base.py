@@ -132,6 +132,13 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
+# Periodic tasks, run by `celery -A planner beat` (docker-compose's beat service).
+CELERY_BEAT_SCHEDULE = {
+    "sourcing-daily-check": {
+        "task": "sourcing.tasks.sourcing_daily_check",
+        "schedule": 24 * 60 * 60,  # seconds: once a day
+    },
+}
 
 # Where the catalog's reference data ships inside the project (copied from shared/data).
 CATALOG_DATA_DIR = BASE_DIR / "catalog" / "data"

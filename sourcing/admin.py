@@ -1,0 +1,113 @@
+"""Django admin: staff maintain tariffs, customs valuation and FX rates here; tenant data is
+listed read-mostly for support. Plan history is append-only (no change, no delete)."""
+
+from django.contrib import admin
+
+from sourcing.models import (
+    BomLine,
+    CustomsValuation,
+    FxRate,
+    Offer,
+    OfferPriceBreak,
+    PlanEvent,
+    PurchaseOrder,
+    PurchaseOrderLine,
+    SourcingFlag,
+    SourcingSettings,
+    Supplier,
+    TariffMeasure,
+    TariffRule,
+)
+
+
+class TariffMeasureInline(admin.TabularInline):
+    model = TariffMeasure
+    extra = 0
+
+
+@admin.register(TariffRule)
+class TariffRuleAdmin(admin.ModelAdmin):
+    list_display = ("destination", "hs_prefix", "description", "duty_pct", "vat_pct",
+                    "vat_recoverable", "valid_from", "valid_to")  # fmt: skip
+    list_filter = ("destination", "vat_recoverable")
+    search_fields = ("hs_prefix", "description", "source")
+    inlines = [TariffMeasureInline]
+
+
+@admin.register(CustomsValuation)
+class CustomsValuationAdmin(admin.ModelAdmin):
+    list_display = (
+        "destination",
+        "basis",
+        "landing_charge_pct",
+        "vat_base_includes_inland_freight",
+    )
+
+
+@admin.register(FxRate)
+class FxRateAdmin(admin.ModelAdmin):
+    list_display = ("as_of", "from_currency", "to_currency", "rate", "source")
+    list_filter = ("from_currency", "to_currency")
+    date_hierarchy = "as_of"
+
+
+class OfferPriceBreakInline(admin.TabularInline):
+    model = OfferPriceBreak
+    extra = 0
+
+
+@admin.register(Supplier)
+class SupplierAdmin(admin.ModelAdmin):
+    list_display = ("name", "country", "organisation")
+    list_filter = ("organisation", "country")
+    search_fields = ("name",)
+
+
+@admin.register(Offer)
+class OfferAdmin(admin.ModelAdmin):
+    list_display = ("supplier", "item_label", "unit_price", "currency", "lead_time_days",
+                    "quoted_on", "valid_until", "origin_country", "incoterm")  # fmt: skip
+    list_filter = ("supplier__organisation", "currency", "incoterm")
+    inlines = [OfferPriceBreakInline]
+
+
+class PurchaseOrderLineInline(admin.TabularInline):
+    model = PurchaseOrderLine
+    extra = 0
+
+
+@admin.register(PurchaseOrder)
+class PurchaseOrderAdmin(admin.ModelAdmin):
+    list_display = ("reference", "plan", "supplier", "status", "logistics_owner")
+    list_filter = ("status",)
+    inlines = [PurchaseOrderLineInline]
+
+
+@admin.register(BomLine)
+class BomLineAdmin(admin.ModelAdmin):
+    list_display = ("plan", "description", "category", "quantity", "origin")
+    list_filter = ("origin", "category")
+
+
+@admin.register(SourcingSettings)
+class SourcingSettingsAdmin(admin.ModelAdmin):
+    list_display = ("plan", "destination_country", "offer_strategy", "order_date")
+
+
+@admin.register(SourcingFlag)
+class SourcingFlagAdmin(admin.ModelAdmin):
+    list_display = ("plan", "kind", "message", "last_seen", "resolved_at")
+    list_filter = ("kind",)
+
+
+@admin.register(PlanEvent)
+class PlanEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "plan", "user", "kind", "message")
+    list_filter = ("kind",)
+    readonly_fields = ("plan", "created_at", "user", "kind", "message", "data")
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

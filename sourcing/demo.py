@@ -1,0 +1,193 @@
+"""The demo plan's sourcing: two fictional distributors with offers in EUR and USD, FX rates,
+the tariff seed, and — when the workloads have a chosen configuration — a generated BOM, two
+purchase orders (one delivered on time, one shipped late) and the daily check's flags.
+
+Appended to ``planner.demo.DEMO_EXTENSIONS`` (after sizing and facility, whose sites give the
+destination and the power-ready date). All names and prices are fictional demo figures.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from decimal import Decimal
+
+from django.utils import timezone
+
+from catalog.models import Part, ServerPlatform
+from planner.selectors import plan_deployments
+from sourcing import services
+from sourcing.models import (
+    BomLine,
+    FxRate,
+    Offer,
+    OfferPriceBreak,
+    PurchaseOrder,
+    SourcingSettings,
+    Supplier,
+    TariffRule,
+)
+
+D = Decimal
+ORDER_DATE = date(2026, 8, 3)
+FX_SOURCE = "demo figure (fictional) — replace with the ECB euro reference rate of the day"
+DEMO_FX = [
+    ("EUR", "USD", D("1.0870"), date(2026, 7, 31)),
+    ("EUR", "USD", D("1.0790"), date(2026, 10, 30)),
+    ("EUR", "GBP", D("0.8460"), date(2026, 7, 31)),
+]
+NL_DISTRIBUTOR = {
+    "name": "Lowlands Compute Distributie B.V.",
+    "country": "NL",
+    "contact_name": "Joris van Dijk",
+    "contact_email": "joris.vandijk@lowlands-compute.example",
+    "notes": "Fictional Dutch distributor for the demo: stock in Venlo, delivers DAP site.",
+}
+US_DISTRIBUTOR = {
+    "name": "Prairie Systems Supply, Inc.",
+    "country": "US",
+    "contact_name": "Dana Whitfield",
+    "contact_email": "dana.whitfield@prairie-systems.example",
+    "notes": "Fictional US distributor for the demo: ships FCA Chicago O'Hare.",
+}
+# (part slug, unit price, lead days, origin, breaks) — EUR from the Dutch distributor (DAP).
+NL_PART_OFFERS = [
+    ("switch-ib-64x400g", D("34500"), 56, "TW", ()),
+    ("nic-400g", D("1150"), 42, "TW", ((32, D("1090")), (64, D("1040")))),
+    ("optic-400g", D("780"), 150, "CN", ((100, D("740")),)),
+    ("cable-fiber-mpo", D("95"), 14, "CN", ()),
+    ("rack-42u", D("1650"), 21, "NL", ()),
+    ("pdu-3ph-415v-32a", D("2200"), 35, "DE", ()),
+    ("storage-nvme-7.68tb", D("820"), 28, "KR", ()),
+]
+# USD from the US distributor (FCA): faster optics (backordered in Europe), and servers.
+US_PART_OFFERS = [
+    ("optic-400g", D("720"), 95, "CN", ((100, D("690")),)),
+    ("switch-ib-64x400g", D("38900"), 70, "US", ()),
+]
+SERVICES = [("installation", D("2400")), ("burn-in", D("900")), ("support", D("11500"))]
+FALLBACK_SERVERS = ("nvidia-dgx-h100", "nvidia-dgx-h200")
+
+
+def _offer(supplier, *, currency, incoterm, quoted, valid, **values) -> Offer:
+    breaks = values.pop("breaks", ())
+    offer = Offer.objects.create(
+        supplier=supplier, currency=currency, incoterm=incoterm, quoted_on=quoted,
+        valid_until=valid, **values,
+    )  # fmt: skip
+    for qty, price in breaks:
+        OfferPriceBreak.objects.create(offer=offer, min_qty=qty, unit_price=price)
+    return offer
+
+
+def _part_offers(nl: Supplier, us: Supplier) -> None:
+    parts = {p.slug: p for p in Part.objects.all()}
+    quoted, valid = date(2026, 7, 20), date(2026, 12, 31)
+    for slug, price, lead, origin, breaks in NL_PART_OFFERS:
+        if slug in parts:
+            _offer(nl, part=parts[slug], unit_price=price, lead_time_days=lead,
+                   origin_country=origin, breaks=breaks, currency="EUR", incoterm="DAP",
+                   quoted=quoted, valid=valid)  # fmt: skip
+    for slug, price, lead, origin, breaks in US_PART_OFFERS:
+        if slug in parts:
+            _offer(us, part=parts[slug], unit_price=price, lead_time_days=lead,
+                   origin_country=origin, breaks=breaks, currency="USD", incoterm="FCA",
+                   quoted=date(2026, 7, 24), valid=date(2026, 10, 31),
+                   freight_per_unit=D("6"), unit_weight_kg=D("0.2"))  # fmt: skip
+    for service, price in SERVICES:
+        _offer(nl, service=service, unit_price=price, lead_time_days=0, origin_country="NL",
+               currency="EUR", incoterm="DAP", quoted=quoted, valid=valid)  # fmt: skip
+
+
+def _server_offers(nl: Supplier, us: Supplier, servers) -> None:
+    for server in servers:
+        if Offer.objects.filter(supplier__in=[nl, us], server=server).exists():
+            continue
+        _offer(us, server=server, unit_price=D("305000"), lead_time_days=90,
+               origin_country="US", freight_per_unit=D("2400"), unit_weight_kg=D("130"),
+               currency="USD", incoterm="FCA", quoted=date(2026, 7, 24),
+               valid=date(2026, 10, 31))  # fmt: skip
+        _offer(nl, server=server, unit_price=D("298000"), lead_time_days=140,
+               origin_country="TW", currency="EUR", incoterm="DAP", quoted=date(2026, 7, 20),
+               valid=date(2026, 12, 31))  # fmt: skip
+        # An old quote, expired before the order date: flagged, never used.
+        _offer(nl, server=server, unit_price=D("289000"), lead_time_days=120,
+               origin_country="TW", currency="EUR", incoterm="DAP", quoted=date(2026, 3, 2),
+               valid=date(2026, 5, 31), notes="Spring quote, kept for comparison.")  # fmt: skip
+
+
+def _site_country(plan) -> str:
+    sites = getattr(plan, "sites", None)
+    site = sites.exclude(country="").order_by("pk").first() if sites is not None else None
+    return site.country if site else "NL"
+
+
+def sourcing_demo_build(*, plan, user) -> None:
+    """Add the demo's sourcing data to ``plan``; safe to call on a plan that already has it."""
+    if not TariffRule.objects.exists():
+        services.tariffs_load_defaults()
+    for src, dst, rate, as_of in DEMO_FX:
+        FxRate.objects.get_or_create(
+            from_currency=src, to_currency=dst, as_of=as_of,
+            defaults={"rate": rate, "source": FX_SOURCE},
+        )  # fmt: skip
+    org = plan.organisation
+    nl, nl_new = Supplier.objects.get_or_create(
+        organisation=org, name=NL_DISTRIBUTOR["name"], defaults=NL_DISTRIBUTOR
+    )
+    us, _ = Supplier.objects.get_or_create(
+        organisation=org, name=US_DISTRIBUTOR["name"], defaults=US_DISTRIBUTOR
+    )
+    if nl_new:
+        _part_offers(nl, us)
+    settings = services.sourcing_settings_get(plan=plan)
+    SourcingSettings.objects.filter(pk=settings.pk).update(
+        destination_country=_site_country(plan), order_date=ORDER_DATE,
+        brokerage_per_shipment=D("350"),
+    )  # fmt: skip
+    if not plan_deployments(plan=plan):
+        _server_offers(nl, us, ServerPlatform.objects.filter(slug__in=FALLBACK_SERVERS))
+        return  # no chosen configuration yet: suppliers, offers and FX only
+    if BomLine.objects.filter(plan=plan).exists():
+        return
+    services.bom_generate(plan=plan, user=user)
+    servers = ServerPlatform.objects.filter(
+        pk__in=BomLine.objects.filter(plan=plan, server__isnull=False).values("server")
+    )
+    _server_offers(nl, us, servers)
+    _demo_orders(plan=plan, user=user, nl=nl, us=us)
+    services.sourcing_check_plan(plan=plan)
+
+
+def _demo_orders(*, plan, user, nl: Supplier, us: Supplier) -> None:
+    """PO to the Dutch distributor delivered on time; PO to the US one shipped late."""
+    orders = []
+    for supplier, owner in ((nl, "Joris van Dijk (Lowlands, DAP)"),
+                            (us, "Mila Jansen, Northwind Compute Advisory")):  # fmt: skip
+        try:
+            orders.append(
+                services.purchase_order_create(
+                    plan=plan,
+                    organisation=plan.organisation,
+                    supplier=supplier,
+                    user=user,
+                    logistics_owner=owner,
+                )  # fmt: skip
+            )
+        except services.SourcingError:
+            continue
+    for order in orders:
+        order = PurchaseOrder.objects.get(pk=order.pk)
+        if order.supplier_id == nl.pk:
+            on_time = {
+                "ordered_actual": order.ordered_expected,
+                "shipped_actual": order.shipped_expected,
+                "customs_actual": order.customs_expected,
+                "delivered_actual": order.delivered_expected,
+            }
+            services.purchase_order_update(order=order, changes=on_time, user=user)
+        else:
+            late = {"ordered_actual": order.ordered_expected}
+            shipped = order.shipped_expected and order.shipped_expected + timedelta(days=14)
+            if shipped and shipped <= timezone.localdate():
+                late["shipped_actual"] = shipped  # two weeks late: waited for optics stock
+            services.purchase_order_update(order=order, changes=late, user=user)

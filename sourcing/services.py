@@ -1,0 +1,1174 @@
+"""Sourcing services: fetch rows, call the engine, store what it says.
+
+* :func:`bom_generate` — the plan's deployments → ``planner.engine.bom`` → BOM rows, keeping the
+  consultant's manual lines and overrides (engine ``regenerate``) and logging what changed.
+* :func:`landed_cost_report` — offers, tariffs, FX → ``planner.engine.landed_cost`` → the chosen
+  offer per line, its alternative, per-shipment landed cost and the plan total.
+* :func:`timeline_report` — chosen offers' lead times, lanes, customs, installation, burn-in
+  and the facility's power-ready date → ``planner.engine.critical_path`` → go-live, the critical
+  path and the slips that moved it.
+* Purchase orders with dated steps, an append-only history (:class:`PlanEvent`), the daily
+  check that stores flags, tariff seeding and FX import.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal, InvalidOperation
+
+from django.db import transaction
+from django.utils import timezone
+
+from catalog.models import Accelerator, Part, ServerPlatform
+from planner.engine import bom as bom_engine
+from planner.engine import critical_path as cp
+from planner.engine import landed_cost as lc
+from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES
+from planner.models import Plan
+from planner.selectors import plan_deployments
+from sourcing import selectors
+from sourcing.models import (
+    ORDER_STEPS,
+    BomLine,
+    CustomsValuation,
+    FlagKind,
+    FxRate,
+    LineOrigin,
+    Offer,
+    OrderStatus,
+    PlanEvent,
+    PurchaseOrder,
+    PurchaseOrderLine,
+    SourcingFlag,
+    SourcingSettings,
+    Supplier,
+    TariffMeasure,
+    TariffRule,
+    validate_currency,
+)
+
+
+class SourcingError(ValueError):
+    """A sourcing action that cannot be done; the message says why in one sentence."""
+
+
+# Catalog parts the generated lines use when the catalog has them (catalog/data/parts.csv);
+# otherwise the first part of the category.
+DEFAULT_PART_SLUGS = {
+    "nic": "nic-400g",
+    "switch": "switch-ib-64x400g",
+    "optic": "optic-400g",
+    "cable": "cable-fiber-mpo",
+    "rack": "rack-42u",
+    "pdu": "pdu-3ph-415v-32a",
+    "storage": "storage-nvme-7.68tb",
+}
+# HS codes of items the catalog has no HS field for (reference C1): complete GPU servers
+# 8471.50 (CBP NY N360000, 2026); GPU boards/modules 8473.30 (CBP NY N338976, 2024).
+DEFAULT_HS_BY_CATEGORY = {"server": "8471.50", "accelerator": "8473.30"}
+OFFER_EXPIRY_WARNING_DAYS = 14
+# Transit assumed when the engine has no default for a lane (e.g. within Europe by road);
+# planner assumption, replace with the forwarder's figure.
+FALLBACK_TRANSIT_DAYS = 5
+
+
+# ---------------------------------------------------------------------------------------------
+# History
+# ---------------------------------------------------------------------------------------------
+
+
+def event_record(*, plan: Plan, user, kind: str, message: str, data: dict | None = None) -> None:
+    """Append one entry to the plan's sourcing history."""
+    PlanEvent.objects.create(
+        plan=plan, user=user if getattr(user, "pk", None) else None, kind=kind,
+        message=message, data=data or {},
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings
+# ---------------------------------------------------------------------------------------------
+
+
+def sourcing_settings_get(*, plan: Plan) -> SourcingSettings:
+    """The plan's sourcing settings, created with defaults (destination = client's country)."""
+    existing = SourcingSettings.objects.filter(plan=plan).first()
+    if existing:
+        return existing
+    country = (plan.client.country or "").upper()
+    return SourcingSettings.objects.create(plan=plan, destination_country=country or "US")
+
+
+def valuation_date(settings: SourcingSettings) -> date:
+    """The order date the offers are valued and scheduled from (today when not set)."""
+    return settings.order_date or timezone.localdate()
+
+
+# ---------------------------------------------------------------------------------------------
+# Bill of materials
+# ---------------------------------------------------------------------------------------------
+
+
+def _part(slug: str, category: str) -> Part | None:
+    return (
+        Part.objects.filter(slug=slug).first()
+        or Part.objects.filter(category=category).order_by("pk").first()
+    )
+
+
+def _resolve(part_key: str) -> dict:
+    """Catalog links and HS code of a generated part key (``kind:slug[:role]``)."""
+    kind, _, rest = part_key.partition(":")
+    if kind == "spare":
+        return _resolve(rest)
+    if kind == "service":
+        return {"service": rest}
+    if kind == "server":
+        server = ServerPlatform.objects.filter(slug=rest).first()
+        return {"server": server, "hs_code": DEFAULT_HS_BY_CATEGORY["server"]}
+    if kind == "accelerator":
+        accelerator = Accelerator.objects.filter(slug=rest).first()
+        return {"accelerator": accelerator, "hs_code": DEFAULT_HS_BY_CATEGORY["accelerator"]}
+    slug = rest.split(":")[0]
+    part = _part(slug, kind) if kind in DEFAULT_PART_SLUGS else None
+    return {"part": part, "hs_code": part.hs_code if part else ""}
+
+
+def _server_for(deployment) -> tuple[str, str, bool]:
+    """(slug, name, accelerators sold separately) of the deployment's server platform."""
+    platform = None
+    if deployment.server_slug:
+        platform = ServerPlatform.objects.filter(slug=deployment.server_slug).first()
+    if platform is None:
+        platform = (
+            ServerPlatform.objects.filter(
+                accelerator__slug=deployment.accelerator_slug,
+                accelerators_per_server=deployment.accelerators_per_server,
+            )
+            .order_by("pk")
+            .first()
+        )
+    if platform is None:
+        slug = f"generic-{deployment.accelerator_slug}-x{deployment.accelerators_per_server}"
+        return slug, deployment.server_name, False
+    return platform.slug, str(platform), platform.accelerator_id is None
+
+
+def _deployment_inputs(plan: Plan, settings: SourcingSettings):
+    inputs = []
+    for d in plan_deployments(plan=plan):
+        slug, name, separate = _server_for(d)
+        inputs.append(
+            bom_engine.DeploymentInput(
+                key=f"workload-{d.workload_id}",
+                server_slug=slug,
+                server_name=name,
+                servers=d.servers,
+                accelerators_per_server=d.accelerators_per_server,
+                accelerator_slug=d.accelerator_slug,
+                accelerators_sold_separately=separate,
+                # Racks: servers ÷ servers per rack, rounded up (a partial rack is a rack).
+                racks=math.ceil(d.servers / settings.servers_per_rack),
+                storage_per_server=settings.storage_per_server,
+                storage_slug=(_part(DEFAULT_PART_SLUGS["storage"], "storage") or Part()).slug
+                or "nvme-drive",
+            )
+        )
+    return inputs
+
+
+def _fabric(settings: SourcingSettings) -> bom_engine.FabricSpec:
+    def slug(category: str, fallback: str) -> str:
+        part = _part(DEFAULT_PART_SLUGS[category], category)
+        return part.slug if part else fallback
+
+    return bom_engine.FabricSpec(
+        leaf_radix=settings.leaf_radix,
+        switch_slug=slug("switch", "switch-64p"),
+        optic_slug=slug("optic", "optic-400g"),
+        cable_slug=slug("cable", "fibre-cable"),
+    )
+
+
+def _engine_line(row: BomLine, *, as_generated: bool) -> bom_engine.BomLine:
+    quantity = row.generated_quantity if as_generated else row.quantity
+    return bom_engine.BomLine(
+        part_key=row.part_key,
+        category=row.category,
+        description=row.description,
+        quantity=quantity if quantity is not None else row.quantity,
+        reason=row.generated_reason if as_generated else row.reason,
+        drivers=tuple((str(n), int(v)) for n, v in row.drivers),
+        origin="generated" if as_generated else row.origin,
+    )
+
+
+@transaction.atomic
+def bom_generate(*, plan: Plan, user) -> tuple[str, ...]:
+    """Generate (or regenerate) the plan's BOM from its chosen configurations.
+
+    Manual lines stay as they are; a hand-set quantity stays on its part. Every run is logged
+    with the changes the engine lists.
+
+    Returns:
+        The changes in plain words (empty when nothing changed).
+
+    Raises:
+        SourcingError: No workload has a chosen configuration, or the engine refuses the input.
+    """
+    settings = sourcing_settings_get(plan=plan)
+    inputs = _deployment_inputs(plan, settings)
+    if not inputs:
+        raise SourcingError(
+            "No workload has a chosen configuration yet: choose one in sizing, then generate."
+        )
+    try:
+        generated = bom_engine.generate_bom(
+            inputs,
+            fabric=_fabric(settings),
+            spares=bom_engine.SparesPolicy(mode=settings.spares_mode, percent=settings.spares_pct),
+        )
+    except bom_engine.BomError as exc:
+        raise SourcingError(str(exc)) from exc
+    rows = {row.part_key: row for row in BomLine.objects.filter(plan=plan)}
+    previous = [
+        _engine_line(r, as_generated=True)
+        for r in rows.values()
+        if r.origin != LineOrigin.MANUAL and r.generated_quantity is not None
+    ]
+    manual = [
+        _engine_line(r, as_generated=False)
+        for r in rows.values()
+        if r.origin in (LineOrigin.MANUAL, LineOrigin.OVERRIDE)
+    ]
+    lines, changes = bom_engine.regenerate(previous, manual, generated.lines)
+    new_by_key = {line.part_key: line for line in generated.lines}
+    first_run = not previous
+    kept = set()
+    for position, line in enumerate(lines):
+        kept.add(line.part_key)
+        row = rows.get(line.part_key)
+        if line.origin == "manual":
+            if row is not None:
+                BomLine.objects.filter(pk=row.pk).update(position=position)
+            continue
+        new = new_by_key.get(line.part_key)
+        values = {
+            "category": line.category,
+            "description": line.description,
+            "quantity": line.quantity,
+            "reason": line.reason,
+            "origin": line.origin,
+            "generated_quantity": new.quantity if new else None,
+            "generated_reason": new.reason if new else "",
+            "drivers": [list(d) for d in (new.drivers if new else line.drivers)],
+            "position": position,
+        }
+        if row is None:
+            links = _resolve(line.part_key)
+            BomLine.objects.create(plan=plan, part_key=line.part_key, **values, **links)
+        else:
+            for name, value in values.items():
+                setattr(row, name, value)
+            row.save()
+    BomLine.objects.filter(plan=plan).exclude(part_key__in=kept).exclude(
+        origin=LineOrigin.MANUAL
+    ).delete()
+    settings.bom_generated_at = timezone.now()
+    settings.save(update_fields=["bom_generated_at"])
+    if first_run:
+        message = f"Bill of materials generated: {len(lines)} lines."
+        changes = ()
+    else:
+        message = "Bill of materials regenerated: " + (
+            "; ".join(changes) if changes else "nothing changed."
+        )
+    event_record(plan=plan, user=user, kind="bom", message=message, data={"changes": changes})
+    return tuple(changes)
+
+
+def bom_line_add(
+    *,
+    plan: Plan,
+    user,
+    description: str,
+    quantity: int,
+    reason: str,
+    part: Part | None = None,
+    server: ServerPlatform | None = None,
+    service: str = "",
+    hs_code: str = "",
+) -> BomLine:
+    """Add a line by hand (kept through regeneration).
+
+    Raises:
+        SourcingError: The item is already on the BOM (override its quantity instead).
+    """
+    if part:
+        key, category = f"manual:part:{part.slug}", part.category
+    elif server:
+        key, category = f"manual:server:{server.slug}", "server"
+    elif service:
+        key, category = f"manual:service:{service}", "service"
+    else:
+        key, category = f"manual:{description.strip().lower()[:150]}", "other"
+    if BomLine.objects.filter(plan=plan, part_key=key).exists():
+        raise SourcingError("This item is already on the bill of materials; change its quantity.")
+    hs = (
+        hs_code
+        or (part.hs_code if part else "")
+        or (DEFAULT_HS_BY_CATEGORY["server"] if server else "")
+    )
+    last = BomLine.objects.filter(plan=plan).order_by("-position").first()
+    line = BomLine.objects.create(
+        plan=plan, part_key=key, category=category,
+        description=description or str(part or server or service), quantity=quantity,
+        reason=reason or "added by hand", origin=LineOrigin.MANUAL, part=part, server=server,
+        service=service, hs_code=hs, position=(last.position + 1) if last else 0,
+    )  # fmt: skip
+    event_record(
+        plan=plan, user=user, kind="bom",
+        message=f"Line added by hand: {quantity} × {line.description} ({line.reason}).",
+    )  # fmt: skip
+    return line
+
+
+def bom_line_update(
+    *, line: BomLine, user, quantity: int, pinned_offer: Offer | None, hs_code: str
+) -> list[str]:
+    """Set a line's quantity (an override on a generated line), pinned offer and HS code.
+
+    Returns:
+        What changed, in words (also logged in the plan history).
+    """
+    changes = []
+    if quantity != line.quantity:
+        changes.append(f"quantity {line.quantity} → {quantity}")
+        line.quantity = quantity
+        if line.origin != LineOrigin.MANUAL:
+            if quantity == line.generated_quantity:
+                line.origin, line.reason = LineOrigin.GENERATED, line.generated_reason
+            else:
+                line.origin = LineOrigin.OVERRIDE
+                line.reason = (
+                    f"manual override (generated: {line.generated_quantity}, "
+                    f"{line.generated_reason})"
+                )
+    if pinned_offer != line.pinned_offer:
+        changes.append(
+            f"offer pinned: {pinned_offer}" if pinned_offer else "offer unpinned (automatic choice)"
+        )
+        line.pinned_offer = pinned_offer
+    if hs_code != line.hs_code:
+        changes.append(f"HS code {line.hs_code or '—'} → {hs_code or '—'}")
+        line.hs_code = hs_code
+    if changes:
+        line.save()
+        event_record(
+            plan=line.plan, user=user, kind="bom",
+            message=f"{line.description}: {', '.join(changes)}.",
+        )  # fmt: skip
+    return changes
+
+
+def bom_line_remove(*, line: BomLine, user) -> None:
+    """Delete a manual line; a generated line is set to zero so regenerating keeps it out."""
+    plan = line.plan
+    if line.origin == LineOrigin.MANUAL:
+        line.delete()
+        message = f"Manual line removed: {line.description}."
+    else:
+        line.quantity, line.origin = 0, LineOrigin.OVERRIDE
+        line.reason = f"removed by hand (generated: {line.generated_quantity})"
+        line.save()
+        message = (
+            f"Generated line removed (quantity 0, kept through regeneration): {line.description}."
+        )
+    event_record(plan=plan, user=user, kind="bom", message=message)
+
+
+# ---------------------------------------------------------------------------------------------
+# Landed cost
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LineCost:
+    """One BOM line priced: the offers considered, the choice, and its landed cost."""
+
+    line: BomLine
+    offers: list[Offer] = field(default_factory=list)
+    choice: lc.OfferChoice | None = None
+    chosen: Offer | None = None
+    alternative: Offer | None = None
+    landed: lc.LandedCostLine | None = None
+    service_cost: lc.ConvertedAmount | None = None
+    problem: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if self.problem:
+            return self.problem
+        if self.landed is not None:
+            return self.landed.status
+        return "service — no import" if self.service_cost else ""
+
+
+@dataclass
+class ShipmentCost:
+    """The chosen offers of one supplier under one Incoterm: one consignment."""
+
+    key: str
+    supplier: Supplier
+    incoterm: str
+    lines: list[LineCost]
+    result: lc.ShipmentLandedCost | None = None
+    error: str = ""
+    cross_border: bool = True
+
+
+@dataclass
+class LandedCostReport:
+    """Everything the landed-cost page shows."""
+
+    currency: str
+    as_of: date
+    destination: str
+    lines: list[LineCost]
+    shipments: list[ShipmentCost]
+    total_net: lc.Money
+    total_gross: lc.Money
+    vat_recoverable: lc.Money
+    complete: bool
+    problems: list[str]
+
+
+def _choose(
+    cost: LineCost, *, settings: SourcingSettings, plan: Plan, tariffs, fx, basis, as_of: date
+) -> None:
+    line = cost.line
+    engine_offers = [selectors.offer_to_engine(o, part_key=line.part_key) for o in cost.offers]
+    by_id = {str(o.pk): o for o in cost.offers}
+    pinned = line.pinned_offer_id and str(line.pinned_offer_id) in by_id
+    strategy = "pinned" if pinned else settings.offer_strategy
+    if line.service or not line.hs_code:
+        # Services are bought locally, not imported; goods without HS code cannot be tariffed.
+        try:
+            if not line.service:
+                cost.problem = "no HS code — duty unknown"
+            valid = [
+                o for o in engine_offers if o.valid_until >= as_of or o.offer_id == str(
+                    line.pinned_offer_id)
+            ]  # fmt: skip
+            cost.warnings += [
+                f"Offer {o.ident} expired on {o.valid_until}; not used."
+                for o in engine_offers
+                if o not in valid
+            ]
+            if not valid:
+                cost.problem = cost.problem or "every offer has expired"
+                return
+            priced = []
+            for o in valid:
+                qty, unit, _ = lc.price_for_quantity(o, line.quantity)
+                amount = fx.convert(lc.Money(unit * qty, o.currency), plan.currency, as_of)
+                priced.append((amount, o))
+            if pinned:
+                amount, chosen = next(
+                    p for p in priced if p[1].offer_id == str(line.pinned_offer_id)
+                )
+            elif strategy == "fastest":
+                amount, chosen = min(priced, key=lambda p: (p[1].lead_time_days, p[0].amount))
+            else:
+                amount, chosen = min(priced, key=lambda p: (p[0].amount, p[1].lead_time_days))
+            cost.chosen = by_id[chosen.offer_id]
+            if line.service:
+                cost.service_cost = amount
+        except lc.LandedCostError as exc:
+            cost.problem = str(exc)
+        return
+    try:
+        choice = lc.choose_offer(
+            engine_offers,
+            quantity=line.quantity,
+            hs_code=line.hs_code,
+            destination=settings.destination_country,
+            tariffs=tariffs,
+            fx=fx,
+            plan_currency=plan.currency,
+            as_of=as_of,
+            strategy=strategy,
+            pinned_offer_id=str(line.pinned_offer_id) if pinned else None,
+        )
+    except lc.LandedCostError as exc:
+        cost.problem = str(exc)
+        return
+    cost.choice = choice
+    cost.chosen = by_id[choice.chosen.offer.offer_id]
+    if choice.alternative:
+        cost.alternative = by_id[choice.alternative.offer.offer_id]
+    # "Duty unknown" is shown as the line's status; the other warnings are listed.
+    cost.warnings += [w for w in choice.warnings if not w.startswith("Duty unknown")]
+
+
+def _shipment(
+    group: ShipmentCost, *, settings: SourcingSettings, plan: Plan, tariffs, fx, basis, as_of
+) -> None:
+    """Landed cost of one consignment (freight from the offers, brokerage from settings)."""
+    try:
+        lines, freight = [], lc.Money.zero(plan.currency)
+        for cost in group.lines:
+            offer = selectors.offer_to_engine(cost.chosen, part_key=cost.line.part_key)
+            qty, _, _ = lc.price_for_quantity(offer, cost.line.quantity)
+            freight = (
+                freight
+                + fx.convert(
+                    lc.Money(offer.freight_per_unit * qty, offer.currency), plan.currency, as_of
+                ).money
+            )
+            lines.append(
+                lc.ShipmentLine(
+                    offer, cost.line.quantity, cost.line.hs_code,
+                    unit_weight_kg=cost.chosen.unit_weight_kg,
+                )
+            )  # fmt: skip
+        group.result = lc.shipment_landed_cost(
+            lc.Shipment(
+                key=group.key,
+                destination=settings.destination_country,
+                lines=tuple(lines),
+                freight=freight,
+                brokerage=lc.Money(settings.brokerage_per_shipment, plan.currency),
+                allocation=settings.allocation,
+            ),
+            tariffs=tariffs, fx=fx, plan_currency=plan.currency, as_of=as_of, basis=basis,
+        )  # fmt: skip
+    except lc.LandedCostError as exc:
+        group.error = str(exc)
+        return
+    for cost, landed in zip(group.lines, group.result.lines, strict=True):
+        cost.landed = landed
+
+
+def landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
+    """Choose an offer for every BOM line and price the consignments, in the plan currency.
+
+    Lines without offers, without an HS code or without a tariff rule are reported as such and
+    make the total incomplete; they are never counted as zero duty.
+    """
+    settings = sourcing_settings_get(plan=plan)
+    as_of = valuation_date(settings)
+    offers = list(selectors.offer_list(organisation=organisation))
+    tariffs = selectors.tariff_rules(destination=settings.destination_country)
+    fx = selectors.fx_table()
+    basis = selectors.customs_valuation_rules()
+    costs: list[LineCost] = []
+    for line in selectors.bom_line_list(plan=plan):
+        if line.quantity == 0:
+            continue
+        cost = LineCost(line=line, offers=selectors.offers_for_line(offers, line))
+        if not cost.offers:
+            cost.problem = "no offer"
+        else:
+            _choose(cost, settings=settings, plan=plan, tariffs=tariffs, fx=fx, basis=basis,
+                    as_of=as_of)  # fmt: skip
+        costs.append(cost)
+    groups: dict[tuple, ShipmentCost] = {}
+    for cost in costs:
+        if cost.chosen is None or cost.line.service or cost.problem:
+            continue
+        key = (cost.chosen.supplier_id, cost.chosen.incoterm)
+        if key not in groups:
+            groups[key] = ShipmentCost(
+                key=f"{cost.chosen.supplier.name} ({cost.chosen.incoterm})",
+                supplier=cost.chosen.supplier,
+                incoterm=cost.chosen.incoterm,
+                lines=[],
+            )
+        groups[key].lines.append(cost)
+    dest = lc.normalise_country(settings.destination_country)
+    for group in groups.values():
+        group.cross_border = group.supplier.country != dest or any(
+            c.chosen.origin_country != dest for c in group.lines
+        )
+        _shipment(group, settings=settings, plan=plan, tariffs=tariffs, fx=fx, basis=basis,
+                  as_of=as_of)  # fmt: skip
+    zero = lc.Money.zero(plan.currency)
+    net, gross, recoverable = zero, zero, zero
+    problems = []
+    for group in groups.values():
+        if group.result:
+            net, gross = net + group.result.landed_cost_net, gross + group.result.landed_cost_gross
+            recoverable = recoverable + group.result.vat_recoverable
+            if not group.result.complete:
+                problems.append(f"{group.key}: duty unknown for some lines (no tariff rule).")
+        else:
+            problems.append(f"{group.key}: {group.error}")
+    for cost in costs:
+        if cost.service_cost:
+            net, gross = net + cost.service_cost.money, gross + cost.service_cost.money
+        if cost.problem:
+            problems.append(f"{cost.line.description}: {cost.problem}")
+    return LandedCostReport(
+        currency=plan.currency, as_of=as_of, destination=dest, lines=costs,
+        shipments=list(groups.values()), total_net=net, total_gross=gross,
+        vat_recoverable=recoverable, complete=not problems, problems=problems,
+    )  # fmt: skip
+
+
+def purchase_order_landed_cost(
+    *, order: PurchaseOrder, plan: Plan
+) -> tuple[lc.ShipmentLandedCost | None, str]:
+    """Landed cost of one purchase order as a shipment with its own charges.
+
+    Returns:
+        ``(result, error)``; the error is one sentence when the engine refuses the input.
+    """
+    settings = sourcing_settings_get(plan=plan)
+    as_of = order.ordered_actual or valuation_date(settings)
+    lines = []
+    for po_line in order.lines.all():
+        if not po_line.hs_code:
+            return None, f"{po_line.description} has no HS code — duty unknown."
+        lines.append(
+            lc.ShipmentLine(
+                selectors.offer_to_engine(po_line.offer, part_key=f"po-line-{po_line.pk}"),
+                po_line.quantity, po_line.hs_code, unit_weight_kg=po_line.offer.unit_weight_kg,
+            )
+        )  # fmt: skip
+    if not lines:
+        return None, "The order has no lines."
+    ccy = order.charges_currency
+    try:
+        result = lc.shipment_landed_cost(
+            lc.Shipment(
+                key=order.reference, destination=order.destination_country, lines=tuple(lines),
+                freight=lc.Money(order.freight, ccy), brokerage=lc.Money(order.brokerage, ccy),
+                insurance=lc.Money(order.insurance, ccy) if order.insurance is not None else None,
+                inland_freight=lc.Money(order.inland_freight, ccy), allocation=order.allocation,
+            ),
+            tariffs=selectors.tariff_rules(destination=order.destination_country),
+            fx=selectors.fx_table(), plan_currency=plan.currency, as_of=as_of,
+            basis=selectors.customs_valuation_rules(),
+        )  # fmt: skip
+    except lc.LandedCostError as exc:
+        return None, str(exc)
+    return result, ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Timeline
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TimelineReport:
+    """Go-live by the critical path, with the slips that moved it."""
+
+    order_date: date
+    power_ready: date
+    power_ready_note: str
+    target_go_live: date | None
+    slips: cp.SlipReport | None = None
+    notes: list[str] = field(default_factory=list)
+    problem: str = ""
+    item_lines: dict[str, BomLine] = field(default_factory=dict)
+
+    @property
+    def schedule(self) -> cp.Schedule | None:
+        return self.slips.schedule if self.slips else None
+
+    @property
+    def go_live(self) -> date | None:
+        return self.slips.new_go_live if self.slips else None
+
+    @property
+    def late_against_target_days(self) -> int | None:
+        if self.go_live and self.target_go_live and self.go_live > self.target_go_live:
+            return (self.go_live - self.target_go_live).days
+        return None
+
+
+def power_ready_date(*, plan: Plan, settings: SourcingSettings) -> tuple[date | None, str]:
+    """The facility's power-ready date and where it comes from."""
+    if settings.power_ready_on:
+        return settings.power_ready_on, "set in the sourcing settings"
+    facility = selectors.facility_power_ready_date(plan=plan)
+    if facility:
+        return facility, "latest power-ready date of the plan's sites (facility)"
+    return None, ""
+
+
+def _timeline_item(key, name, lead, origin, dest, mode, notes) -> cp.TimelineItem:
+    lane = (cp.COUNTRY_REGION.get(origin), cp.COUNTRY_REGION.get(dest), mode)
+    transit = None
+    if origin != dest and lane not in cp.LANE_TRANSIT_DAYS:
+        transit = FALLBACK_TRANSIT_DAYS
+        notes.append(
+            f"{name}: no {mode} transit default from {origin} to {dest}; "
+            f"{FALLBACK_TRANSIT_DAYS} days assumed."
+        )
+    return cp.TimelineItem(
+        key=key, name=name, lead_time_days=lead, origin_country=origin,
+        destination_country=dest, mode=mode, transit_days=transit,
+    )  # fmt: skip
+
+
+def _timeline_tasks(
+    report: LandedCostReport, settings: SourcingSettings, plan: Plan, power_ready: date
+) -> tuple[tuple[cp.Task, ...], list[str], dict[str, BomLine]]:
+    """Items: each purchase order as one consignment from the supplier's country (lead time =
+    its slowest line), and each BOM line not ordered yet at its chosen offer."""
+    dest = lc.normalise_country(settings.destination_country)
+    items, notes, by_key = [], [], {}
+    actual: dict[str, dict] = defaultdict(dict)
+    installed = []
+    ordered_lines = set()
+    for order in selectors.purchase_order_list(plan=plan):
+        lines = list(order.lines.all())
+        if not lines:
+            continue
+        ordered_lines |= {line.bom_line_id for line in lines}
+        key = f"order-{order.pk}"
+        items.append(
+            _timeline_item(
+                key, f"{order.reference} from {order.supplier}",
+                max(line.offer.lead_time_days for line in lines), order.supplier.country,
+                lc.normalise_country(order.destination_country), order.shipping_mode, notes,
+            )
+        )  # fmt: skip
+        # Actual dates replace the plan. Later steps start when the previous one actually
+        # finished, so only their actual finish is given: a late shipment is the lead time's
+        # slip, not the transit's.
+        actual[f"{key}:lead_time"] = {
+            "actual_start": order.ordered_actual, "actual_finish": order.shipped_actual,
+        }  # fmt: skip
+        actual[f"{key}:transit"] = {"actual_finish": order.customs_actual}
+        actual[f"{key}:customs"] = {"actual_finish": order.delivered_actual}
+        installed.append(order.installed_actual)
+    for cost in report.lines:
+        if cost.line.service or cost.line.quantity == 0 or cost.line.pk in ordered_lines:
+            continue
+        if cost.chosen is None:
+            notes.append(f"{cost.line.description}: {cost.problem}; not in the timeline.")
+            continue
+        key = f"line-{cost.line.pk}"
+        by_key[key] = cost.line
+        items.append(
+            _timeline_item(
+                key, cost.line.description, cost.chosen.lead_time_days,
+                cost.chosen.origin_country, dest, settings.shipping_mode, notes,
+            )
+        )  # fmt: skip
+    if not items:
+        return (), notes, by_key
+    tasks = cp.plan_timeline(
+        valuation_date(settings),
+        items,
+        installation_days=settings.installation_days,
+        burn_in_days=settings.burn_in_days,
+        power_ready_date=power_ready,
+    )
+    if installed and not by_key and all(installed):
+        actual["install"] = {"actual_finish": max(installed)}
+    out = []
+    for task in tasks:
+        values = {k: v for k, v in actual.get(task.key, {}).items() if v}
+        start, finish = values.get("actual_start"), values.get("actual_finish")
+        if start and finish and finish < start:
+            values.pop("actual_finish")
+        out.append(cp.Task(**{**_task_fields(task), **values}))
+    return tuple(out), notes, by_key
+
+
+def _task_fields(task: cp.Task) -> dict:
+    return {
+        "key": task.key, "name": task.name, "duration_days": task.duration_days,
+        "depends_on": task.depends_on, "earliest_start": task.earliest_start,
+        "actual_start": task.actual_start, "actual_finish": task.actual_finish, "kind": task.kind,
+    }  # fmt: skip
+
+
+def timeline_report(
+    *, plan: Plan, organisation, report: LandedCostReport | None = None
+) -> TimelineReport:
+    """Go-live date over the chosen offers' lead times, transit, customs, installation, burn-in
+    and power readiness; with purchase-order actuals, the slips that moved it."""
+    settings = sourcing_settings_get(plan=plan)
+    order_date = valuation_date(settings)
+    power_ready, source = power_ready_date(plan=plan, settings=settings)
+    note = source
+    if power_ready is None:
+        power_ready = order_date
+        note = (
+            "unknown — set the sites' power-ready dates in the facility, or a date in the "
+            "sourcing settings; go-live assumes power is ready"
+        )
+    result = TimelineReport(order_date, power_ready, note, plan.target_go_live)
+    report = report or landed_cost_report(plan=plan, organisation=organisation)
+    try:
+        tasks, notes, by_key = _timeline_tasks(report, settings, plan, power_ready)
+        result.notes, result.item_lines = notes, by_key
+        if not tasks:
+            result.problem = (
+                "No BOM line has a chosen offer yet: add offers for the parts, then the "
+                "timeline follows from their lead times."
+            )
+            return result
+        result.slips = cp.assess_slips(tasks, order_date)
+    except cp.CriticalPathError as exc:
+        result.problem = str(exc)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Purchase orders
+# ---------------------------------------------------------------------------------------------
+
+
+def _next_reference(plan: Plan) -> str:
+    n = PurchaseOrder.objects.filter(plan=plan).count() + 1
+    while PurchaseOrder.objects.filter(plan=plan, reference=f"PO-{n:03d}").exists():
+        n += 1
+    return f"PO-{n:03d}"
+
+
+@transaction.atomic
+def purchase_order_create(
+    *, plan: Plan, organisation, supplier: Supplier, user, logistics_owner: str = ""
+) -> PurchaseOrder:
+    """An order for every BOM line whose chosen offer is this supplier's and not yet ordered.
+
+    Expected dates come from the current schedule; freight is the offers' freight converted to
+    the plan currency; brokerage from the sourcing settings.
+
+    Raises:
+        SourcingError: Nothing to order from this supplier.
+    """
+    settings = sourcing_settings_get(plan=plan)
+    report = landed_cost_report(plan=plan, organisation=organisation)
+    ordered = set(
+        PurchaseOrderLine.objects.filter(order__plan=plan).values_list("bom_line_id", flat=True)
+    )
+    picks = [
+        c
+        for c in report.lines
+        if c.chosen
+        and c.chosen.supplier_id == supplier.pk
+        and c.line.pk not in ordered
+        and not c.line.service  # services are contracted, not shipped
+    ]
+    if not picks:
+        raise SourcingError(
+            f"No BOM line left to order from {supplier}: no line has its offer as the choice, "
+            "or every such line is already on an order."
+        )
+    fx, as_of = selectors.fx_table(), report.as_of
+    freight = lc.Money.zero(plan.currency)
+    for c in picks:
+        offer = selectors.offer_to_engine(c.chosen, part_key=c.line.part_key)
+        qty, _, _ = lc.price_for_quantity(offer, c.line.quantity)
+        try:
+            freight = (
+                freight
+                + fx.convert(
+                    lc.Money(offer.freight_per_unit * qty, offer.currency), plan.currency, as_of
+                ).money
+            )
+        except lc.LandedCostError as exc:
+            raise SourcingError(str(exc)) from exc
+    order = PurchaseOrder.objects.create(
+        plan=plan, supplier=supplier, reference=_next_reference(plan),
+        destination_country=settings.destination_country, shipping_mode=settings.shipping_mode,
+        logistics_owner=logistics_owner, charges_currency=plan.currency,
+        freight=lc.round_money(freight.amount, plan.currency),
+        brokerage=settings.brokerage_per_shipment, allocation=settings.allocation,
+        ordered_expected=as_of,
+    )  # fmt: skip
+    for c in picks:
+        PurchaseOrderLine.objects.create(
+            order=order, bom_line=c.line, offer=c.chosen, description=c.line.description,
+            quantity=max(c.line.quantity, c.chosen.minimum_order_qty), hs_code=c.line.hs_code,
+        )  # fmt: skip
+    # Expected dates: the order's steps in the schedule that now includes it.
+    timeline = timeline_report(plan=plan, organisation=organisation, report=report)
+    if timeline.schedule:
+        sched, key = timeline.schedule, f"order-{order.pk}"
+        order.shipped_expected = sched.get(f"{key}:lead_time").earliest_finish
+        order.customs_expected = sched.get(f"{key}:transit").earliest_finish
+        order.delivered_expected = sched.get(f"{key}:customs").earliest_finish
+        order.installed_expected = sched.get("install").earliest_finish
+        order.save()
+    event_record(
+        plan=plan, user=user, kind="order",
+        message=f"{order.reference} to {supplier} created with {len(picks)} lines: "
+        + ", ".join(f"{c.line.quantity} × {c.line.description}" for c in picks) + ".",
+    )  # fmt: skip
+    return order
+
+
+def order_is_cross_border(order: PurchaseOrder) -> bool:
+    """True when the supplier or any line's origin is outside the destination country."""
+    dest = order.destination_country
+    return order.supplier.country != dest or any(
+        line.offer.origin_country != dest for line in order.lines.all()
+    )
+
+
+TRACKED_ORDER_FIELDS = (
+    "status", "logistics_owner", "shipping_mode", "destination_country", "charges_currency",
+    "freight", "insurance", "brokerage", "inland_freight", "allocation", "notes",
+    *(f for _, e, a in ORDER_STEPS for f in (e, a)),
+)  # fmt: skip
+
+
+def purchase_order_update(*, order: PurchaseOrder, changes: dict, user) -> list[str]:
+    """Save an order's new values, move its status to its latest actual step, and log each
+    change (a late actual date says how late).
+
+    Returns:
+        The changes in words.
+    """
+    before = {f: getattr(order, f) for f in TRACKED_ORDER_FIELDS}
+    for name, value in changes.items():
+        setattr(order, name, value)
+    latest = None
+    for status, _, actual in ORDER_STEPS:
+        if getattr(order, actual):
+            latest = status
+    order_of = [s for s, _, _ in ORDER_STEPS]
+    if latest and (
+        order.status == OrderStatus.PLANNED or order_of.index(latest) > order_of.index(order.status)
+    ):
+        order.status = latest
+    words = []
+    for name in TRACKED_ORDER_FIELDS:
+        old, new = before[name], getattr(order, name)
+        if old == new:
+            continue
+        label = PurchaseOrder._meta.get_field(name).verbose_name
+        text = f"{label}: {old if old not in (None, '') else '—'} → {new if new not in (None, '') else '—'}"
+        for _, expected, actual in ORDER_STEPS:
+            if name == actual and new and getattr(order, expected):
+                late = (new - getattr(order, expected)).days
+                if late > 0:
+                    text += f" ({late} days later than expected {getattr(order, expected)})"
+        words.append(text)
+    if words:
+        order.save()
+        event_record(
+            plan=order.plan, user=user, kind="order",
+            message=f"{order.reference}: " + "; ".join(words) + ".",
+            data={"order": order.pk},
+        )  # fmt: skip
+    return words
+
+
+# ---------------------------------------------------------------------------------------------
+# Daily check
+# ---------------------------------------------------------------------------------------------
+
+
+def sourcing_check_plan(*, plan: Plan, today: date | None = None) -> list[SourcingFlag]:
+    """Re-check one plan: overdue and late order steps, slips that move go-live, and chosen
+    offers that expire soon. Stores the flags (resolving those no longer true) and the go-live.
+
+    Returns:
+        The open flags after the check.
+    """
+    today = today or timezone.localdate()
+    found: dict[str, tuple[str, str]] = {}
+    for order in selectors.purchase_order_list(plan=plan):
+        if not order.is_open or order.status == OrderStatus.PLANNED:
+            continue
+        for step in order.steps():
+            if step["expected"] and not step["actual"] and step["expected"] < today:
+                days = (today - step["expected"]).days
+                found[f"overdue:{order.pk}:{step['status']}"] = (
+                    FlagKind.OVERDUE,
+                    f"{order.reference} ({order.supplier}): {step['label'].lower()} expected "
+                    f"{step['expected']}, no actual date yet ({days} days overdue).",
+                )
+                break  # later steps are overdue because of this one
+            if step["late_days"]:
+                found[f"late:{order.pk}:{step['status']}"] = (
+                    FlagKind.SLIP,
+                    f"{order.reference} ({order.supplier}): {step['label'].lower()} on "
+                    f"{step['actual']}, {step['late_days']} days later than expected "
+                    f"{step['expected']}.",
+                )
+    settings = sourcing_settings_get(plan=plan)
+    report = landed_cost_report(plan=plan, organisation=plan.organisation)
+    ordered = set(
+        PurchaseOrderLine.objects.filter(order__plan=plan).values_list("bom_line_id", flat=True)
+    )
+    for cost in report.lines:
+        offer = cost.chosen
+        if offer is None or cost.line.pk in ordered:
+            continue  # an ordered line no longer depends on the offer's validity
+        if offer.valid_until < today:
+            found[f"expired:{offer.pk}"] = (
+                FlagKind.OFFER_EXPIRED,
+                f"Offer of {offer.supplier} for {offer.item_label} expired on "
+                f"{offer.valid_until}; ask for a new quote.",
+            )
+        elif offer.valid_until <= today + timedelta(days=OFFER_EXPIRY_WARNING_DAYS):
+            found[f"expiring:{offer.pk}"] = (
+                FlagKind.OFFER_EXPIRING,
+                f"Offer of {offer.supplier} for {offer.item_label} expires on "
+                f"{offer.valid_until} ({(offer.valid_until - today).days} days).",
+            )
+    timeline = timeline_report(plan=plan, organisation=plan.organisation, report=report)
+    if timeline.slips and timeline.slips.delay_days > 0:
+        names = ", ".join(f"{s.name} (+{s.slip_days} days)" for s in timeline.slips.responsible)
+        found["go-live"] = (
+            FlagKind.SLIP,
+            f"Go-live moved from {timeline.slips.baseline_go_live} to "
+            f"{timeline.slips.new_go_live} (+{timeline.slips.delay_days} days) because of: "
+            f"{names or 'slipped steps'}.",
+        )
+    now = timezone.now()
+    with transaction.atomic():
+        for key, (kind, message) in found.items():
+            flag, created = SourcingFlag.objects.get_or_create(
+                plan=plan, key=key, defaults={"kind": kind, "message": message}
+            )
+            if not created:
+                flag.kind, flag.message, flag.resolved_at = kind, message, None
+                flag.save()
+        SourcingFlag.objects.filter(plan=plan, resolved_at__isnull=True).exclude(
+            key__in=found
+        ).update(resolved_at=now)
+        settings.checked_at = now
+        settings.checked_go_live = timeline.go_live
+        settings.save(update_fields=["checked_at", "checked_go_live"])
+    return list(selectors.open_flag_list(plan=plan))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference data: tariffs and FX
+# ---------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def tariffs_load_defaults() -> tuple[int, int]:
+    """Load the seed tariff rules and customs valuation rules; safe to run again.
+
+    A rule is matched on (HS prefix, destination, valid from); its figures and measures are
+    replaced by the seed's, so rerunning changes nothing.
+
+    Returns:
+        ``(rules created, rules updated)``.
+    """
+    created = updated = 0
+    for rule in DEFAULT_TARIFF_RULES:
+        row, was_created = TariffRule.objects.update_or_create(
+            hs_prefix=rule.hs_prefix,
+            destination=rule.destination,
+            valid_from=rule.valid_from,
+            defaults={
+                "duty_pct": rule.duty_pct, "vat_pct": rule.vat_pct,
+                "vat_recoverable": rule.vat_recoverable,
+                "surcharge_on_duty_pct": rule.surcharge_on_duty_pct, "valid_to": rule.valid_to,
+                "description": rule.description, "source": rule.source,
+            },
+        )  # fmt: skip
+        created += was_created
+        updated += not was_created
+        row.measures.all().delete()
+        for m in rule.extra_measures:
+            TariffMeasure.objects.create(
+                rule=row, name=m.name, origin_countries=",".join(m.origin_countries),
+                pct=m.pct, start=m.start, end=m.end, stacks=m.stacks,
+                not_stacked_on=";".join(m.not_stacked_on), condition=m.condition,
+                source=m.source,
+            )  # fmt: skip
+    for country, rule in lc.CUSTOMS_VALUE_BASIS.items():
+        CustomsValuation.objects.update_or_create(
+            destination=country,
+            defaults={
+                "basis": rule.basis, "landing_charge_pct": rule.landing_charge_pct,
+                "vat_base_includes_inland_freight": rule.vat_base_includes_inland_freight,
+                "source": rule.source,
+            },
+        )  # fmt: skip
+    return created, updated
+
+
+FX_CSV_COLUMNS = ("from_currency", "to_currency", "rate", "as_of", "source")
+
+
+@dataclass
+class FxImportResult:
+    created: int = 0
+    updated: int = 0
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+
+def fx_rates_import(*, text: str) -> FxImportResult:
+    """Import FX rates from CSV (columns from_currency,to_currency,rate,as_of[,source]).
+
+    Every row is checked first; one bad row saves nothing and each problem is reported with
+    its line number. A row for an existing (pair, date) updates its rate.
+    """
+    result = FxImportResult()
+    reader = csv.DictReader(io.StringIO(text))
+    headers = [h.strip() for h in (reader.fieldnames or []) if h]
+    missing = [h for h in FX_CSV_COLUMNS[:4] if h not in headers]
+    if missing:
+        result.errors.append((1, f"missing column(s): {', '.join(missing)}"))
+        return result
+    rows, seen = [], {}
+    for row in reader:
+        line = reader.line_num
+        row = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k}
+        problems = []
+        src, dst = row["from_currency"].upper(), row["to_currency"].upper()
+        for code in (src, dst):
+            try:
+                validate_currency(code)
+            except Exception:
+                problems.append(f"unknown currency {code!r}")
+        if src == dst and src:
+            problems.append("the two currencies are the same")
+        try:
+            rate = Decimal(row["rate"])
+            if not rate.is_finite() or rate <= 0:
+                problems.append("rate must be a number above zero")
+        except InvalidOperation:
+            problems.append(f"rate {row['rate']!r} is not a number")
+            rate = None
+        try:
+            as_of = date.fromisoformat(row["as_of"])
+            if as_of > timezone.localdate():
+                problems.append(f"date {as_of} is in the future")
+        except ValueError:
+            problems.append(f"date {row['as_of']!r} is not YYYY-MM-DD")
+            as_of = None
+        key = (src, dst, as_of)
+        if not problems and key in seen:
+            problems.append(f"duplicates line {seen[key]}")
+        seen[key] = line
+        if problems:
+            result.errors.append((line, "; ".join(problems)))
+        else:
+            rows.append((src, dst, rate, as_of, row.get("source", "")[:300]))
+    if not rows and not result.errors:
+        result.errors.append((2, "the file has a header but no rows"))
+    if result.errors:
+        return result
+    with transaction.atomic():
+        for src, dst, rate, as_of, source in rows:
+            _, created = FxRate.objects.update_or_create(
+                from_currency=src, to_currency=dst, as_of=as_of,
+                defaults={"rate": rate, "source": source},
+            )  # fmt: skip
+            result.created += created
+            result.updated += not created
+    return result

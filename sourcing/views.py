@@ -1,0 +1,495 @@
+"""Sourcing pages. Thin: check the organisation and role, call a selector or service, render.
+
+Plan pages live under /plans/<plan_id>/sourcing/…; suppliers, offers, FX and tariffs under
+/suppliers/… and /sourcing/…. Every object is read through the current organisation, so
+another organisation's ids are a 404; viewers read, owners and consultants change.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+
+from catalog.csv_io import CatalogImportError, read_csv_text
+from planner.permissions import editor_required, member_required
+from planner.selectors import plan_deployments
+from planner.views.plans import plan_or_404
+from sourcing import selectors, services
+from sourcing.charts import gantt_figure
+from sourcing.forms import (
+    BomLineAddForm,
+    BomLineForm,
+    FxImportForm,
+    FxRateForm,
+    OfferForm,
+    PurchaseOrderCreateForm,
+    PurchaseOrderForm,
+    SourcingSettingsForm,
+    SupplierForm,
+)
+from sourcing.models import FxRate, OfferPriceBreak
+
+# htmx 2 does not swap 4xx answers by default; ours carry the form with its errors.
+HTMX_CONFIG = (
+    '{"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},'
+    '{"code":"400","swap":true},{"code":"[45]..","swap":false,"error":true}]}'
+)
+
+
+def _status(form) -> int:
+    return 400 if form is not None and form.is_bound and form.errors else 200
+
+
+def _can_edit(request: HttpRequest) -> bool:
+    return bool(request.membership and request.membership.can_edit)
+
+
+def _require_editor(request: HttpRequest) -> None:
+    if not _can_edit(request):
+        raise PermissionDenied("Viewers can read sourcing but not change it.")
+
+
+def _post_only(request: HttpRequest) -> HttpResponse | None:
+    return None if request.method == "POST" else HttpResponseNotAllowed(["POST"])
+
+
+def _get_or_404(getter, **kwargs):
+    try:
+        return getter(**kwargs)
+    except ObjectDoesNotExist:
+        raise Http404("Not found.") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Bill of materials
+# ---------------------------------------------------------------------------------------------
+
+
+def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
+    settings = services.sourcing_settings_get(plan=plan)
+    offers = list(selectors.offer_list(organisation=request.organisation))
+    line_forms = line_forms or {}
+    rows = []
+    for line in selectors.bom_line_list(plan=plan):
+        line_offers = selectors.offers_for_line(offers, line)
+        form = line_forms.get(line.pk) or BomLineForm(
+            offers=line_offers,
+            initial={
+                "quantity": line.quantity,
+                "pinned_offer": line.pinned_offer_id,
+                "hs_code": line.hs_code,
+            },
+            prefix=f"line{line.pk}",
+        )
+        rows.append({"line": line, "form": form, "offer_count": len(line_offers)})
+    last = selectors.plan_event_list(plan=plan).filter(kind="bom").first()
+    return {
+        "plan": plan,
+        "section": "sourcing",
+        "tab": "bom",
+        "settings": settings,
+        "rows": rows,
+        "add_form": add_form or BomLineAddForm(prefix="add"),
+        "deployments": plan_deployments(plan=plan),
+        "last_event": last,
+        "can_edit": _can_edit(request),
+        "htmx_config": HTMX_CONFIG,
+    }
+
+
+def _bom_response(request, plan, *, status: int = 200, **kwargs) -> HttpResponse:
+    template = "sourcing/bom.html"
+    if request.htmx:
+        template += "#bom-section"
+    return render(request, template, _bom_context(request, plan, **kwargs), status=status)
+
+
+@member_required
+def bom_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """The plan's bill of materials."""
+    plan = plan_or_404(request, plan_id)
+    return _bom_response(request, plan)
+
+
+@editor_required
+def bom_generate_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    if refused := _post_only(request):
+        return refused
+    try:
+        changes = services.bom_generate(plan=plan, user=request.user)
+    except services.SourcingError as exc:
+        messages.error(request, str(exc))
+    else:
+        if changes:
+            messages.success(request, "Regenerated. Changes: " + "; ".join(changes))
+        else:
+            messages.success(request, "Bill of materials generated; hand-made lines kept.")
+    return redirect("sourcing:bom", plan_id=plan.pk)
+
+
+@editor_required
+def bom_line_add_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    if refused := _post_only(request):
+        return refused
+    form = BomLineAddForm(request.POST, prefix="add")
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            services.bom_line_add(
+                plan=plan, user=request.user, description=data["description"].strip(),
+                quantity=data["quantity"], reason=data["reason"], part=data["part"],
+                server=data["server"], service=data["service"], hs_code=data["hs_code"],
+            )  # fmt: skip
+        except services.SourcingError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Line added; it stays when the BOM is regenerated.")
+            if request.htmx:
+                return _bom_response(request, plan)
+            return redirect("sourcing:bom", plan_id=plan.pk)
+    return _bom_response(request, plan, status=400, add_form=form)
+
+
+@editor_required
+def bom_line_edit_view(request: HttpRequest, plan_id: int, line_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    line = _get_or_404(selectors.bom_line_get, plan=plan, line_id=line_id)
+    if refused := _post_only(request):
+        return refused
+    offers = selectors.offers_for_line(
+        list(selectors.offer_list(organisation=request.organisation)), line
+    )
+    form = BomLineForm(request.POST, offers=offers, prefix=f"line{line.pk}")
+    if not form.is_valid():
+        return _bom_response(request, plan, status=400, line_forms={line.pk: form})
+    changes = services.bom_line_update(
+        line=line, user=request.user, quantity=form.cleaned_data["quantity"],
+        pinned_offer=form.cleaned_data["pinned_offer"], hs_code=form.cleaned_data["hs_code"],
+    )  # fmt: skip
+    if changes:
+        messages.success(request, f"{line.description}: {', '.join(changes)}.")
+    if request.htmx:
+        return _bom_response(request, plan)
+    return redirect("sourcing:bom", plan_id=plan.pk)
+
+
+@editor_required
+def bom_line_remove_view(request: HttpRequest, plan_id: int, line_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    line = _get_or_404(selectors.bom_line_get, plan=plan, line_id=line_id)
+    if refused := _post_only(request):
+        return refused
+    services.bom_line_remove(line=line, user=request.user)
+    messages.success(request, f"{line.description} removed.")
+    if request.htmx:
+        return _bom_response(request, plan)
+    return redirect("sourcing:bom", plan_id=plan.pk)
+
+
+@member_required
+def settings_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """How the plan is sourced; editors change it, viewers read it."""
+    plan = plan_or_404(request, plan_id)
+    settings = services.sourcing_settings_get(plan=plan)
+    form = SourcingSettingsForm(request.POST or None, instance=settings)
+    if request.method == "POST":
+        _require_editor(request)
+        if form.is_valid():
+            changed = form.changed_data
+            form.save()
+            if changed:
+                services.event_record(
+                    plan=plan, user=request.user, kind="settings",
+                    message="Sourcing settings changed: " + ", ".join(
+                        f"{form.fields[n].label or n} = {form.cleaned_data[n]}" for n in changed
+                    ) + ".",
+                )  # fmt: skip
+            messages.success(request, "Sourcing settings saved.")
+            return redirect("sourcing:settings", plan_id=plan.pk)
+    power_ready, source = services.power_ready_date(plan=plan, settings=settings)
+    context = {
+        "plan": plan, "section": "sourcing", "tab": "settings", "form": form,
+        "can_edit": _can_edit(request), "facility_power_ready": power_ready,
+        "power_source": source,
+    }  # fmt: skip
+    return render(request, "sourcing/settings.html", context, status=_status(form))
+
+
+# ---------------------------------------------------------------------------------------------
+# Landed cost and timeline
+# ---------------------------------------------------------------------------------------------
+
+
+@member_required
+def landed_cost_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """The chosen offer per line, its alternative, and landed cost per line and shipment."""
+    plan = plan_or_404(request, plan_id)
+    report = services.landed_cost_report(plan=plan, organisation=request.organisation)
+    context = {
+        "plan": plan, "section": "sourcing", "tab": "landed", "report": report,
+        "settings": services.sourcing_settings_get(plan=plan),
+    }  # fmt: skip
+    return render(request, "sourcing/landed_cost.html", context)
+
+
+@member_required
+def timeline_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """Go-live by the critical path, a Gantt chart, and the slips that moved it."""
+    plan = plan_or_404(request, plan_id)
+    timeline = services.timeline_report(plan=plan, organisation=request.organisation)
+    figure = None
+    if timeline.slips:
+        slipped = {s.key for s in timeline.slips.responsible + timeline.slips.absorbed}
+        figure = gantt_figure(
+            timeline.slips.schedule,
+            baseline_go_live=timeline.slips.baseline_go_live,
+            target_go_live=plan.target_go_live,
+            slipped_keys=frozenset(slipped),
+        )
+    context = {
+        "plan": plan, "section": "sourcing", "tab": "timeline", "timeline": timeline,
+        "figure_json": figure, "flags": selectors.open_flag_list(plan=plan),
+        "settings": services.sourcing_settings_get(plan=plan), "can_edit": _can_edit(request),
+    }  # fmt: skip
+    return render(request, "sourcing/timeline.html", context)
+
+
+@editor_required
+def check_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """Run the daily check for this plan now."""
+    plan = plan_or_404(request, plan_id)
+    if refused := _post_only(request):
+        return refused
+    flags = services.sourcing_check_plan(plan=plan)
+    messages.info(request, f"Checked: {len(flags)} open flag(s).")
+    return redirect("sourcing:timeline", plan_id=plan.pk)
+
+
+# ---------------------------------------------------------------------------------------------
+# Purchase orders and history
+# ---------------------------------------------------------------------------------------------
+
+
+@member_required
+def order_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    suppliers = selectors.supplier_list(organisation=request.organisation)
+    form = PurchaseOrderCreateForm(request.POST or None, suppliers=suppliers)
+    if request.method == "POST":
+        _require_editor(request)
+        if form.is_valid():
+            try:
+                order = services.purchase_order_create(
+                    plan=plan, organisation=request.organisation,
+                    supplier=form.cleaned_data["supplier"], user=request.user,
+                    logistics_owner=form.cleaned_data["logistics_owner"].strip(),
+                )  # fmt: skip
+            except services.SourcingError as exc:
+                form.add_error("supplier", str(exc))
+            else:
+                messages.success(request, f"{order.reference} created.")
+                return redirect("sourcing:order_detail", plan_id=plan.pk, order_id=order.pk)
+    orders = list(selectors.purchase_order_list(plan=plan))
+    rows = [{"order": o, "cross_border": services.order_is_cross_border(o)} for o in orders]
+    context = {
+        "plan": plan, "section": "sourcing", "tab": "orders", "rows": rows, "form": form,
+        "can_edit": _can_edit(request),
+    }  # fmt: skip
+    return render(request, "sourcing/orders.html", context, status=_status(form))
+
+
+@member_required
+def order_detail_view(request: HttpRequest, plan_id: int, order_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    order = _get_or_404(selectors.purchase_order_get, plan=plan, order_id=order_id)
+    cross_border = services.order_is_cross_border(order)
+    form = PurchaseOrderForm(request.POST or None, instance=order, cross_border=cross_border)
+    if request.method == "POST":
+        _require_editor(request)
+        if form.is_valid():
+            values = {n: form.cleaned_data[n] for n in form.changed_data}
+            order.refresh_from_db()  # compare against what is stored, not the bound form
+            words = services.purchase_order_update(order=order, changes=values, user=request.user)
+            messages.success(request, "Saved: " + "; ".join(words) if words else "No change.")
+            return redirect("sourcing:order_detail", plan_id=plan.pk, order_id=order.pk)
+        order.refresh_from_db()
+    landed, landed_error = services.purchase_order_landed_cost(order=order, plan=plan)
+    events = [e for e in selectors.plan_event_list(plan=plan) if e.data.get("order") == order.pk]
+    context = {
+        "plan": plan, "section": "sourcing", "tab": "orders", "order": order, "form": form,
+        "cross_border": cross_border, "landed": landed, "landed_error": landed_error,
+        "events": events, "can_edit": _can_edit(request),
+    }  # fmt: skip
+    return render(request, "sourcing/order_detail.html", context, status=_status(form))
+
+
+@member_required
+def history_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    context = {
+        "plan": plan, "section": "sourcing", "tab": "history",
+        "events": selectors.plan_event_list(plan=plan)[:500],
+    }  # fmt: skip
+    return render(request, "sourcing/history.html", context)
+
+
+# ---------------------------------------------------------------------------------------------
+# Suppliers and offers
+# ---------------------------------------------------------------------------------------------
+
+
+@member_required
+def supplier_list_view(request: HttpRequest) -> HttpResponse:
+    form = SupplierForm(request.POST or None, organisation=request.organisation)
+    if request.method == "POST":
+        _require_editor(request)
+        if form.is_valid():
+            supplier = form.save(commit=False)
+            supplier.organisation = request.organisation
+            supplier.save()
+            messages.success(request, f"Supplier {supplier} added; add its offers next.")
+            return redirect("sourcing:supplier_detail", supplier_id=supplier.pk)
+    suppliers = selectors.supplier_list(organisation=request.organisation)
+    context = {"form": form, "suppliers": suppliers, "can_edit": _can_edit(request)}
+    return render(request, "sourcing/suppliers.html", context, status=_status(form))
+
+
+@member_required
+def supplier_detail_view(request: HttpRequest, supplier_id: int) -> HttpResponse:
+    supplier = _get_or_404(
+        selectors.supplier_get, organisation=request.organisation, supplier_id=supplier_id
+    )
+    form = SupplierForm(request.POST or None, instance=supplier, organisation=request.organisation)
+    if request.method == "POST":
+        _require_editor(request)
+        if form.is_valid():
+            form.save()
+            messages.success(request, f"Supplier {supplier} saved.")
+            return redirect("sourcing:supplier_detail", supplier_id=supplier.pk)
+    offers = selectors.offer_list(organisation=request.organisation).filter(supplier=supplier)
+    context = {
+        "supplier": supplier, "form": form, "offers": offers, "today": timezone.localdate(),
+        "can_edit": _can_edit(request),
+    }  # fmt: skip
+    return render(request, "sourcing/supplier_detail.html", context, status=_status(form))
+
+
+def _save_offer(form: OfferForm) -> None:
+    offer = form.save()
+    offer.price_breaks.all().delete()
+    for qty, price in form.cleaned_data["price_breaks_text"]:
+        OfferPriceBreak.objects.create(offer=offer, min_qty=qty, unit_price=price)
+
+
+@editor_required
+def offer_create_view(request: HttpRequest, supplier_id: int) -> HttpResponse:
+    supplier = _get_or_404(
+        selectors.supplier_get, organisation=request.organisation, supplier_id=supplier_id
+    )
+    form = OfferForm(request.POST or None, initial={"origin_country": supplier.country})
+    form.instance.supplier = supplier
+    if request.method == "POST" and form.is_valid():
+        _save_offer(form)
+        messages.success(request, "Offer saved.")
+        return redirect("sourcing:supplier_detail", supplier_id=supplier.pk)
+    context = {"supplier": supplier, "form": form, "offer": None}
+    return render(request, "sourcing/offer_form.html", context, status=_status(form))
+
+
+@editor_required
+def offer_edit_view(request: HttpRequest, offer_id: int) -> HttpResponse:
+    offer = _get_or_404(selectors.offer_get, organisation=request.organisation, offer_id=offer_id)
+    form = OfferForm(request.POST or None, instance=offer)
+    if request.method == "POST" and form.is_valid():
+        _save_offer(form)
+        messages.success(request, "Offer saved.")
+        return redirect("sourcing:supplier_detail", supplier_id=offer.supplier_id)
+    context = {"supplier": offer.supplier, "form": form, "offer": offer}
+    return render(request, "sourcing/offer_form.html", context, status=_status(form))
+
+
+@editor_required
+def offer_delete_view(request: HttpRequest, offer_id: int) -> HttpResponse:
+    offer = _get_or_404(selectors.offer_get, organisation=request.organisation, offer_id=offer_id)
+    if refused := _post_only(request):
+        return refused
+    if offer.order_lines.exists():
+        messages.error(request, "This offer is on a purchase order and cannot be deleted.")
+    else:
+        offer.delete()
+        messages.success(request, "Offer deleted.")
+    return redirect("sourcing:supplier_detail", supplier_id=offer.supplier_id)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference data: FX rates and tariffs
+# ---------------------------------------------------------------------------------------------
+
+
+@member_required
+def fx_view(request: HttpRequest) -> HttpResponse:
+    """FX rates: everyone reads; staff (catalog maintainers) add rates or import a CSV."""
+    form = FxRateForm(request.POST or None) if request.method == "POST" else FxRateForm()
+    import_form = FxImportForm()
+    import_errors = []
+    status = 200
+    if request.method == "POST":
+        if not request.user.is_staff:
+            raise PermissionDenied("Only catalog maintainers (staff) can change FX rates.")
+        if "file" in request.FILES or request.POST.get("action") == "import":
+            form = FxRateForm()
+            import_form = FxImportForm(request.POST, request.FILES)
+            if import_form.is_valid():
+                try:
+                    text = read_csv_text(import_form.cleaned_data["file"].read())
+                except CatalogImportError as exc:
+                    import_form.add_error("file", str(exc))
+                else:
+                    result = services.fx_rates_import(text=text)
+                    if not result.errors:
+                        messages.success(
+                            request,
+                            f"FX rates imported: {result.created} new, {result.updated} updated.",
+                        )
+                        return redirect("sourcing:fx")
+                    import_errors = result.errors
+            status = 400
+        elif form.is_valid():
+            FxRate.objects.update_or_create(
+                from_currency=form.cleaned_data["from_currency"],
+                to_currency=form.cleaned_data["to_currency"],
+                as_of=form.cleaned_data["as_of"],
+                defaults={"rate": form.cleaned_data["rate"], "source": form.cleaned_data["source"]},
+            )
+            messages.success(request, "FX rate saved.")
+            return redirect("sourcing:fx")
+        else:
+            status = 400
+    context = {
+        "form": form, "import_form": import_form, "import_errors": import_errors,
+        "rates": selectors.fx_rate_list()[:300], "is_staff": request.user.is_staff,
+    }  # fmt: skip
+    return render(request, "sourcing/fx.html", context, status=status)
+
+
+@member_required
+def tariff_list_view(request: HttpRequest) -> HttpResponse:
+    """The tariff rules with their measures and sources (staff edit them in the admin)."""
+    country = (request.GET.get("destination") or "").upper()[:2]
+    rules = selectors.tariff_rule_list()
+    if country:
+        rules = rules.filter(destination=country)
+    context = {
+        "rules": rules, "destination": country,
+        "destinations": selectors.tariff_rule_list().values_list("destination", flat=True)
+        .distinct().order_by("destination"),
+        "valuations": selectors.customs_valuation_rules(),
+        "admin_url": reverse("admin:sourcing_tariffrule_changelist"),
+    }  # fmt: skip
+    return render(request, "sourcing/tariffs.html", context)

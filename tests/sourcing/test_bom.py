@@ -1,0 +1,150 @@
+"""The bill of materials: generated from the chosen configuration, edited by hand, regenerated."""
+
+from django.urls import reverse
+
+from sourcing.models import BomLine, PlanEvent
+from sourcing.services import bom_generate
+from tests.conftest import make_member
+
+
+def _lines(plan) -> dict[str, BomLine]:
+    return {line.part_key: line for line in BomLine.objects.filter(plan=plan)}
+
+
+def test_generate_from_the_chosen_configuration(client, consultant_a, plan_a, settings_a):
+    client.force_login(consultant_a)
+
+    response = client.post(reverse("sourcing:bom_generate", args=[plan_a.pk]))
+
+    assert response.status_code == 302
+    lines = _lines(plan_a)
+    server = lines["server:nvidia-dgx-h100"]
+    assert (server.quantity, server.server.slug, server.hs_code) == (
+        2,
+        "nvidia-dgx-h100",
+        "8471.50",
+    )
+    nic = lines["nic:scale-out"]
+    assert nic.quantity == 16 and nic.reason.startswith("2 servers × 8 NICs")
+    assert nic.part.slug == "nic-400g" and nic.hs_code == "8517.62"
+    # 16 NIC ports fit one 64-port switch: one leaf, 16 links, 32 optics, 16 cables.
+    assert lines["switch:switch-ib-64x400g:leaf"].quantity == 1
+    assert lines["optic:optic-400g"].quantity == 32
+    assert lines["cable:cable-fiber-mpo"].quantity == 16
+    assert lines["rack:42u"].quantity == 1  # 2 servers, 4 per rack
+    assert lines["pdu:rack"].quantity == 2 and "A/B feeds" in lines["pdu:rack"].reason
+    assert lines["storage:storage-nvme-7.68tb"].quantity == 4
+    assert lines["spare:nic:scale-out"].quantity == 1  # 5 % of 16, rounded up
+    assert {lines[k].service for k in lines if k.startswith("service:")} == {
+        "installation", "burn-in", "support",
+    }  # fmt: skip
+    page = client.get(reverse("sourcing:bom", args=[plan_a.pk])).content.decode()
+    assert "2 servers × 8 NICs" in page and "Bill of materials generated" in page
+
+
+def test_regenerate_keeps_manual_lines_and_overrides_and_says_what_changed(
+    client, consultant_a, plan_a, settings_a
+):
+    bom_generate(plan=plan_a, user=consultant_a)
+    client.force_login(consultant_a)
+    nic = _lines(plan_a)["nic:scale-out"]
+    client.post(
+        reverse("sourcing:bom_line_edit", args=[plan_a.pk, nic.pk]),
+        {f"line{nic.pk}-quantity": "20", f"line{nic.pk}-hs_code": "8517.62"},
+    )
+    client.post(
+        reverse("sourcing:bom_line_add", args=[plan_a.pk]),
+        {"add-description": "Console server", "add-quantity": "1", "add-reason": "out-of-band"},
+    )
+    workload = plan_a.workloads.get()
+    workload.chosen_servers, workload.chosen_accelerators = 4, 32
+    workload.save()
+
+    changes = bom_generate(plan=plan_a, user=consultant_a)
+
+    lines = _lines(plan_a)
+    assert lines["server:nvidia-dgx-h100"].quantity == 4
+    assert lines["nic:scale-out"].quantity == 20  # the hand-set quantity stays
+    assert lines["nic:scale-out"].origin == "override"
+    assert lines["nic:scale-out"].generated_quantity == 32
+    assert lines["manual:console server"].quantity == 1
+    assert any("NVIDIA DGX H100: 2 → 4 (servers 2 → 4)" in c for c in changes)
+    assert any("manual quantity 20 kept (generated 32)" in c for c in changes)
+    history = client.get(reverse("sourcing:history", args=[plan_a.pk])).content.decode()
+    assert "servers 2 → 4" in history and "Console server" in history
+
+
+def test_removing_a_generated_line_keeps_it_out_after_regeneration(
+    client, consultant_a, plan_a, settings_a
+):
+    bom_generate(plan=plan_a, user=consultant_a)
+    client.force_login(consultant_a)
+    rack = _lines(plan_a)["rack:42u"]
+
+    client.post(reverse("sourcing:bom_line_remove", args=[plan_a.pk, rack.pk]))
+    bom_generate(plan=plan_a, user=consultant_a)
+
+    rack.refresh_from_db()
+    assert rack.quantity == 0 and rack.removed
+
+
+def test_negative_quantity_is_refused_next_to_the_field(client, consultant_a, plan_a, settings_a):
+    bom_generate(plan=plan_a, user=consultant_a)
+    client.force_login(consultant_a)
+    nic = _lines(plan_a)["nic:scale-out"]
+
+    response = client.post(
+        reverse("sourcing:bom_line_edit", args=[plan_a.pk, nic.pk]),
+        {f"line{nic.pk}-quantity": "-3", f"line{nic.pk}-hs_code": "8517.62"},
+    )
+
+    assert response.status_code == 400
+    assert "Cannot be negative." in response.content.decode()
+    assert 'value="-3"' in response.content.decode()
+    nic.refresh_from_db()
+    assert nic.quantity == 16
+
+
+def test_htmx_edit_swaps_the_bom_section(client, consultant_a, plan_a, settings_a):
+    bom_generate(plan=plan_a, user=consultant_a)
+    client.force_login(consultant_a)
+    nic = _lines(plan_a)["nic:scale-out"]
+
+    response = client.post(
+        reverse("sourcing:bom_line_edit", args=[plan_a.pk, nic.pk]),
+        {f"line{nic.pk}-quantity": "18", f"line{nic.pk}-hs_code": "8517.62"},
+        HTTP_HX_REQUEST="true",
+    )
+
+    content = response.content.decode()
+    assert response.status_code == 200
+    assert content.lstrip().startswith('<section id="bom-section">')
+    assert "manual override (generated: 16" in content
+
+
+def test_without_a_chosen_configuration_the_page_says_so(client, consultant_a, plan_a):
+    plan_a.workloads.update(chosen_accelerator=None, chosen_server=None)
+    client.force_login(consultant_a)
+
+    page = client.get(reverse("sourcing:bom", args=[plan_a.pk])).content.decode()
+    response = client.post(reverse("sourcing:bom_generate", args=[plan_a.pk]), follow=True)
+
+    assert "No workload of this plan has a chosen configuration yet" in page
+    assert "choose one in sizing" in response.content.decode()
+    assert not BomLine.objects.filter(plan=plan_a).exists()
+    for name in ("landed_cost", "timeline", "orders", "history", "settings"):
+        assert client.get(reverse(f"sourcing:{name}", args=[plan_a.pk])).status_code == 200
+
+
+def test_viewers_read_but_cannot_change(client, org_a, plan_a, settings_a, consultant_a):
+    bom_generate(plan=plan_a, user=consultant_a)
+    viewer = make_member(org_a, "viewer_a", "viewer")
+    client.force_login(viewer)
+
+    assert client.get(reverse("sourcing:bom", args=[plan_a.pk])).status_code == 200
+    assert client.post(reverse("sourcing:bom_generate", args=[plan_a.pk])).status_code == 403
+    line = BomLine.objects.filter(plan=plan_a).first()
+    response = client.post(reverse("sourcing:bom_line_remove", args=[plan_a.pk, line.pk]))
+    assert response.status_code == 403
+    assert client.post(reverse("sourcing:settings", args=[plan_a.pk]), {}).status_code == 403
+    assert PlanEvent.objects.filter(plan=plan_a).count() == 1
