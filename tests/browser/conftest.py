@@ -53,8 +53,8 @@ def page(browser):
 def demo_user(transactional_db):
     """The demo consultant exactly as `make run` creates it, and the catalog."""
     from catalog.services import catalog_load_reference
-    from planner.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERNAME
     from planner.demo import demo_plan_build
+    from planner.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERNAME
     from planner.services import demo_setup
 
     catalog_load_reference()
