@@ -102,6 +102,32 @@ def form_values(html: str) -> dict:
     return values
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds used so far by these processes (Linux /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def gunicorn_workers(master: int) -> list[int]:
+    """The master's child processes (the gunicorn workers)."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == master:
+            children.append(int(stat.parent.name))
+    return children
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=10)
@@ -171,6 +197,8 @@ def main() -> None:
         errors.clear()
         args.requests = saved_requests
 
+        workers = gunicorn_workers(server.pid)
+        cpu_before = cpu_seconds(workers)
         start = time.perf_counter()
         threads = [threading.Thread(target=client_loop, args=(i,)) for i in range(args.clients)]
         for thread in threads:
@@ -178,6 +206,7 @@ def main() -> None:
         for thread in threads:
             thread.join()
         wall = time.perf_counter() - start
+        server_cpu_ms = (cpu_seconds(workers) - cpu_before) * 1000 / max(len(latencies), 1)
         latencies.sort()
         p50 = statistics.median(latencies)
         p95 = latencies[int(0.95 * (len(latencies) - 1))]
@@ -185,6 +214,8 @@ def main() -> None:
               f"gunicorn {args.workers} workers, PostgreSQL, {os.cpu_count()} cores:")  # fmt: skip
         print(f"  p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {latencies[-1]:.0f} ms, "
               f"{len(latencies) / wall:.1f} requests/s, {len(errors)} errors")  # fmt: skip
+        print(f"  gunicorn CPU per request {server_cpu_ms:.0f} ms (the load generator runs on "
+              "the same cores)")  # fmt: skip
     finally:
         server.terminate()
         server.wait(timeout=20)

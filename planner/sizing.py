@@ -247,17 +247,20 @@ class CandidateDetail:
 GB = 1e9
 
 
-def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
-    """Memory breakdown per GPU, the latency/throughput curve over batch sizes, and why."""
-    specs = accelerator_specs()
-    accelerator = specs[candidate.accelerator_slug]
-    model = model_spec(workload.model)
-    target = engine_workload(workload)
+@lru_cache(maxsize=256)
+def _replica_curve(
+    model: ModelSpec,
+    accelerator: AcceleratorSpec,
+    precision: str,
+    tensor_parallel: int,
+    target: sweep_engine.Workload,
+):
+    """One replica's capacity at the target and its steady state over batch sizes (cached)."""
     capacity = replica_capacity(
         model,
         accelerator,
-        candidate.precision,
-        candidate.tensor_parallel,
+        precision,
+        tensor_parallel,
         target.input_tokens,
         target.output_tokens,
         calibration(),
@@ -265,18 +268,28 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
         tpot_target_ms=target.tpot_ms,
         percentile=float(target.percentile),
     )
+    empty = np.array([], dtype=float)
+    if not (capacity.memory.feasible and capacity.max_batch >= 1):
+        return capacity, (empty, empty, empty, empty)
+    shape = replica_shape(model, accelerator, precision, tensor_parallel, calibration())
+    batch = np.unique(np.geomspace(1, max(capacity.max_batch, 1), num=40).round())
+    state = steady_state(shape, batch, target.input_tokens, target.output_tokens)
+    return capacity, (batch, state.ttft_service_ms, state.tpot_ms, state.output_tokens_per_s)
+
+
+def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
+    """Memory breakdown per GPU, the latency/throughput curve over batch sizes, and why."""
+    target = engine_workload(workload)
+    capacity, (batch, ttft, tpot, throughput) = _replica_curve(
+        model_spec(workload.model),
+        accelerator_specs()[candidate.accelerator_slug],
+        candidate.precision,
+        candidate.tensor_parallel,
+        replace(target, peak_concurrency=None, peak_requests_per_s=None, headroom_pct=0.0),
+    )
     memory = capacity.memory
     capacity_gb = memory.capacity_bytes_per_gpu / GB
     usable_gb = memory.usable_bytes_per_gpu / GB
-    batch = np.array([], dtype=float)
-    ttft = tpot = throughput = batch
-    if memory.feasible and capacity.max_batch >= 1:
-        shape = replica_shape(
-            model, accelerator, candidate.precision, candidate.tensor_parallel, calibration()
-        )
-        batch = np.unique(np.geomspace(1, max(capacity.max_batch, 1), num=40).round())
-        state = steady_state(shape, batch, target.input_tokens, target.output_tokens)
-        ttft, tpot, throughput = state.ttft_service_ms, state.tpot_ms, state.output_tokens_per_s
     if not candidate.feasible:
         bottleneck = candidate.infeasible_reason or "infeasible"
     elif candidate.batch_per_replica >= capacity.max_batch:
