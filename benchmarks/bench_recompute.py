@@ -15,9 +15,11 @@ import argparse
 import http.cookiejar
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -102,6 +104,74 @@ def form_values(html: str) -> dict:
     return values
 
 
+WRK_SCRIPT = """
+counter = 0
+request = function()
+  counter = counter + 1
+  local peak = 300 + (counter % 200)
+  local body = string.gsub(BODY, "PEAK", tostring(peak))
+  return wrk.format("POST", PATH, HEADERS, body)
+end
+done = function(summary, latency, requests)
+  io.write(string.format("WRK p50=%.1f p95=%.1f p99=%.1f max=%.1f requests=%d errors=%d\\n",
+    latency:percentile(50) / 1000, latency:percentile(95) / 1000,
+    latency:percentile(99) / 1000, latency.max / 1000, summary.requests,
+    summary.errors.status + summary.errors.connect + summary.errors.read +
+    summary.errors.write + summary.errors.timeout))
+end
+"""
+
+
+def run_wrk(probe: "Client", workload_path: str, values: dict, args) -> None:
+    """Load the server with wrk (C, little CPU) from one signed-in session."""
+    import json
+
+    cookies = "; ".join(f"{c.name}={c.value}" for c in probe.jar)
+    data = {**values, "peak_concurrency": "PEAK", "csrfmiddlewaretoken": probe.csrf()}
+    body = urllib.parse.urlencode(data).replace("PEAK", "PEAK")
+    headers = {
+        "Cookie": cookies, "X-CSRFToken": probe.csrf(), "HX-Request": "true",
+        "HX-Target": "sizing-results", "Referer": BASE + workload_path,
+        "Content-Type": "application/x-www-form-urlencoded",
+    }  # fmt: skip
+    lua_headers = (
+        "{" + ", ".join(f"[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items()) + "}"
+    )
+    script = (
+        f"PATH = {json.dumps(workload_path)}\nBODY = {json.dumps(body)}\n"
+        f"HEADERS = {lua_headers}\n" + WRK_SCRIPT
+    )
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
+        handle.write(script)
+    workers = gunicorn_workers_of_port()
+    cpu_before = cpu_seconds(workers)
+    result = subprocess.run(
+        ["wrk", "-t", "2", "-c", str(args.clients), "-d", f"{args.seconds}s", "-s", handle.name,
+         BASE],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    line = next(line for line in result.stdout.splitlines() if line.startswith("WRK "))
+    stats = dict(part.split("=") for part in line.split()[1:])
+    requests = int(stats["requests"])
+    server_cpu_ms = (cpu_seconds(workers) - cpu_before) * 1000 / max(requests, 1)
+    print(f"htmx recompute, {args.clients} concurrent connections for {args.seconds} s (wrk), "
+          f"gunicorn {args.workers} workers, PostgreSQL, {os.cpu_count()} cores:")  # fmt: skip
+    print(f"  p50 {float(stats['p50']):.0f} ms, p95 {float(stats['p95']):.0f} ms, "
+          f"p99 {float(stats['p99']):.0f} ms, max {float(stats['max']):.0f} ms, "
+          f"{requests / args.seconds:.1f} requests/s, {stats['errors']} errors")  # fmt: skip
+    print(f"  gunicorn CPU per request {server_cpu_ms:.0f} ms")
+
+
+def gunicorn_workers_of_port() -> list[int]:
+    """Worker pids of the gunicorn started by this script (children of its master)."""
+    masters = [
+        int(stat.parent.name)
+        for stat in Path("/proc").glob("[0-9]*/cmdline")
+        if f"127.0.0.1:{PORT}".encode() in stat.read_bytes() and b"gunicorn" in stat.read_bytes()
+    ]
+    return [pid for master in masters for pid in gunicorn_workers(master)]
+
+
 def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU seconds used so far by these processes (Linux /proc)."""
     ticks = os.sysconf("SC_CLK_TCK")
@@ -133,6 +203,13 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--requests", type=int, default=20, help="per client")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
+    parser.add_argument(
+        "--seconds", type=int, default=20, help="with wrk: how long to load the server"
+    )
+    parser.add_argument(
+        "--python-client", action="store_true",
+        help="load with Python threads even when wrk is installed",
+    )  # fmt: skip
     args = parser.parse_args()
 
     url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/planner_bench")
@@ -164,6 +241,9 @@ def main() -> None:
         ).group(1)
         values = form_values(probe.get(workload_path))
 
+        if shutil.which("wrk") and not args.python_client:
+            run_wrk(probe, workload_path, values, args)
+            return
         latencies: list[float] = []
         errors: list[str] = []
         lock = threading.Lock()
