@@ -28,13 +28,27 @@ from sourcing.models import (
 )
 
 D = Decimal
-ORDER_DATE = date(2026, 8, 3)
+# Dates are relative to the day the demo is built, so its offers are current whenever
+# `make run` loads it: the orders were placed about four months ago.
+ORDER_DAYS_AGO = 118
 FX_SOURCE = "demo figure (fictional) — replace with the ECB euro reference rate of the day"
+# (from, to, rate, days before the order date; negative = after it)
 DEMO_FX = [
-    ("EUR", "USD", D("1.0870"), date(2026, 7, 31)),
-    ("EUR", "USD", D("1.0790"), date(2026, 10, 30)),
-    ("EUR", "GBP", D("0.8460"), date(2026, 7, 31)),
+    ("EUR", "USD", D("1.0870"), 3),
+    ("EUR", "USD", D("1.0790"), -88),
+    ("EUR", "GBP", D("0.8460"), 3),
 ]
+
+
+def _order_date() -> date:
+    return timezone.localdate() - timedelta(days=ORDER_DAYS_AGO)
+
+
+def _days_from_order(days: int) -> date:
+    """A date ``days`` after the demo's order date (negative: before it)."""
+    return _order_date() + timedelta(days=days)
+
+
 NL_DISTRIBUTOR = {
     "name": "Lowlands Compute Distributie B.V.",
     "country": "NL",
@@ -81,7 +95,7 @@ def _offer(supplier, *, currency, incoterm, quoted, valid, **values) -> Offer:
 
 def _part_offers(nl: Supplier, us: Supplier) -> None:
     parts = {p.slug: p for p in Part.objects.all()}
-    quoted, valid = date(2026, 7, 20), date(2026, 12, 31)
+    quoted, valid = _days_from_order(-14), _days_from_order(150)
     for slug, price, lead, origin, breaks in NL_PART_OFFERS:
         if slug in parts:
             _offer(nl, part=parts[slug], unit_price=price, lead_time_days=lead,
@@ -91,7 +105,7 @@ def _part_offers(nl: Supplier, us: Supplier) -> None:
         if slug in parts:
             _offer(us, part=parts[slug], unit_price=price, lead_time_days=lead,
                    origin_country=origin, breaks=breaks, currency="USD", incoterm="FCA",
-                   quoted=date(2026, 7, 24), valid=date(2026, 10, 31),
+                   quoted=_days_from_order(-10), valid=_days_from_order(160),
                    freight_per_unit=D("6"), unit_weight_kg=D("0.2"))  # fmt: skip
     for service, price in SERVICES:
         _offer(nl, service=service, unit_price=price, lead_time_days=0, origin_country="NL",
@@ -104,15 +118,16 @@ def _server_offers(nl: Supplier, us: Supplier, servers) -> None:
             continue
         _offer(us, server=server, unit_price=D("305000"), lead_time_days=90,
                origin_country="US", freight_per_unit=D("2400"), unit_weight_kg=D("130"),
-               currency="USD", incoterm="FCA", quoted=date(2026, 7, 24),
-               valid=date(2026, 10, 31))  # fmt: skip
+               currency="USD", incoterm="FCA", quoted=_days_from_order(-10),
+               valid=_days_from_order(160))  # fmt: skip
         _offer(nl, server=server, unit_price=D("298000"), lead_time_days=140,
-               origin_country="TW", currency="EUR", incoterm="DAP", quoted=date(2026, 7, 20),
-               valid=date(2026, 12, 31))  # fmt: skip
+               origin_country="TW", currency="EUR", incoterm="DAP",
+               quoted=_days_from_order(-14), valid=_days_from_order(150))  # fmt: skip
         # An old quote, expired before the order date: flagged, never used.
         _offer(nl, server=server, unit_price=D("289000"), lead_time_days=120,
-               origin_country="TW", currency="EUR", incoterm="DAP", quoted=date(2026, 3, 2),
-               valid=date(2026, 5, 31), notes="Spring quote, kept for comparison.")  # fmt: skip
+               origin_country="TW", currency="EUR", incoterm="DAP",
+               quoted=_days_from_order(-154), valid=_days_from_order(-64),
+               notes="Older quote, kept for comparison.")  # fmt: skip
 
 
 def _site_country(plan) -> str:
@@ -125,9 +140,9 @@ def sourcing_demo_build(*, plan, user) -> None:
     """Add the demo's sourcing data to ``plan``; safe to call on a plan that already has it."""
     if not TariffRule.objects.exists():
         services.tariffs_load_defaults()
-    for src, dst, rate, as_of in DEMO_FX:
+    for src, dst, rate, days_before_order in DEMO_FX:
         FxRate.objects.get_or_create(
-            from_currency=src, to_currency=dst, as_of=as_of,
+            from_currency=src, to_currency=dst, as_of=_days_from_order(-days_before_order),
             defaults={"rate": rate, "source": FX_SOURCE},
         )  # fmt: skip
     org = plan.organisation
@@ -141,7 +156,7 @@ def sourcing_demo_build(*, plan, user) -> None:
         _part_offers(nl, us)
     settings = services.sourcing_settings_get(plan=plan)
     SourcingSettings.objects.filter(pk=settings.pk).update(
-        destination_country=_site_country(plan), order_date=ORDER_DATE,
+        destination_country=_site_country(plan), order_date=_order_date(),
         brokerage_per_shipment=D("350"),
     )  # fmt: skip
     if not plan_deployments(plan=plan):
