@@ -15,6 +15,7 @@ from django.db import transaction
 from catalog.models import Accelerator, ModelArchitecture
 from planner.facility.demo import facility_demo_build
 from planner.models import Client, Organisation, Plan, Workload, WorkloadKind
+from planner.sharing.demo import sharing_demo_build
 from planner.sizing import workload_choose, workload_sweep
 from sourcing.demo import sourcing_demo_build
 
@@ -33,6 +34,7 @@ BATCH_PROFILE = [1.0, 1.0, 1.0, 1.0, 1.0] + [0.0] * 19
 DEMO_EXTENSIONS: list[Callable[..., None]] = []
 DEMO_EXTENSIONS.append(facility_demo_build)  # keep last: it costs the sized configurations
 DEMO_EXTENSIONS.append(sourcing_demo_build)  # after facility: uses its sites
+DEMO_EXTENSIONS.append(sharing_demo_build)  # last: publishes what the others built
 
 
 @transaction.atomic

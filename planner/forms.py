@@ -2,7 +2,7 @@
 
 from django import forms
 
-from planner.models import Client, Plan, Role
+from planner.models import Client, Organisation, Plan, Role
 
 
 class MemberAddForm(forms.Form):
@@ -94,3 +94,17 @@ class ApiTokenForm(forms.Form):
     name = forms.CharField(
         max_length=100, help_text="What the token is for, e.g. 'CI sizing checks'."
     )
+
+
+class QuoteTermsForm(forms.ModelForm):
+    class Meta:
+        model = Organisation
+        fields = ["quote_terms", "quote_validity_days"]
+        widgets = {"quote_terms": forms.Textarea(attrs={"rows": 6})}
+        labels = {"quote_validity_days": "Quotes valid for (days)"}
+
+    def clean_quote_validity_days(self) -> int:
+        days = self.cleaned_data["quote_validity_days"]
+        if not 1 <= days <= 365:
+            raise forms.ValidationError("Between 1 and 365 days.")
+        return days

@@ -10,11 +10,34 @@ class Role(models.TextChoices):
     VIEWER = "viewer", "Viewer"
 
 
+# Starting terms for a new consultancy's quotes; owners edit them on the organisation page.
+DEFAULT_QUOTE_TERMS = "\n".join(
+    (
+        "Prices are the suppliers' quotations converted at the exchange rates shown; the "
+        "invoice follows the rate on the day of payment.",
+        "Duties and import VAT are estimated from the tariff rules in force on the valuation "
+        "date; the customs authority's assessment prevails. Recoverable VAT is shown separately.",
+        "Lead times are the suppliers' quoted lead times plus transit, customs, installation and "
+        "burn-in; the go-live date assumes the site's power is ready on the date stated.",
+        "This quote is valid until the date shown, or until any supplier's offer in it expires, "
+        "whichever is earlier.",
+        "Payment: 40 % on order, 50 % on delivery, 10 % on acceptance after burn-in.",
+    )
+)
+
+
 class Organisation(models.Model):
     """A consultancy: the tenant. Every client, plan and import belongs to exactly one."""
 
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=80, unique=True)
+    quote_terms = models.TextField(
+        default=DEFAULT_QUOTE_TERMS,
+        help_text="The terms printed on every quote, one per line.",
+    )
+    quote_validity_days = models.PositiveSmallIntegerField(
+        default=30, help_text="Days a quote stays valid (shorter if a supplier offer expires)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -22,6 +45,10 @@ class Organisation(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def quote_terms_list(self) -> list[str]:
+        return [line.strip() for line in self.quote_terms.splitlines() if line.strip()]
 
 
 class Membership(models.Model):

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "template_partials",
     "planner",
     "planner.facility",
+    "planner.sharing",
     "catalog",
     "sourcing",
 ]
@@ -91,6 +92,17 @@ DATABASES = {
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Shared cache (share-link rate limits must count across processes): Redis when CACHE_URL is
+# set, e.g. redis://127.0.0.1:6379/1; otherwise a per-process memory cache.
+CACHE_URL = os.environ.get("CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

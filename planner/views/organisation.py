@@ -9,7 +9,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 from catalog.kinds import KINDS
 from catalog.selectors import catalog_import_list, catalog_queryset
 from planner import selectors
-from planner.forms import ApiTokenForm, MemberAddForm, MemberRoleForm, OrganisationSwitchForm
+from planner.forms import (
+    ApiTokenForm,
+    MemberAddForm,
+    MemberRoleForm,
+    OrganisationSwitchForm,
+    QuoteTermsForm,
+)
 from planner.middleware import SESSION_ORGANISATION_KEY
 from planner.permissions import member_required, owner_required
 from planner.services import (
@@ -145,4 +151,21 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
     }
     return render(
         request, "api_tokens.html", context, status=400 if form.is_bound and form.errors else 200
+    )
+
+
+@owner_required
+@require_http_methods(["GET", "POST"])
+def quote_terms(request: HttpRequest) -> HttpResponse:
+    """The terms and validity printed on the organisation's quotes."""
+    form = QuoteTermsForm(request.POST or None, instance=request.organisation)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, "Quote terms saved; they apply to revisions published from now.")
+        return redirect("organisation")
+    return render(
+        request,
+        "quote_terms.html",
+        {"form": form},
+        status=400 if form.is_bound and form.errors else 200,
     )

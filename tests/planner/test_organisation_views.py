@@ -100,3 +100,24 @@ def test_login_logout_and_password_reset_pages(client, org_a):
 
     client.post(reverse("password_reset"), {"email": "dana@example.com"})
     assert len(mail.outbox) == 1 and "/accounts/reset/" in mail.outbox[0].body
+
+
+def test_owner_edits_quote_terms_and_bad_validity_is_refused(client, owner_a, org_a):
+    client.force_login(owner_a)
+
+    bad = client.post(reverse("quote_terms"), {"quote_terms": "Net 30", "quote_validity_days": 0})
+    assert bad.status_code == 400 and "Between 1 and 365 days." in bad.content.decode()
+    assert "Net 30" in bad.content.decode()
+
+    client.post(
+        reverse("quote_terms"),
+        {"quote_terms": "Net 30 days.\n\nPrices in EUR.", "quote_validity_days": 14},
+    )
+    org_a.refresh_from_db()
+    assert org_a.quote_terms_list == ["Net 30 days.", "Prices in EUR."]
+    assert org_a.quote_validity_days == 14
+
+
+def test_only_owners_edit_quote_terms(client, consultant_a):
+    client.force_login(consultant_a)
+    assert client.get(reverse("quote_terms")).status_code == 403

@@ -82,6 +82,38 @@ TENANT_OBJECT_URLS = {
     "sourcing:offer_delete": lambda objs: reverse(
         "sourcing:offer_delete", args=[objs["offer_b"].pk]
     ),
+    **{
+        f"sharing:{name}": (
+            lambda n: lambda objs: reverse(f"sharing:{n}", args=[objs["plan_b"].pk])
+        )(name)
+        for name in ("review", "publish", "compare", "link_create", "checklist")
+    },  # fmt: skip
+    "sharing:link_detail": lambda objs: reverse(
+        "sharing:link_detail", args=[objs["plan_b"].pk, objs["share_link_b"].pk]
+    ),
+    "sharing:link_revoke": lambda objs: reverse(
+        "sharing:link_revoke", args=[objs["plan_b"].pk, objs["share_link_b"].pk]
+    ),
+    "sharing:revision": lambda objs: reverse("sharing:revision", args=[objs["plan_b"].pk, 1]),
+    "sharing:document": lambda objs: reverse(
+        "sharing:document", args=[objs["plan_b"].pk, 1, "quote"]
+    ),
+    "sharing:document_status": lambda objs: reverse(
+        "sharing:document_status", args=[objs["plan_b"].pk, 1, "report"]
+    ),
+    "sharing:document_preview": lambda objs: reverse(
+        "sharing:document_preview", args=[objs["plan_b"].pk, 1, "quote"]
+    ),
+}
+# Share-link pages are public by design: they take an unguessable token, not an id, and show
+# only the link's own plan (tests/sharing/test_share_links.py checks wrong, expired and revoked
+# tokens, the rate limit and that no other plan is reachable).
+PUBLIC_TOKEN_URLS = {
+    "sharing:public",
+    "sharing:public_comment",
+    "sharing:public_decision",
+    "sharing:public_document",
+    "sharing:public_document_status",
 }
 # URL names that hold no organisation-owned object (shared catalog, auth, the current
 # organisation's own pages, admin); listed so that a new URL cannot go unclassified.
@@ -91,6 +123,7 @@ NOT_TENANT_OBJECT_URLS = {
     "organisation_switch",
     "client_list",
     "api_tokens",
+    "quote_terms",
     "calibration",
     "sourcing:suppliers",
     "sourcing:fx",
@@ -132,7 +165,7 @@ def _url_names(resolver: URLResolver, namespace: str = "") -> set[str]:
 
 def test_every_url_is_classified_for_tenancy():
     names = _url_names(get_resolver())
-    unclassified = names - set(TENANT_OBJECT_URLS) - NOT_TENANT_OBJECT_URLS
+    unclassified = names - set(TENANT_OBJECT_URLS) - NOT_TENANT_OBJECT_URLS - PUBLIC_TOKEN_URLS
     assert not unclassified, f"classify these URLs in test_tenancy.py: {sorted(unclassified)}"
 
 
@@ -157,6 +190,16 @@ def _sourcing_objects_of_b(org_b, plan_b) -> dict:
             charges_currency="EUR",
         ),
     }  # fmt: skip
+
+
+def _sharing_objects_of_b(plan_b, owner_b) -> dict:
+    from planner.sharing.models import PlanRevision, ShareLink
+
+    revision = PlanRevision.objects.create(
+        plan=plan_b, number=1, snapshot={"plan": {"name": plan_b.name}}, snapshot_sha256="0" * 64
+    )
+    link = ShareLink.objects.create(plan=plan_b, revision=revision, token="b" * 43)
+    return {"revision_b": revision, "share_link_b": link}
 
 
 @pytest.fixture
@@ -194,6 +237,7 @@ def objects_of_b(org_b, owner_b, staff_b):
         "site_b": Site.objects.create(plan=plan_b, name="Beta colo", site_it_capacity_kw=100),
         "tco_run_b": TcoRun.objects.create(plan=plan_b, input_hash="0" * 64, inputs={}),
         **_sourcing_objects_of_b(org_b, plan_b),
+        **_sharing_objects_of_b(plan_b, owner_b),
         "membership_b": Membership.objects.get(user=owner_b),
         "import_b": CatalogImport.objects.create(
             organisation=org_b, created_by=staff_b, kind="parts", filename="b.csv", csv_text="x"

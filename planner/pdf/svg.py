@@ -1,0 +1,373 @@
+"""A small static-SVG chart renderer for PDFs: line, stacked bar, fan (band), range bars, Gantt.
+
+Plain Python, no Django and no network: each function takes numbers and labels and returns
+an ``<svg>`` string that WeasyPrint draws inline. Every label passes through :func:`esc`, so
+text from users (workload names, supplier names) can never become markup. Fonts are left to
+the document (DejaVu Sans through fontconfig).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from xml.sax.saxutils import escape
+
+PALETTE = ("#1f5f8b", "#d9822b", "#3a8f5c", "#8e5ea2", "#c0392b", "#5d6d7e", "#b7950b")
+AXIS = "#555"
+GRID = "#ddd"
+FONT = 'font-family="DejaVu Sans, sans-serif"'
+
+
+def esc(text: object) -> str:
+    """Text safe inside SVG elements and attributes."""
+    return escape(str(text), {'"': "&quot;", "'": "&#39;"})
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One named line or bar series (``None`` values are gaps)."""
+
+    label: str
+    values: Sequence[float | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Band:
+    """A fan: low and high bounds and a middle line (e.g. P10, P90 and P50)."""
+
+    label: str
+    low: Sequence[float]
+    mid: Sequence[float]
+    high: Sequence[float]
+
+
+@dataclass(frozen=True, slots=True)
+class RangeBar:
+    """A horizontal bar from ``low`` to ``high`` (a tornado bar)."""
+
+    label: str
+    low: float
+    high: float
+
+
+@dataclass(frozen=True, slots=True)
+class GanttBar:
+    """One task from ``start`` to ``finish``; critical tasks are drawn in the accent colour."""
+
+    label: str
+    start: date
+    finish: date
+    critical: bool = False
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values covering ``[low, high]`` (1-2-5 steps)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return [0.0, 1.0]
+    if high <= low:
+        high = low + (abs(low) or 1.0)
+    raw = (high - low) / max(count, 1)
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    start = math.floor(low / step) * step
+    ticks = []
+    value = start
+    while value < high + step * 0.5:
+        ticks.append(round(value, 10))
+        value += step
+    return ticks
+
+
+def short_number(value: float) -> str:
+    """1 234 567 → "1.2M"; for axis labels."""
+    size = abs(value)
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if size >= limit:
+            return f"{value / limit:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+class _Frame:
+    """Plot area and scales of one chart."""
+
+    def __init__(self, width: int, height: int, left: int = 64, right: int = 16,
+                 top: int = 34, bottom: int = 42) -> None:  # fmt: skip
+        self.width, self.height = width, height
+        self.x0, self.x1 = left, width - right
+        self.y0, self.y1 = height - bottom, top  # y0 is the bottom (screen y grows down)
+
+    def sx(self, value: float, low: float, high: float) -> float:
+        span = (high - low) or 1.0
+        return self.x0 + (value - low) / span * (self.x1 - self.x0)
+
+    def sy(self, value: float, low: float, high: float) -> float:
+        span = (high - low) or 1.0
+        return self.y0 - (value - low) / span * (self.y0 - self.y1)
+
+
+def _open(width: int, height: int, title: str) -> list[str]:
+    return [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}">',
+        f'<text x="8" y="18" font-size="13" font-weight="bold" {FONT}>{esc(title)}</text>',
+    ]
+
+
+def _y_axis(out: list[str], frame: _Frame, ticks: list[float], label: str) -> None:
+    low, high = ticks[0], ticks[-1]
+    for t in ticks:
+        y = frame.sy(t, low, high)
+        out.append(f'<line x1="{frame.x0}" y1="{y:.1f}" x2="{frame.x1}" y2="{y:.1f}" '
+                   f'stroke="{GRID}" stroke-width="0.6"/>')  # fmt: skip
+        out.append(f'<text x="{frame.x0 - 4}" y="{y + 3:.1f}" font-size="9" text-anchor="end" '
+                   f'{FONT}>{esc(short_number(t))}</text>')  # fmt: skip
+    out.append(f'<line x1="{frame.x0}" y1="{frame.y0}" x2="{frame.x0}" y2="{frame.y1}" '
+               f'stroke="{AXIS}" stroke-width="0.8"/>')  # fmt: skip
+    if label:
+        mid = (frame.y0 + frame.y1) / 2
+        out.append(f'<text x="12" y="{mid:.1f}" font-size="9" text-anchor="middle" '
+                   f'transform="rotate(-90 12 {mid:.1f})" {FONT}>{esc(label)}</text>')  # fmt: skip
+
+
+def _x_labels(out: list[str], frame: _Frame, positions: list[tuple[float, str]], label: str):
+    out.append(f'<line x1="{frame.x0}" y1="{frame.y0}" x2="{frame.x1}" y2="{frame.y0}" '
+               f'stroke="{AXIS}" stroke-width="0.8"/>')  # fmt: skip
+    for x, text in positions:
+        out.append(f'<text x="{x:.1f}" y="{frame.y0 + 12}" font-size="9" text-anchor="middle" '
+                   f'{FONT}>{esc(text)}</text>')  # fmt: skip
+    if label:
+        out.append(f'<text x="{(frame.x0 + frame.x1) / 2:.1f}" y="{frame.height - 6}" '
+                   f'font-size="9" text-anchor="middle" {FONT}>{esc(label)}</text>')  # fmt: skip
+
+
+LEGEND_ROW = 13
+
+
+def _legend_layout(labels: Sequence[str], width: int, left: int = 64) -> list[tuple[float, int]]:
+    """(x, row) of each legend entry, wrapping onto new rows within ``width``."""
+    positions, x, row = [], float(left), 0
+    for label in labels:
+        span = 22 + 5.4 * len(str(label))
+        if x + span > width - 8 and x > left:
+            x, row = float(left), row + 1
+        positions.append((x, row))
+        x += span
+    return positions
+
+
+def _legend_rows(labels: Sequence[str], width: int) -> int:
+    layout = _legend_layout(labels, width)
+    return (layout[-1][1] + 1) if layout and any(labels) else 0
+
+
+def _legend(out: list[str], frame: _Frame, labels: Sequence[str]) -> None:
+    """Legend entries in rows between the title and the plot area."""
+    for i, ((x, row), label) in enumerate(zip(_legend_layout(labels, frame.width), labels,
+                                              strict=True)):  # fmt: skip
+        color = PALETTE[i % len(PALETTE)]
+        y = 24 + row * LEGEND_ROW
+        out.append(f'<rect x="{x:.1f}" y="{y}" width="9" height="9" fill="{color}"/>')
+        out.append(f'<text x="{x + 12:.1f}" y="{y + 8}" font-size="9" {FONT}>'
+                   f'{esc(label)}</text>')  # fmt: skip
+
+
+def _top(labels: Sequence[str], width: int) -> int:
+    return 34 + LEGEND_ROW * max(_legend_rows(labels, width) - 1, 0) + (
+        6 if _legend_rows(labels, width) else 0)  # fmt: skip
+
+
+def _x_tick_positions(count: int, frame: _Frame, names: Sequence[str], every: int | None):
+    if count == 0:
+        return []
+    step = every or max(1, math.ceil(count / 10))
+    return [(frame.sx(i, 0, max(count - 1, 1)), str(names[i])) for i in range(0, count, step)]
+
+
+def line_chart(x_labels: Sequence[str], series: Sequence[Series], *, title: str,
+               y_label: str = "", x_label: str = "", width: int = 640, height: int = 280,
+               label_every: int | None = None) -> str:  # fmt: skip
+    """Lines over shared x positions (one point per label)."""
+    labels = [x.label for x in series]
+    height += _top(labels, width) - 34
+    frame = _Frame(width, height, top=_top(labels, width))
+    values = [v for s in series for v in s.values if v is not None]
+    ticks = nice_ticks(min(values + [0.0]), max(values + [1.0]))
+    low, high = ticks[0], ticks[-1]
+    out = _open(width, height, title)
+    _y_axis(out, frame, ticks, y_label)
+    count = len(x_labels)
+    _x_labels(out, frame, _x_tick_positions(count, frame, x_labels, label_every), x_label)
+    for i, s in enumerate(series):
+        points, path = [], []
+        for j, v in enumerate(s.values):
+            if v is None:
+                if points:
+                    path.append(points)
+                points = []
+                continue
+            points.append(f"{frame.sx(j, 0, max(count - 1, 1)):.1f},{frame.sy(v, low, high):.1f}")
+        if points:
+            path.append(points)
+        for segment in path:
+            out.append(f'<polyline fill="none" stroke="{PALETTE[i % len(PALETTE)]}" '
+                       f'stroke-width="1.6" points="{" ".join(segment)}"/>')  # fmt: skip
+    _legend(out, frame, [s.label for s in series])
+    out.append("</svg>")
+    return "".join(out)
+
+
+def stacked_bar_chart(categories: Sequence[str], stacks: Sequence[Series], *, title: str,
+                      y_label: str = "", x_label: str = "", width: int = 640,
+                      height: int = 280) -> str:  # fmt: skip
+    """Bars per category, each stacked from the series (negative parts are drawn as zero)."""
+    labels = [x.label for x in stacks] if any(x.label for x in stacks) else []
+    height += _top(labels, width) - 34
+    frame = _Frame(width, height, top=_top(labels, width))
+    totals = [sum(max(s.values[i] or 0.0, 0.0) for s in stacks) for i in range(len(categories))]
+    ticks = nice_ticks(0.0, max(totals + [1.0]))
+    low, high = ticks[0], ticks[-1]
+    out = _open(width, height, title)
+    _y_axis(out, frame, ticks, y_label)
+    n = max(len(categories), 1)
+    slot = (frame.x1 - frame.x0) / n
+    bar = slot * 0.7
+    positions = []
+    for i, name in enumerate(categories):
+        x = frame.x0 + slot * i + (slot - bar) / 2
+        base = 0.0
+        for k, s in enumerate(stacks):
+            value = max(s.values[i] or 0.0, 0.0)
+            if value <= 0:
+                continue
+            y_top = frame.sy(base + value, low, high)
+            y_bottom = frame.sy(base, low, high)
+            out.append(f'<rect x="{x:.1f}" y="{y_top:.1f}" width="{bar:.1f}" '
+                       f'height="{max(y_bottom - y_top, 0.3):.1f}" '
+                       f'fill="{PALETTE[k % len(PALETTE)]}"/>')  # fmt: skip
+            base += value
+        positions.append((x + bar / 2, name))
+    step = max(1, math.ceil(len(categories) / 12))
+    _x_labels(out, frame, positions[::step], x_label)
+    if labels:
+        _legend(out, frame, labels)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def band_chart(x_labels: Sequence[str], bands: Sequence[Band], *, title: str, y_label: str = "",
+               x_label: str = "", width: int = 640, height: int = 280,
+               label_every: int | None = None) -> str:  # fmt: skip
+    """Fans: a translucent area between low and high and a solid middle line per band."""
+    labels = [x.label for x in bands]
+    height += _top(labels, width) - 34
+    frame = _Frame(width, height, top=_top(labels, width))
+    values = [v for b in bands for v in (*b.low, *b.high)]
+    ticks = nice_ticks(min(values + [0.0]), max(values + [1.0]))
+    low, high = ticks[0], ticks[-1]
+    out = _open(width, height, title)
+    _y_axis(out, frame, ticks, y_label)
+    count = len(x_labels)
+    _x_labels(out, frame, _x_tick_positions(count, frame, x_labels, label_every), x_label)
+    last = max(count - 1, 1)
+    for i, b in enumerate(bands):
+        color = PALETTE[i % len(PALETTE)]
+        upper = [f"{frame.sx(j, 0, last):.1f},{frame.sy(v, low, high):.1f}"
+                 for j, v in enumerate(b.high)]  # fmt: skip
+        lower = [f"{frame.sx(j, 0, last):.1f},{frame.sy(v, low, high):.1f}"
+                 for j, v in enumerate(b.low)]  # fmt: skip
+        out.append(f'<polygon points="{" ".join(upper + lower[::-1])}" fill="{color}" '
+                   f'fill-opacity="0.22" stroke="none"/>')  # fmt: skip
+        mid = [f"{frame.sx(j, 0, last):.1f},{frame.sy(v, low, high):.1f}"
+               for j, v in enumerate(b.mid)]  # fmt: skip
+        out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" '
+                   f'points="{" ".join(mid)}"/>')  # fmt: skip
+    _legend(out, frame, [b.label for b in bands])
+    out.append("</svg>")
+    return "".join(out)
+
+
+def range_bar_chart(bars: Sequence[RangeBar], *, title: str, base: float | None = None,
+                    x_label: str = "", width: int = 640, height: int | None = None) -> str:  # fmt: skip
+    """Horizontal bars from low to high, widest first as given (a tornado chart)."""
+    row = 22
+    height = height or 60 + row * max(len(bars), 1)
+    frame = _Frame(width, height, left=200, top=30, bottom=34)
+    values = [v for b in bars for v in (b.low, b.high)] + ([base] if base is not None else [])
+    ticks = nice_ticks(min(values + [0.0]), max(values + [1.0]))
+    low, high = ticks[0], ticks[-1]
+    out = _open(width, height, title)
+    for t in ticks:
+        x = frame.sx(t, low, high)
+        out.append(f'<line x1="{x:.1f}" y1="{frame.y1}" x2="{x:.1f}" y2="{frame.y0}" '
+                   f'stroke="{GRID}" stroke-width="0.6"/>')  # fmt: skip
+        out.append(f'<text x="{x:.1f}" y="{frame.y0 + 12}" font-size="9" text-anchor="middle" '
+                   f'{FONT}>{esc(short_number(t))}</text>')  # fmt: skip
+    for i, b in enumerate(bars):
+        y = frame.y1 + 4 + i * row
+        x_lo, x_hi = sorted((frame.sx(b.low, low, high), frame.sx(b.high, low, high)))
+        out.append(f'<rect x="{x_lo:.1f}" y="{y:.1f}" width="{max(x_hi - x_lo, 0.5):.1f}" '
+                   f'height="{row - 8}" fill="{PALETTE[0]}"/>')  # fmt: skip
+        out.append(f'<text x="{frame.x0 - 6}" y="{y + row / 2:.1f}" font-size="9" '
+                   f'text-anchor="end" {FONT}>{esc(b.label)}</text>')  # fmt: skip
+    if base is not None:
+        x = frame.sx(base, low, high)
+        out.append(f'<line x1="{x:.1f}" y1="{frame.y1}" x2="{x:.1f}" y2="{frame.y0}" '
+                   f'stroke="{PALETTE[4]}" stroke-width="1.2"/>')  # fmt: skip
+    if x_label:
+        out.append(f'<text x="{(frame.x0 + frame.x1) / 2:.1f}" y="{height - 6}" font-size="9" '
+                   f'text-anchor="middle" {FONT}>{esc(x_label)}</text>')  # fmt: skip
+    out.append("</svg>")
+    return "".join(out)
+
+
+def gantt_chart(bars: Sequence[GanttBar], *, title: str, milestone: date | None = None,
+                milestone_label: str = "", width: int = 640) -> str:  # fmt: skip
+    """Tasks as bars on a date axis; an optional milestone line (e.g. go-live)."""
+    row = 16
+    height = 70 + row * max(len(bars), 1)
+    frame = _Frame(width, height, left=220, top=30, bottom=34)
+    if not bars:
+        out = _open(width, 60, title)
+        out.append(f'<text x="8" y="40" font-size="10" {FONT}>No tasks.</text></svg>')
+        return "".join(out)
+    start = min(b.start for b in bars)
+    finish = max([b.finish for b in bars] + ([milestone] if milestone else []))
+    low, high = start.toordinal(), max(finish.toordinal(), start.toordinal() + 1)
+    out = _open(width, height, title)
+    months = []
+    cursor = date(start.year, start.month, 1)
+    while cursor.toordinal() <= high:
+        months.append(cursor)
+        cursor = date(cursor.year + (cursor.month == 12), cursor.month % 12 + 1, 1)
+    step = max(1, math.ceil(len(months) / 10))
+    for m in months[::step]:
+        if m.toordinal() < low:
+            continue
+        x = frame.sx(m.toordinal(), low, high)
+        out.append(f'<line x1="{x:.1f}" y1="{frame.y1}" x2="{x:.1f}" y2="{frame.y0}" '
+                   f'stroke="{GRID}" stroke-width="0.6"/>')  # fmt: skip
+        out.append(f'<text x="{x:.1f}" y="{frame.y0 + 12}" font-size="8" text-anchor="middle" '
+                   f'{FONT}>{m:%Y-%m}</text>')  # fmt: skip
+    for i, b in enumerate(bars):
+        y = frame.y1 + 2 + i * row
+        x0 = frame.sx(b.start.toordinal(), low, high)
+        x1 = frame.sx(max(b.finish.toordinal(), b.start.toordinal()), low, high)
+        color = PALETTE[4] if b.critical else PALETTE[0]
+        out.append(f'<rect x="{x0:.1f}" y="{y:.1f}" width="{max(x1 - x0, 1.5):.1f}" '
+                   f'height="{row - 5}" fill="{color}"/>')  # fmt: skip
+        label = b.label if len(b.label) <= 42 else b.label[:41] + "…"
+        out.append(f'<text x="{frame.x0 - 6}" y="{y + row / 2:.1f}" font-size="8" '
+                   f'text-anchor="end" {FONT}>{esc(label)}</text>')  # fmt: skip
+    if milestone:
+        x = frame.sx(milestone.toordinal(), low, high)
+        out.append(f'<line x1="{x:.1f}" y1="{frame.y1 - 4}" x2="{x:.1f}" y2="{frame.y0}" '
+                   f'stroke="{PALETTE[2]}" stroke-width="1.4" stroke-dasharray="4 2"/>')  # fmt: skip
+        out.append(f'<text x="{x - 3:.1f}" y="{frame.y1 - 6}" font-size="9" text-anchor="end" '
+                   f'{FONT}>{esc(milestone_label)}</text>')  # fmt: skip
+    out.append(f'<rect x="{frame.x0}" y="{height - 14}" width="9" height="9" fill="{PALETTE[4]}"/>'
+               f'<text x="{frame.x0 + 12}" y="{height - 6}" font-size="9" {FONT}>critical path'
+               "</text>")  # fmt: skip
+    out.append("</svg>")
+    return "".join(out)

@@ -1,0 +1,53 @@
+"""The demo plan's client review: checklist sign-offs, a published revision, a share link
+for the client, a client comment and the client's approval.
+
+Appended to ``planner.demo.DEMO_EXTENSIONS`` after the facility and sourcing builders, so the
+revision freezes their sites, TCO, BOM and timeline. Names are fictional.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from planner.models import Plan
+from planner.sharing import services
+from planner.sharing.models import DecisionKind, PlanRevision, Section
+
+CLIENT_CONTACT = "Sanne de Vries"
+
+
+def sharing_demo_build(*, plan: Plan, user) -> None:
+    """Sign off what the plan cannot show, publish revision 1, share it and record feedback."""
+    if PlanRevision.objects.filter(plan=plan).exists():
+        return
+    consultant = user.get_full_name() or user.get_username()
+    today = timezone.localdate()
+    services.sign_off_record(
+        plan=plan, user=user, item_key="autoscaling", name=consultant,
+        signed_on=today - timedelta(days=2),
+        note="Load test on a 2-node staging cluster: scaled 3 → 5 replicas on KV-cache usage, "
+        "p95 TTFT stayed under 1 s (report LT-2026-14).",
+    )  # fmt: skip
+    services.sign_off_record(
+        plan=plan, user=user, item_key="monitoring_spares_support", name=consultant,
+        signed_on=today - timedelta(days=1),
+        note="Prometheus + Grafana dashboards for vLLM and DCGM, alerts to the client's on-call; "
+        "5 % spares held on site; 3-year support contract in the BOM.",
+    )  # fmt: skip
+    revision = services.revision_publish(
+        plan=plan, user=user, note="First complete plan: sizing, Amsterdam colocation, quote."
+    )
+    link = services.share_link_create(
+        plan=plan, user=user, revision=None, expires_at=timezone.now() + timedelta(days=60),
+        note=f"For {CLIENT_CONTACT} (Northwind)",
+    )  # fmt: skip
+    services.comment_add(
+        revision=revision, link=link, section=Section.TIMELINE, author_name=CLIENT_CONTACT,
+        body="Can go-live move two weeks earlier if we take the Frankfurt suite instead?",
+    )  # fmt: skip
+    services.decision_record(
+        revision=revision, link=link, kind=DecisionKind.APPROVED, name=CLIENT_CONTACT,
+        note="Approved for purchasing, subject to the Frankfurt question above.",
+    )  # fmt: skip

@@ -1,0 +1,273 @@
+"""Revisions, share links, client feedback, checklist sign-offs and rendered documents.
+
+A :class:`PlanRevision` is the frozen JSON snapshot of a plan at publication: it is written
+once and never updated (``save`` and the queryset's ``update`` refuse), so a quote or report
+built from it stays what the client saw. Clients without an account reach a revision
+through a :class:`ShareLink`; what they do there (:class:`ShareLinkView`,
+:class:`Comment`, :class:`Decision`) is recorded as new rows, never edits.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxLengthValidator
+from django.db import models
+from django.utils import timezone
+
+SNAPSHOT_SCHEMA_VERSION = 1
+
+
+class ImmutableRecordError(Exception):
+    """Raised on any attempt to change a record that is frozen once written."""
+
+
+class _AppendOnlyQuerySet(models.QuerySet):
+    """A queryset whose bulk ``update`` is refused: frozen rows are never changed in place."""
+
+    def update(self, **kwargs):
+        raise ImmutableRecordError(f"{self.model.__name__} rows cannot be updated.")
+
+
+class AppendOnlyModel(models.Model):
+    """A model whose rows are written once: ``save`` of an existing row raises."""
+
+    objects = _AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ImmutableRecordError(
+                f"{type(self).__name__} {self.pk} is frozen; record a new one instead."
+            )
+        super().save(*args, **kwargs)
+
+
+class PlanRevision(AppendOnlyModel):
+    """A published, immutable snapshot of a plan (numbered 1, 2, ... per plan)."""
+
+    plan = models.ForeignKey("planner.Plan", on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    schema_version = models.PositiveSmallIntegerField(default=SNAPSHOT_SCHEMA_VERSION)
+    snapshot = models.JSONField(help_text="Every input and result the revision shows.")
+    snapshot_sha256 = models.CharField(max_length=64)
+    note = models.CharField(max_length=300, blank=True, help_text="What changed, for the client.")
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    published_by_name = models.CharField(max_length=200, blank=True)
+    published_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["plan", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["plan", "number"], name="unique_revision_per_plan")
+        ]
+
+    def __str__(self) -> str:
+        return f"Revision {self.number} of plan {self.plan_id}"
+
+
+class ShareLink(models.Model):
+    """A read-only link for a client: one revision, or the latest published one.
+
+    ``token`` is ``secrets.token_urlsafe(32)`` (256 bits). Revocation and expiry are the
+    only changes a link ever sees.
+    """
+
+    plan = models.ForeignKey("planner.Plan", on_delete=models.CASCADE, related_name="share_links")
+    revision = models.ForeignKey(
+        PlanRevision,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="share_links",
+        help_text="Empty: always the latest published revision.",
+    )
+    token = models.CharField(max_length=64, unique=True)
+    note = models.CharField(max_length=200, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"Share link {self.pk} of plan {self.plan_id}"
+
+    def is_valid(self, now=None) -> bool:
+        """Not revoked and not expired at ``now`` (default: the current time)."""
+        now = now or timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+    @property
+    def state(self) -> str:
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at is not None and self.expires_at <= timezone.now():
+            return "expired"
+        return "active"
+
+
+class ShareLinkView(AppendOnlyModel):
+    """One request made through a share link (page or download)."""
+
+    link = models.ForeignKey(ShareLink, on_delete=models.CASCADE, related_name="views")
+    viewed_at = models.DateTimeField(default=timezone.now)
+    ip_address = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=400, blank=True)
+    path = models.CharField(max_length=200, blank=True)
+    revision_number = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-viewed_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"View of link {self.link_id} at {self.viewed_at:%Y-%m-%d %H:%M}"
+
+
+class Section(models.TextChoices):
+    SUMMARY = "summary", "Summary"
+    WORKLOADS = "workloads", "Workloads and sizing"
+    FACILITY = "facility", "Sites and facility checks"
+    TCO = "tco", "Cost over time (TCO)"
+    BOM = "bom", "Bill of materials and landed cost"
+    TIMELINE = "timeline", "Timeline and go-live"
+    CHECKLIST = "checklist", "Pre-purchase checklist"
+    GENERAL = "general", "General"
+
+
+class Comment(AppendOnlyModel):
+    """A comment on one section of a revision, by a client (through a link) or a consultant."""
+
+    revision = models.ForeignKey(PlanRevision, on_delete=models.CASCADE, related_name="comments")
+    link = models.ForeignKey(
+        ShareLink, null=True, blank=True, on_delete=models.SET_NULL, related_name="comments"
+    )
+    section = models.CharField(max_length=20, choices=Section.choices, default=Section.GENERAL)
+    author_name = models.CharField(max_length=120)
+    body = models.TextField(validators=[MaxLengthValidator(4000)])
+    from_client = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"Comment by {self.author_name} on {self.section}"
+
+
+class DecisionKind(models.TextChoices):
+    APPROVED = "approved", "Approved"
+    CHANGES_REQUESTED = "changes_requested", "Changes requested"
+
+
+class Decision(AppendOnlyModel):
+    """A client's approval of a revision, or their request for changes.
+
+    Never edited: a later decision is a new row, so the history stays visible.
+    ``revision_number`` repeats the revision's number so the record reads on its own.
+    """
+
+    revision = models.ForeignKey(PlanRevision, on_delete=models.CASCADE, related_name="decisions")
+    revision_number = models.PositiveIntegerField()
+    link = models.ForeignKey(
+        ShareLink, null=True, blank=True, on_delete=models.SET_NULL, related_name="decisions"
+    )
+    kind = models.CharField(max_length=20, choices=DecisionKind.choices)
+    name = models.CharField(max_length=120)
+    note = models.TextField(blank=True, validators=[MaxLengthValidator(4000)])
+    ip_address = models.GenericIPAddressField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} by {self.name} (revision {self.revision_number})"
+
+
+class ChecklistSignOff(AppendOnlyModel):
+    """A hand sign-off of one pre-purchase checklist item (the latest per item counts)."""
+
+    plan = models.ForeignKey(
+        "planner.Plan", on_delete=models.CASCADE, related_name="checklist_sign_offs"
+    )
+    item_key = models.CharField(max_length=40)
+    signed_by_name = models.CharField(max_length=120)
+    signed_on = models.DateField()
+    note = models.TextField(blank=True, validators=[MaxLengthValidator(2000)])
+    withdrawn = models.BooleanField(
+        default=False, help_text="A sign-off that takes back the previous one."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.item_key} signed by {self.signed_by_name} on {self.signed_on}"
+
+
+class DocumentKind(models.TextChoices):
+    QUOTE = "quote", "Quote"
+    CHECKLIST = "checklist", "Checklist"
+    REPORT = "report", "Plan report"
+
+
+class DocumentStatus(models.TextChoices):
+    PENDING = "pending", "Waiting for a worker"
+    RUNNING = "running", "Rendering"
+    SUCCEEDED = "succeeded", "Ready"
+    FAILED = "failed", "Failed"
+
+
+def _document_path(instance: RenderedDocument, filename: str) -> str:
+    return f"documents/plan-{instance.revision.plan_id}/revision-{instance.revision_id}/{filename}"
+
+
+class RenderedDocument(models.Model):
+    """The PDF bytes of one document kind for one revision, rendered once."""
+
+    revision = models.ForeignKey(PlanRevision, on_delete=models.CASCADE, related_name="documents")
+    kind = models.CharField(max_length=20, choices=DocumentKind.choices)
+    status = models.CharField(
+        max_length=20, choices=DocumentStatus.choices, default=DocumentStatus.PENDING
+    )
+    progress = models.FloatField(default=0.0)
+    progress_message = models.CharField(max_length=200, blank=True)
+    file = models.FileField(upload_to=_document_path, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    size_bytes = models.PositiveIntegerField(default=0)
+    render_seconds = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["revision", "kind"]
+        constraints = [
+            models.UniqueConstraint(fields=["revision", "kind"], name="unique_document_per_kind")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of {self.revision}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (DocumentStatus.SUCCEEDED, DocumentStatus.FAILED)
+
+    @property
+    def progress_pct(self) -> int:
+        return round(self.progress * 100)

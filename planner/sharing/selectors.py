@@ -1,0 +1,85 @@
+"""Reads of the sharing app. Every read takes a plan already fetched for the organisation
+(``planner.selectors.plan_get``), so no query here crosses tenants."""
+
+from __future__ import annotations
+
+from django.db.models import Count, QuerySet
+
+from planner.models import Plan
+from planner.sharing.models import (
+    ChecklistSignOff,
+    Comment,
+    Decision,
+    PlanRevision,
+    RenderedDocument,
+    ShareLink,
+    ShareLinkView,
+)
+
+
+def revision_list(*, plan: Plan) -> QuerySet[PlanRevision]:
+    """The plan's revisions, newest first (snapshots deferred)."""
+    return (
+        PlanRevision.objects.filter(plan=plan)
+        .defer("snapshot")
+        .select_related("published_by")
+        .order_by("-number")
+    )
+
+
+def revision_get(*, plan: Plan, number: int) -> PlanRevision:
+    """One revision of the plan by number; raises PlanRevision.DoesNotExist for any other."""
+    return PlanRevision.objects.get(plan=plan, number=number)
+
+
+def revision_latest(*, plan: Plan) -> PlanRevision | None:
+    return PlanRevision.objects.filter(plan=plan).order_by("-number").first()
+
+
+def share_link_list(*, plan: Plan) -> QuerySet[ShareLink]:
+    return (
+        ShareLink.objects.filter(plan=plan)
+        .select_related("revision", "created_by")
+        .defer("revision__snapshot")
+        .annotate(view_count=Count("views"))
+        .order_by("-created_at", "-pk")
+    )
+
+
+def share_link_get(*, plan: Plan, link_id: int) -> ShareLink:
+    """One link of the plan; raises ShareLink.DoesNotExist for any other."""
+    return (
+        ShareLink.objects.select_related("revision")
+        .defer("revision__snapshot")
+        .get(plan=plan, pk=link_id)
+    )
+
+
+def share_link_views(*, link: ShareLink, limit: int = 200) -> QuerySet[ShareLinkView]:
+    return ShareLinkView.objects.filter(link=link).order_by("-viewed_at", "-pk")[:limit]
+
+
+def comment_list(*, plan: Plan, revision: PlanRevision | None = None) -> QuerySet[Comment]:
+    rows = Comment.objects.filter(revision__plan=plan).select_related("revision")
+    if revision is not None:
+        rows = rows.filter(revision=revision)
+    return rows.defer("revision__snapshot").order_by("-created_at", "-pk")
+
+
+def decision_list(*, plan: Plan, revision: PlanRevision | None = None) -> QuerySet[Decision]:
+    rows = Decision.objects.filter(revision__plan=plan)
+    if revision is not None:
+        rows = rows.filter(revision=revision)
+    return rows.order_by("-created_at", "-pk")
+
+
+def sign_off_history(*, plan: Plan) -> QuerySet[ChecklistSignOff]:
+    return ChecklistSignOff.objects.filter(plan=plan).order_by("-created_at", "-pk")
+
+
+def document_get(*, revision: PlanRevision, kind: str) -> RenderedDocument | None:
+    return RenderedDocument.objects.filter(revision=revision, kind=kind).first()
+
+
+def document_list(*, revision: PlanRevision) -> dict[str, RenderedDocument]:
+    return {d.kind: d for d in RenderedDocument.objects.filter(revision=revision)}

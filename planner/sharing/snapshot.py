@@ -1,0 +1,600 @@
+"""A plan turned into one JSON document: everything a published revision shows.
+
+:func:`plan_snapshot` reads the plan, its workloads and their chosen configurations, and —
+through their own selectors and services — the facility (sites, checks, placement, TCO) and
+sourcing (BOM, landed cost, purchase orders, timeline) parts. Those apps are still growing,
+so each section is read defensively: a part that cannot be read is recorded as
+``{"available": false, "reason": ...}`` and the rest of the snapshot still builds.
+
+Money is kept exact as ``{"amount": "<decimal string>", "currency": "EUR"}``; dates as ISO
+strings. The result is JSON-serialisable and canonical (``snapshot_json``) so that its hash
+identifies it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import defaultdict
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.apps import apps
+from django.utils import timezone
+
+from planner import selectors as plan_selectors
+from planner.models import Plan
+from planner.sharing import checklist
+from planner.sharing.models import SNAPSHOT_SCHEMA_VERSION, ChecklistSignOff
+
+logger = logging.getLogger(__name__)
+
+
+class SnapshotError(Exception):
+    """A plan that cannot be published yet; the message says why."""
+
+
+# --- Small converters ------------------------------------------------------------------------
+
+
+def _iso(value: date | datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _dec(value: Decimal | float | int | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _money(money) -> dict[str, str] | None:
+    """An engine Money or ConvertedAmount as ``{"amount", "currency"}`` (exact)."""
+    if money is None:
+        return None
+    return {"amount": str(money.amount), "currency": money.currency}
+
+
+def _unavailable(reason: str) -> dict[str, Any]:
+    return {"available": False, "reason": reason}
+
+
+def _jsonable(value: Any) -> Any:
+    """Decimals, dates and tuples made JSON-safe (for the engine's summaries)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return None
+    return value
+
+
+def snapshot_json(snapshot: dict[str, Any]) -> str:
+    """The canonical JSON text of a snapshot (sorted keys, no spaces)."""
+    return json.dumps(snapshot, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def snapshot_hash(snapshot: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of a snapshot."""
+    return hashlib.sha256(snapshot_json(snapshot).encode()).hexdigest()
+
+
+# --- Workloads and sizing ---------------------------------------------------------------------
+
+
+def _workload(workload) -> dict[str, Any]:
+    chosen = None
+    memory = None
+    autoscaling = None
+    by_hour: list[int] = []
+    if workload.has_choice:
+        chosen = {
+            "accelerator_slug": workload.chosen_accelerator.slug,
+            "accelerator_name": workload.chosen_accelerator.name,
+            "server_name": str(workload.chosen_server) if workload.chosen_server else "",
+            "precision": workload.chosen_precision or workload.precision,
+            "tensor_parallel": workload.chosen_tensor_parallel,
+            "replicas": workload.chosen_replicas,
+            "accelerators": workload.chosen_accelerators,
+            "servers": workload.chosen_servers,
+            "chosen_at": _iso(workload.chosen_at),
+            "summary": _jsonable(workload.chosen_summary or {}),
+        }
+        memory, autoscaling, by_hour = _sizing_detail(workload)
+    return {
+        "id": workload.pk,
+        "name": workload.name,
+        "kind": workload.kind,
+        "kind_label": workload.get_kind_display(),
+        "interactive": workload.is_interactive,
+        "model_slug": workload.model.slug,
+        "model_name": workload.model.name,
+        "precision": workload.precision,
+        "input_tokens_mean": workload.input_tokens_mean,
+        "input_tokens_p95": workload.input_tokens_p95,
+        "output_tokens_mean": workload.output_tokens_mean,
+        "output_tokens_p95": workload.output_tokens_p95,
+        "percentile": workload.percentile,
+        "ttft_ms": workload.ttft_ms,
+        "tpot_ms": workload.tpot_ms,
+        "e2e_s": workload.e2e_s,
+        "peak_concurrency": workload.peak_concurrency,
+        "peak_requests_per_s": workload.peak_requests_per_s,
+        "headroom_pct": workload.headroom_pct,
+        "n_plus_one": workload.n_plus_one,
+        "region_shares": _jsonable(workload.region_shares or {}),
+        "daily_profile": _jsonable(workload.daily_profile or []),
+        "chosen": chosen,
+        "memory": memory,
+        "autoscaling": autoscaling,
+        "replicas_by_hour": by_hour,
+    }
+
+
+def _sizing_detail(workload) -> tuple[dict | None, dict | None, list[int]]:
+    """Memory footprint, autoscaling recommendation and replicas per hour of the choice."""
+    from planner import sizing
+    from planner.engine.sweep import SweepCandidate
+
+    summary = workload.chosen_summary or {}
+    try:
+        fields = set(SweepCandidate.__dataclass_fields__)
+        candidate = SweepCandidate(**{k: v for k, v in summary.items() if k in fields})
+        detail = sizing.candidate_detail(workload, candidate)
+    except Exception as exc:  # the summary may predate a field change; keep the rest
+        logger.warning("sizing detail of workload %s unavailable: %s", workload.pk, exc)
+        return None, None, []
+    memory = {
+        "weights_gb_per_gpu": round(detail.weights_gb_per_gpu, 3),
+        "kv_budget_gb_per_gpu": round(detail.kv_budget_gb_per_gpu, 3),
+        "activation_gb_per_gpu": round(detail.activation_gb_per_gpu, 3),
+        "reserve_gb_per_gpu": round(detail.reserve_gb_per_gpu, 3),
+        "capacity_gb_per_gpu": round(detail.capacity_gb_per_gpu, 3),
+        "kv_cache_bytes_per_token": round(detail.kv_cache_bytes_per_token, 1),
+        "max_concurrent_sequences": detail.max_concurrent_sequences,
+        "bottleneck": detail.bottleneck,
+    }
+    autoscaling = None
+    if detail.autoscaling is not None:
+        a = detail.autoscaling
+        autoscaling = {
+            "primary_signal": a.primary_signal,
+            "secondary_signal": a.secondary_signal,
+            "scale_up_kv_usage": a.scale_up_kv_usage,
+            "scale_up_queue_depth": a.scale_up_queue_depth,
+            "scale_down_kv_usage": a.scale_down_kv_usage,
+            "min_replicas": a.min_replicas,
+            "max_replicas": a.max_replicas,
+            "rationale": _jsonable(a.rationale),
+        }
+    try:
+        by_hour = [int(v) for v in sizing.replicas_by_hour(workload, candidate)]
+    except Exception:  # noqa: BLE001 - a display extra
+        by_hour = []
+    return memory, autoscaling, by_hour
+
+
+# --- Facility, placement, TCO ----------------------------------------------------------------
+
+
+def _facility(plan: Plan) -> tuple[dict, dict, dict]:
+    if not apps.is_installed("planner.facility"):
+        reason = "The facility part is not installed."
+        return _unavailable(reason), _unavailable(reason), _unavailable(reason)
+    try:
+        sites = _sites(plan)
+    except Exception as exc:
+        logger.exception("snapshot: sites of plan %s", plan.pk)
+        sites = _unavailable(f"Sites could not be read: {exc}")
+    try:
+        placement = _placement(plan)
+    except Exception as exc:
+        logger.exception("snapshot: placement of plan %s", plan.pk)
+        placement = _unavailable(f"Placement could not be read: {exc}")
+    try:
+        tco = _tco(plan)
+    except Exception as exc:
+        logger.exception("snapshot: TCO of plan %s", plan.pk)
+        tco = _unavailable(f"TCO could not be read: {exc}")
+    return sites, placement, tco
+
+
+def _sites(plan: Plan) -> dict[str, Any]:
+    from planner.facility import selectors as fsel
+    from planner.facility import services as fsvc
+
+    deployments = plan_selectors.plan_deployments(plan=plan)
+    rows = []
+    for site in fsel.site_list(plan=plan):
+        evaluation = fsvc.site_evaluate(plan=plan, site=site, deployments=deployments)
+        report = evaluation.report
+        rows.append(
+            {
+                "id": site.pk,
+                "name": site.name,
+                "kind": site.kind,
+                "kind_label": site.get_kind_display(),
+                "country": site.country,
+                "racks_available": site.racks_available,
+                "site_it_capacity_kw": _dec(site.site_it_capacity_kw),
+                "cooling_method": site.get_cooling_method_display(),
+                "pue": _dec(site.pue),
+                "power_ready_date": _iso(site.power_ready_date),
+                "upgrades": [
+                    {"ready_date": _iso(u.ready_date), "added_kw": _dec(u.added_kw), "note": u.note}
+                    for u in site.upgrades.all()
+                ],
+                "status": evaluation.status,
+                "checks": evaluation.check_rows,
+                "go_live": _iso(evaluation.go_live),
+                "it_load_kw": round(report.it_load_kw, 2) if report else None,
+                "racks_needed": report.racks_needed if report else None,
+                "power_ready_on": _iso(report.power_ready_on) if report else None,
+                "notes": list(evaluation.notes),
+                "error": evaluation.error,
+            }
+        )
+    return {"available": True, "sites": rows}
+
+
+def _placement(plan: Plan) -> dict[str, Any]:
+    from planner.facility import selectors as fsel
+
+    decision = fsel.placement_decision_get(plan=plan)
+    return {
+        "available": True,
+        "chosen_kind": decision.chosen_kind,
+        "chosen_label": decision.chosen_label,
+        "reason": decision.reason,
+        "decided_at": _iso(decision.decided_at),
+    }
+
+
+def _tco(plan: Plan) -> dict[str, Any]:
+    from planner.facility import services as fsvc
+    from planner.facility.models import TcoRun, TcoStatus
+
+    run = (
+        TcoRun.objects.filter(plan=plan, status=TcoStatus.SUCCEEDED)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    if run is None or not run.results:
+        return _unavailable("No finished TCO run.")
+    try:
+        state = fsvc.tco_state(plan=plan)
+        stale = state.build is None or state.build.input_hash != run.input_hash
+    except Exception:  # noqa: BLE001 - staleness is a label, not a reason to fail
+        stale = False
+    results = run.results
+    keep = (
+        "key", "label", "kind", "net_cost_usd", "npv_usd", "break_even_month",
+        "cost_per_request_usd", "cost_per_million_output_tokens_usd", "cumulative_usd",
+        "monthly_usd", "owned_gpus", "mean_utilisation", "notes", "terminal_value_usd",
+    )  # fmt: skip
+    options = [{k: o.get(k) for k in keep} for o in results.get("options", [])]
+    for option, source in zip(options, results.get("options", []), strict=False):
+        # Monthly cost per line of the option (capex, power, ...) for the stacked chart.
+        option["lines_usd"] = source.get("lines_usd", {})
+    return {
+        "available": True,
+        "run_id": run.pk,
+        "finished_at": _iso(run.finished_at),
+        "stale": stale,
+        "currency": results.get("currency", "USD"),
+        "months": results.get("months", []),
+        "discount_rate": results.get("discount_rate"),
+        "cheapest": results.get("cheapest"),
+        "options": options,
+        "tornado": results.get("tornado", []),
+        "monte_carlo": results.get("monte_carlo", {}),
+        "basis": _jsonable(run.basis or []),
+    }
+
+
+# --- Sourcing ----------------------------------------------------------------------------------
+
+
+def _sourcing(plan: Plan) -> tuple[dict, dict, dict]:
+    if not apps.is_installed("sourcing"):
+        reason = "The sourcing part is not installed."
+        return _unavailable(reason), _unavailable(reason), _unavailable(reason)
+    try:
+        from sourcing import services as ssvc
+
+        report = ssvc.landed_cost_report(plan=plan, organisation=plan.organisation)
+        bom = _bom(plan, report)
+    except Exception as exc:
+        logger.exception("snapshot: landed cost of plan %s", plan.pk)
+        return (
+            _unavailable(f"The bill of materials could not be priced: {exc}"),
+            _unavailable("No timeline without a priced BOM."),
+            _orders(plan),
+        )
+    try:
+        timeline = _timeline(plan, report)
+    except Exception as exc:
+        logger.exception("snapshot: timeline of plan %s", plan.pk)
+        timeline = _unavailable(f"The timeline could not be computed: {exc}")
+    return bom, timeline, _orders(plan)
+
+
+def _bom(plan: Plan, report) -> dict[str, Any]:
+    from sourcing import services as ssvc
+
+    settings = ssvc.sourcing_settings_get(plan=plan)
+    lines = []
+    by_currency: dict[str, Decimal] = defaultdict(Decimal)
+    valid_until: list[date] = []
+    for cost in report.lines:
+        line, offer, landed = cost.line, cost.chosen, cost.landed
+        row: dict[str, Any] = {
+            "position": line.position,
+            "description": line.description,
+            "category": line.category,
+            "quantity": line.quantity,
+            "service": line.service,
+            "hs_code": line.hs_code,
+            "reason": line.reason,
+            "supplier": offer.supplier.name if offer else "",
+            "supplier_country": offer.supplier.country if offer else "",
+            "origin_country": offer.origin_country if offer else "",
+            "incoterm": offer.incoterm if offer else "",
+            "lead_time_days": offer.lead_time_days if offer else None,
+            "offer_valid_until": _iso(offer.valid_until) if offer else None,
+            "status": cost.status,
+            "problem": cost.problem,
+            "unit_price": None,
+            "quantity_ordered": line.quantity,
+            "goods_original": None,
+            "goods": None,
+            "freight": None,
+            "insurance": None,
+            "brokerage": None,
+            "duty": None,
+            "vat": None,
+            "vat_recoverable": None,
+            "landed_net": None,
+            "landed_gross": None,
+        }
+        if offer is not None:
+            valid_until.append(offer.valid_until)
+        if landed is not None:
+            goods_original = landed.unit_price.amount * landed.quantity_ordered
+            row.update(
+                unit_price=_money(landed.unit_price),
+                quantity_ordered=landed.quantity_ordered,
+                goods_original={
+                    "amount": str(goods_original),
+                    "currency": landed.unit_price.currency,
+                },
+                goods=_money(landed.goods),
+                freight=_money(landed.freight),
+                insurance=_money(landed.insurance),
+                brokerage=_money(landed.brokerage),
+                duty=_money(landed.duty),
+                vat=_money(landed.vat),
+                vat_recoverable=landed.vat_recoverable,
+                landed_net=_money(landed.landed_cost_net),
+                landed_gross=_money(landed.landed_cost_gross),
+            )
+            by_currency[landed.unit_price.currency] += goods_original
+        elif cost.service_cost is not None and offer is not None:
+            source = cost.service_cost.source
+            unit = source.amount / line.quantity if line.quantity else source.amount
+            row.update(
+                unit_price={"amount": str(unit), "currency": source.currency},
+                goods_original=_money(source),
+                goods=_money(cost.service_cost),
+                landed_net=_money(cost.service_cost),
+                landed_gross=_money(cost.service_cost),
+            )
+            by_currency[source.currency] += source.amount
+        lines.append(row)
+    ccy = plan.currency
+    totals = {
+        name: Decimal(0)
+        for name in ("goods", "freight", "insurance", "brokerage", "duty", "vat", "vat_recoverable")
+    }
+    shipments = []
+    for shipment in report.shipments:
+        result = shipment.result
+        shipments.append(
+            {
+                "key": shipment.key,
+                "supplier": shipment.supplier.name,
+                "incoterm": shipment.incoterm,
+                "cross_border": shipment.cross_border,
+                "complete": bool(result and result.complete),
+                "error": shipment.error,
+                "landed_net": _money(result.landed_cost_net) if result else None,
+            }
+        )
+        if result:
+            for name in ("goods", "freight", "insurance", "brokerage", "duty", "vat"):
+                totals[name] += getattr(result, name).amount + (
+                    result.inland_freight.amount if name == "freight" else 0
+                )
+            totals["vat_recoverable"] += result.vat_recoverable.amount
+    for cost in report.lines:
+        if cost.service_cost is not None:
+            totals["goods"] += cost.service_cost.amount
+    return {
+        "available": True,
+        "currency": ccy,
+        "as_of": _iso(report.as_of),
+        "destination": report.destination,
+        "complete": report.complete,
+        "problems": list(report.problems),
+        "lines": lines,
+        "shipments": shipments,
+        "totals_by_currency": [
+            {"currency": c, "amount": str(a)} for c, a in sorted(by_currency.items())
+        ],
+        "totals": {k: {"amount": str(v), "currency": ccy} for k, v in totals.items()},
+        "total_net": _money(report.total_net),
+        "total_gross": _money(report.total_gross),
+        "offers_valid_until": _iso(min(valid_until)) if valid_until else None,
+        "spares_mode": settings.spares_mode,
+        "spares_mode_label": settings.get_spares_mode_display(),
+        "spares_pct": _dec(settings.spares_pct),
+        "shipping_mode": settings.shipping_mode,
+    }
+
+
+def _timeline(plan: Plan, report) -> dict[str, Any]:
+    from sourcing import services as ssvc
+
+    result = ssvc.timeline_report(plan=plan, organisation=plan.organisation, report=report)
+    data: dict[str, Any] = {
+        "available": result.slips is not None,
+        "reason": result.problem,
+        "order_date": _iso(result.order_date),
+        "power_ready": _iso(result.power_ready),
+        "power_ready_note": result.power_ready_note,
+        "target_go_live": _iso(result.target_go_live),
+        "go_live": _iso(result.go_live),
+        "baseline_go_live": None,
+        "delay_days": 0,
+        "late_against_target_days": result.late_against_target_days,
+        "notes": list(result.notes),
+        "tasks": [],
+        "critical_path": [],
+        "slips": [],
+    }
+    if result.slips is not None:
+        schedule = result.slips.schedule
+        critical = set(schedule.critical_path)
+        data["baseline_go_live"] = _iso(result.slips.baseline_go_live)
+        data["delay_days"] = result.slips.delay_days
+        data["critical_path"] = list(schedule.critical_path)
+        data["tasks"] = [
+            {
+                "key": s.task.key,
+                "name": s.task.name,
+                "kind": s.task.kind,
+                "start": _iso(s.earliest_start),
+                "finish": _iso(s.earliest_finish),
+                "slack_days": s.slack_days,
+                "critical": s.task.key in critical,
+            }
+            for s in schedule.tasks
+        ]
+        data["slips"] = [
+            {"name": s.name, "slip_days": s.slip_days, "go_live_delay_days": s.go_live_delay_days}
+            for s in result.slips.responsible
+        ]
+    return data
+
+
+def _orders(plan: Plan) -> dict[str, Any]:
+    try:
+        from sourcing import selectors as ssel
+        from sourcing import services as ssvc
+
+        rows = []
+        for order in ssel.purchase_order_list(plan=plan):
+            rows.append(
+                {
+                    "reference": order.reference,
+                    "supplier": order.supplier.name,
+                    "supplier_country": order.supplier.country,
+                    "status": order.get_status_display(),
+                    "destination_country": order.destination_country,
+                    "cross_border": ssvc.order_is_cross_border(order),
+                    "logistics_owner": order.logistics_owner,
+                    "delivered_expected": _iso(order.delivered_expected),
+                }
+            )
+        return {"available": True, "orders": rows}
+    except Exception as exc:
+        logger.exception("snapshot: purchase orders of plan %s", plan.pk)
+        return _unavailable(f"Purchase orders could not be read: {exc}")
+
+
+# --- Checklist and quote -----------------------------------------------------------------------
+
+
+def sign_offs_current(*, plan: Plan) -> dict[str, dict[str, Any]]:
+    """The standing sign-off of each checklist item (latest record; withdrawn ones drop)."""
+    current: dict[str, dict[str, Any]] = {}
+    for row in ChecklistSignOff.objects.filter(plan=plan).order_by("created_at", "pk"):
+        if row.withdrawn:
+            current.pop(row.item_key, None)
+        else:
+            current[row.item_key] = {
+                "name": row.signed_by_name,
+                "date": _iso(row.signed_on),
+                "note": row.note,
+            }
+    return current
+
+
+def _quote(plan: Plan, number: int, today: date, bom: dict[str, Any]) -> dict[str, Any]:
+    organisation = plan.organisation
+    valid_until = today + timedelta(days=organisation.quote_validity_days)
+    offers_until = bom.get("offers_valid_until")
+    if offers_until:
+        valid_until = min(valid_until, date.fromisoformat(offers_until))
+    return {
+        "number": f"Q-{plan.organisation.slug.upper()[:8]}-{plan.pk:04d}-R{number}",
+        "date": today.isoformat(),
+        "valid_until": valid_until.isoformat(),
+        "terms": organisation.quote_terms_list,
+    }
+
+
+# --- The whole plan ------------------------------------------------------------------------------
+
+
+def plan_snapshot(*, plan: Plan, number: int | None = None, today: date | None = None) -> dict:
+    """Everything the plan shows today, as one JSON-safe dict (schema ``SNAPSHOT_SCHEMA_VERSION``).
+
+    Args:
+        plan: A plan fetched through the tenant selector.
+        number: The revision number it will be published as (for the quote number); ``None``
+            for a live preview.
+        today: The publication date (default: today in the site's time zone).
+    """
+    today = today or timezone.localdate()
+    workloads = [_workload(w) for w in plan_selectors.workload_list(plan=plan)]
+    sites, placement, tco = _facility(plan)
+    bom, timeline, orders = _sourcing(plan)
+    client = plan.client
+    snapshot: dict[str, Any] = {
+        "schema_version": SNAPSHOT_SCHEMA_VERSION,
+        "revision_number": number,
+        "generated_at": timezone.now().isoformat(),
+        "organisation": {"name": plan.organisation.name, "slug": plan.organisation.slug},
+        "plan": {
+            "id": plan.pk,
+            "name": plan.name,
+            "currency": plan.currency,
+            "target_go_live": _iso(plan.target_go_live),
+            "notes": plan.notes,
+            "client": {
+                "name": client.name,
+                "country": client.country,
+                "contact_name": client.contact_name,
+                "contact_email": client.contact_email,
+            },
+        },
+        "workloads": workloads,
+        "sites": sites,
+        "placement": placement,
+        "tco": tco,
+        "bom": bom,
+        "timeline": timeline,
+        "purchase_orders": orders,
+        "sign_offs": sign_offs_current(plan=plan),
+        "quote": _quote(plan, number or 0, today, bom if bom.get("available") else {}),
+    }
+    snapshot = _jsonable(snapshot)
+    snapshot["checklist"] = [item.as_dict() for item in checklist.evaluate(snapshot)]
+    return snapshot

@@ -1,0 +1,47 @@
+"""Template filters of the client-review pages and PDFs (display formatting only)."""
+
+from decimal import Decimal, InvalidOperation
+
+from django import template
+
+from planner.pdf.context import money_text
+
+register = template.Library()
+
+
+@register.filter
+def money(value, currency: str = "") -> str:
+    """An exact amount (Decimal, str or ``{"amount", "currency"}``) shown to cents."""
+    if isinstance(value, dict):
+        return money_text(value.get("amount"), value.get("currency", currency))
+    try:
+        return money_text(value, currency)
+    except (InvalidOperation, ValueError, TypeError):
+        return "—"
+
+
+@register.filter
+def usd(value, digits: int = 2) -> str:
+    """A USD figure with ``digits`` decimals, or an em dash."""
+    if value in (None, ""):
+        return "—"
+    try:
+        return f"{Decimal(str(value)):,.{int(digits)}f} USD"
+    except (InvalidOperation, ValueError):
+        return "—"
+
+
+@register.filter
+def get(mapping, key):
+    """``mapping[key]`` in a template (``None`` when absent)."""
+    try:
+        return mapping.get(key)
+    except AttributeError:
+        return None
+
+
+@register.filter
+def pct(value, digits: int = 0) -> str:
+    if value in (None, ""):
+        return "—"
+    return f"{float(value) * 100:.{int(digits)}f} %"

@@ -1,0 +1,56 @@
+"""Fixtures of the client-review tests: the demo plan (sized, with sites, TCO, BOM, orders,
+and — from the sharing demo — revision 1, a link, a comment and an approval)."""
+
+import io
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _clean_cache_and_media(settings, tmp_path):
+    from django.core.cache import cache
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def demo(db):
+    """(plan, user, organisation) of the demo consultancy, as `make run` builds them."""
+    from catalog.services import catalog_load_reference
+    from planner.demo import demo_plan_build
+    from planner.services import demo_setup
+
+    catalog_load_reference()
+    user, organisation, _ = demo_setup(
+        username="demo", password="pw-for-tests-1", organisation_name="Demo Co"
+    )
+    plan, _ = demo_plan_build(organisation=organisation, user=user)
+    return plan, user, organisation
+
+
+@pytest.fixture
+def plan(demo):
+    return demo[0]
+
+
+@pytest.fixture
+def consultant(demo):
+    return demo[1]
+
+
+@pytest.fixture
+def signed_in(client, consultant):
+    client.force_login(consultant)
+    return client
+
+
+def pdf_text(content: bytes) -> tuple[str, int, list[str]]:
+    """(all text, page count, text per page) of a PDF, read back with pypdf."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(content))
+    pages = [page.extract_text() or "" for page in reader.pages]
+    return "\n".join(pages), len(pages), pages
