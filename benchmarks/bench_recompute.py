@@ -202,7 +202,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--requests", type=int, default=20, help="per client")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
+    parser.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 2, help="gunicorn workers (one per core)"
+    )
     parser.add_argument(
         "--seconds", type=int, default=20, help="with wrk: how long to load the server"
     )

@@ -1,7 +1,8 @@
 """Reads of catalog data (shared) and of catalog imports (per organisation)."""
 
 from django.contrib.contenttypes.models import ContentType
-from django.db.models import Count, Max, Model, QuerySet
+from django.db import connection
+from django.db.models import Model, QuerySet
 
 from catalog.kinds import CatalogKind
 from catalog.models import (
@@ -66,8 +67,8 @@ def catalog_import_get(*, organisation: Organisation, import_id: int) -> Catalog
 
 def catalog_version() -> tuple:
     """Changes whenever sizing-relevant catalog rows change (count or last update)."""
-    parts = []
-    for model in (Accelerator, CloudOffering, ServerPlatform):
-        stats = model.objects.aggregate(n=Count("pk"), last=Max("updated_at"))
-        parts.append((stats["n"], stats["last"]))
-    return tuple(parts)
+    tables = [m._meta.db_table for m in (Accelerator, CloudOffering, ServerPlatform)]
+    sql = " UNION ALL ".join(f"SELECT COUNT(*), MAX(updated_at) FROM {t}" for t in tables)
+    with connection.cursor() as cursor:  # one round trip instead of three
+        cursor.execute(sql)
+        return tuple(cursor.fetchall())

@@ -133,8 +133,15 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         ],
         "every_tp": "all" if every_tp else "",
         "cloud_only": {
-            a.slug for a in Accelerator.objects.filter(vendor__in=Accelerator.CLOUD_ONLY_VENDORS)
+            slug
+            for slug, spec in sizing.accelerator_specs().items()
+            if spec.vendor in Accelerator.CLOUD_ONLY_VENDORS
         },
+        # Reversed once, not once per row: the table is on the hot path of every change.
+        "detail_url_prefix": reverse(
+            "candidate_detail", args=[workload.plan_id, workload.pk, "KEY"]
+        ).removesuffix("KEY/"),
+        "choose_url": reverse("workload_choose", args=[workload.plan_id, workload.pk]),
         "feasible_count": feasible_count,
         "total_count": len(result.candidates),
         "best_key": sizing.candidate_key(result.best) if result.best else None,
