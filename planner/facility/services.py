@@ -591,6 +591,14 @@ def tco_inputs_build(*, plan: Plan, settings: TcoSettings | None = None) -> TcoB
             f"Mixed servers costed as {servers} servers of {per_server} accelerators and "
             f"{power_kw:.1f} kW (the largest kind)."
         )
+    default_price = TcoSettings._meta.get_field("server_price_usd").default
+    other_servers = sorted({d.server_name for d in deployments if d.accelerator_slug != "h100-sxm"})
+    if settings.server_price_usd == default_price and other_servers:
+        basis.append(
+            f"Server price is still the default for an 8-GPU HGX H100 server "
+            f"({default_price:,.0f} USD, Thinkmate Aug 2024), but the plan buys "
+            f"{', '.join(other_servers)}: enter their quoted price under TCO settings."
+        )
     hardware = te.OwnedHardware(
         server_count=servers,
         gpus_per_server=per_server,

@@ -180,3 +180,25 @@ def test_bad_tco_input_is_shown_and_kept(client, consultant_a, sized_plan):
     assert response.status_code == 400
     assert 'id="err-server_price_usd"' in html and 'value="-1"' in html
     assert not TcoSettings.objects.filter(plan=sized_plan).exists()
+
+
+def test_default_h100_price_on_other_servers_is_called_out(sized_plan):
+    """The default server price is sourced for HGX H100 only; other servers are flagged."""
+    from catalog.models import Accelerator
+    from planner.facility import services
+    from planner.facility.models import TcoSettings
+
+    assert not any(
+        "still the default" in line for line in services.tco_inputs_build(plan=sized_plan).basis
+    )
+
+    sized_plan.workloads.update(
+        chosen_accelerator=Accelerator.objects.get(slug="b200"), chosen_server=None
+    )
+    basis = services.tco_inputs_build(plan=sized_plan).basis
+    assert any("still the default for an 8-GPU HGX H100" in line for line in basis)
+
+    TcoSettings.objects.create(plan=sized_plan, server_price_usd=500000)
+    assert not any(
+        "still the default" in line for line in services.tco_inputs_build(plan=sized_plan).basis
+    )
