@@ -22,6 +22,24 @@ from planner.engine.placement import OPTION_KINDS
 country_validator = RegexValidator(r"^[A-Z]{2}$", "Use a two-letter ISO 3166 code, e.g. NL.")
 
 
+def percent_field(fraction: float | None) -> models.DecimalField:
+    """A 0-100 % field defaulting to ``fraction`` (an engine constant); blank when None."""
+    if fraction is None:
+        return models.DecimalField(
+            max_digits=5,
+            decimal_places=2,
+            null=True,
+            blank=True,
+            validators=[MinValueValidator(0), MaxValueValidator(100)],
+        )
+    return models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=_pct(fraction),
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+
+
 def _pct(value: float) -> Decimal:
     return Decimal(str(round(value * 100, 4)))
 
@@ -280,18 +298,8 @@ class TcoSettings(models.Model):
     shipping_and_duties_usd = models.DecimalField(
         max_digits=14, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
     )
-    maintenance_pct_per_year = models.DecimalField(
-        max_digits=5,
-        decimal_places=2,
-        default=_pct(te.DEFAULT_MAINTENANCE_FRACTION_PER_YEAR),
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
-    )
-    spares_pct = models.DecimalField(
-        max_digits=5,
-        decimal_places=2,
-        default=_pct(te.DEFAULT_SPARES_FRACTION),
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
-    )
+    maintenance_pct_per_year = percent_field(te.DEFAULT_MAINTENANCE_FRACTION_PER_YEAR)
+    spares_pct = percent_field(te.DEFAULT_SPARES_FRACTION)
     residual_pct = models.DecimalField(
         max_digits=5,
         decimal_places=2,
@@ -302,47 +310,15 @@ class TcoSettings(models.Model):
         default=te.DEFAULT_LIFETIME_MONTHS,
         validators=[MinValueValidator(12), MaxValueValidator(120)],
     )
-    idle_power_pct = models.DecimalField(
-        max_digits=5,
-        decimal_places=2,
-        default=_pct(te.DEFAULT_IDLE_POWER_FRACTION),
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
-    )
-    cost_of_capital_pct = models.DecimalField(
-        max_digits=5,
-        decimal_places=2,
-        default=_pct(te.DEFAULT_COST_OF_CAPITAL),
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
-    )
+    idle_power_pct = percent_field(te.DEFAULT_IDLE_POWER_FRACTION)
+    cost_of_capital_pct = percent_field(te.DEFAULT_COST_OF_CAPITAL)
     on_demand_usd_per_gpu_h = models.DecimalField(
         max_digits=10, decimal_places=4, null=True, blank=True, validators=[MinValueValidator(0)]
     )
-    commit_1yr_discount_pct = models.DecimalField(
-        max_digits=5,
-        decimal_places=2,
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
-    )
-    commit_3yr_discount_pct = models.DecimalField(
-        max_digits=5,
-        decimal_places=2,
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
-    )
-    spot_discount_pct = models.DecimalField(
-        max_digits=5,
-        decimal_places=2,
-        default=_pct(te.DEFAULT_SPOT_DISCOUNT),
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
-    )
-    spot_share_pct = models.DecimalField(
-        max_digits=5,
-        decimal_places=2,
-        default=_pct(te.DEFAULT_SPOT_SHARE),
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
-    )
+    commit_1yr_discount_pct = percent_field(None)
+    commit_3yr_discount_pct = percent_field(None)
+    spot_discount_pct = percent_field(te.DEFAULT_SPOT_DISCOUNT)
+    spot_share_pct = percent_field(te.DEFAULT_SPOT_SHARE)
     annual_cloud_price_decline_pct = models.DecimalField(
         max_digits=5,
         decimal_places=2,
