@@ -23,7 +23,12 @@ from planner.engine.capacity import plan_replicas, replica_capacity
 from planner.engine.estimate import EstimateRequest, EstimateResult, estimate
 from planner.engine.network import REGIONS, RegionLatency, flag_regions
 from planner.engine.performance import Calibration, replica_shape, steady_state
-from planner.engine.specs import AcceleratorSpec, ModelSpec, accelerator_family
+from planner.engine.specs import (
+    AcceleratorSpec,
+    ModelSpec,
+    accelerator_family,
+    is_pcie_interconnect,
+)
 from planner.models import Workload
 
 # Batch work states a whole-request time; the engine sizes on TTFT and TPOT. Planner rule:
@@ -65,11 +70,6 @@ def model_spec(model: ModelArchitecture) -> ModelSpec:
         gated_mlp=model.gated_mlp,
         tie_word_embeddings=model.tie_word_embeddings,
     )
-
-
-def _is_pcie(interconnect: str) -> bool:
-    text = (interconnect or "").strip().lower()
-    return text.startswith("none") or "pcie" in text
 
 
 def accelerator_specs() -> dict[str, AcceleratorSpec]:
@@ -115,7 +115,7 @@ def _read_accelerator_specs() -> dict[str, AcceleratorSpec]:
             family=accelerator_family(row.slug),
             # Rack-scale systems (GB200 NVL72) keep tensor parallelism inside an 8-GPU group.
             accelerators_per_server=min(per_server.get(row.pk, 8), 8),
-            scale_up_pcie=_is_pcie(row.scale_up_interconnect),
+            scale_up_pcie=is_pcie_interconnect(row.scale_up_interconnect),
         )
     return specs
 
@@ -216,6 +216,16 @@ def workload_sweep(workload: Workload, *, all_precisions: bool = False) -> sweep
 def candidate_key(candidate) -> str:
     """A stable key of one candidate for URLs and forms: slug|precision|tp."""
     return f"{candidate.accelerator_slug}|{candidate.precision}|{candidate.tensor_parallel}"
+
+
+def chosen_key(workload: Workload) -> str | None:
+    """The candidate key of the workload's saved configuration, or None."""
+    if not workload.has_choice:
+        return None
+    return (
+        f"{workload.chosen_accelerator.slug}|{workload.chosen_precision}|"
+        f"{workload.chosen_tensor_parallel}"
+    )
 
 
 def candidate_find(result: sweep_engine.SweepResult, key: str):

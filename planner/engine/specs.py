@@ -232,7 +232,8 @@ def _bool(value: str) -> bool:
     return (value or "").strip().lower() in {"true", "1", "yes"}
 
 
-def _is_pcie(interconnect: str) -> bool:
+def is_pcie_interconnect(interconnect: str) -> bool:
+    """True when the catalog's scale-up text says the part has only PCIe (no NVLink/xGMI/ICI)."""
     text = (interconnect or "").strip().lower()
     return text.startswith("none") or "pcie" in text
 
@@ -309,7 +310,7 @@ def load_accelerators_csv(
                 ),
                 family=accelerator_family(slug),
                 accelerators_per_server=per_server.get(slug, 8),
-                scale_up_pcie=_is_pcie(row.get("scale_up_interconnect", "")),
+                scale_up_pcie=is_pcie_interconnect(row.get("scale_up_interconnect", "")),
             )
     return specs
 

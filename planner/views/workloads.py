@@ -111,12 +111,7 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
                 seen.add(group)
                 kept.append(c)
         candidates = kept
-    chosen_key = None
-    if workload.has_choice:
-        chosen_key = (
-            f"{workload.chosen_accelerator.slug}|{workload.chosen_precision}|"
-            f"{workload.chosen_tensor_parallel}"
-        )
+    chosen_key = sizing.chosen_key(workload)
     selected_key = (
         request.GET.get("candidate")
         or chosen_key
@@ -215,12 +210,7 @@ def candidate_detail_view(
         url = reverse("workload_sizing", args=[plan_id, workload_id])
         return redirect(f"{url}?candidate={key}&show=all&precisions=all#detail")
     context = {"workload": workload, "plan": workload.plan, **_detail_context(workload, candidate)}
-    context["chosen_key"] = (
-        f"{workload.chosen_accelerator.slug}|{workload.chosen_precision}|"
-        f"{workload.chosen_tensor_parallel}"
-        if workload.has_choice
-        else None
-    )
+    context["chosen_key"] = sizing.chosen_key(workload)
     return render(request, "planner/workload_sizing.html#detail", context)
 
 
