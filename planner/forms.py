@@ -3,6 +3,7 @@
 from django import forms
 
 from planner.models import Client, Organisation, Plan, Role
+from planner.versioning import VersionedFormMixin
 
 
 class MemberAddForm(forms.Form):
@@ -10,7 +11,7 @@ class MemberAddForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices, initial=Role.CONSULTANT)
 
 
-class MemberRoleForm(forms.Form):
+class MemberRoleForm(VersionedFormMixin, forms.Form):
     role = forms.ChoiceField(choices=Role.choices)
 
 
@@ -18,7 +19,7 @@ class OrganisationSwitchForm(forms.Form):
     organisation = forms.IntegerField(min_value=1)
 
 
-class ClientForm(forms.ModelForm):
+class ClientForm(VersionedFormMixin, forms.ModelForm):
     class Meta:
         model = Client
         fields = ["name", "country", "contact_name", "contact_email", "notes"]
@@ -41,7 +42,7 @@ class ClientForm(forms.ModelForm):
         return name
 
 
-class PlanForm(forms.ModelForm):
+class PlanForm(VersionedFormMixin, forms.ModelForm):
     """A plan for an existing client, or for a new client named here."""
 
     new_client = forms.CharField(
@@ -96,7 +97,7 @@ class ApiTokenForm(forms.Form):
     )
 
 
-class QuoteTermsForm(forms.ModelForm):
+class QuoteTermsForm(VersionedFormMixin, forms.ModelForm):
     class Meta:
         model = Organisation
         fields = ["quote_terms", "quote_validity_days"]

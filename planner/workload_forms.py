@@ -5,6 +5,7 @@ from django import forms
 from catalog.models import ModelArchitecture
 from planner.engine.network import REGIONS
 from planner.models import Workload, WorkloadKind
+from planner.versioning import VersionedFormMixin
 
 # Starting points per use case (lengths in tokens, targets at p95). Typical figures used
 # by serving benchmarks: chat TTFT ≈ 1 s and ≈ 20 output tokens/s per user (TPOT 50 ms);
@@ -88,7 +89,7 @@ class RegionSharesField(forms.CharField):
         return shares
 
 
-class WorkloadForm(forms.ModelForm):
+class WorkloadForm(VersionedFormMixin, forms.ModelForm):
     daily_profile = DailyProfileField(
         label="Daily profile (share of peak per UTC hour)",
         help_text="24 values from 0 to 1, starting at 00:00 UTC.",

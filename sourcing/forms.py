@@ -10,6 +10,7 @@ from django import forms
 from django.utils import timezone
 
 from catalog.models import Accelerator, Part, ServerPlatform
+from planner.versioning import VersionedFormMixin
 from sourcing.models import (
     ORDER_STEPS,
     FxRate,
@@ -54,7 +55,7 @@ def _no_negatives(form: forms.ModelForm) -> None:
             f.error_messages["min_value"] = "Cannot be negative."
 
 
-class SourcingSettingsForm(forms.ModelForm):
+class SourcingSettingsForm(VersionedFormMixin, forms.ModelForm):
     class Meta:
         model = SourcingSettings
         fields = [
@@ -73,7 +74,7 @@ class SourcingSettingsForm(forms.ModelForm):
         return _upper(self.cleaned_data["destination_country"])
 
 
-class BomLineForm(forms.Form):
+class BomLineForm(VersionedFormMixin, forms.Form):
     """Quantity (an override on a generated line), the pinned offer and the HS code."""
 
     quantity = forms.IntegerField(min_value=0, error_messages=NOT_NEGATIVE)
@@ -120,7 +121,7 @@ class BomLineAddForm(forms.Form):
         return cleaned
 
 
-class SupplierForm(forms.ModelForm):
+class SupplierForm(VersionedFormMixin, forms.ModelForm):
     website = forms.URLField(required=False, assume_scheme="https")
 
     class Meta:
@@ -182,7 +183,7 @@ def parse_price_breaks(text: str) -> list[tuple[int, Decimal]]:
     return sorted(breaks)
 
 
-class OfferForm(forms.ModelForm):
+class OfferForm(VersionedFormMixin, forms.ModelForm):
     item = forms.ChoiceField(label="Offer for")
     price_breaks_text = forms.CharField(
         label="Price breaks",
@@ -298,7 +299,7 @@ class PurchaseOrderCreateForm(forms.Form):
         self.fields["supplier"].queryset = suppliers
 
 
-class PurchaseOrderForm(forms.ModelForm):
+class PurchaseOrderForm(VersionedFormMixin, forms.ModelForm):
     class Meta:
         model = PurchaseOrder
         fields = [

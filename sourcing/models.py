@@ -16,6 +16,7 @@ from django.db import models
 from django.db.models import Q
 
 from planner.engine.landed_cost import MINOR_UNITS
+from planner.versioning import VersionedModel
 
 country_validator = RegexValidator(
     r"^[A-Z]{2}$", "Use an ISO 3166 two-letter country code, e.g. NL."
@@ -91,7 +92,7 @@ class Service(models.TextChoices):
 # ---------------------------------------------------------------------------------------------
 
 
-class SourcingSettings(models.Model):
+class SourcingSettings(VersionedModel):
     """How a plan is sourced: where to, how to choose offers, spares, schedule assumptions."""
 
     plan = models.OneToOneField(
@@ -173,7 +174,7 @@ class LineOrigin(models.TextChoices):
     OVERRIDE = "override", "Quantity set by hand"
 
 
-class BomLine(models.Model):
+class BomLine(VersionedModel):
     """One row of a plan's bill of materials, linked to what offers are for.
 
     Generated lines keep what the generator said (``generated_quantity``, ``generated_reason``,
@@ -237,7 +238,7 @@ class BomLine(models.Model):
 # ---------------------------------------------------------------------------------------------
 
 
-class Supplier(models.Model):
+class Supplier(VersionedModel):
     """A distributor or vendor an organisation buys from."""
 
     organisation = models.ForeignKey(
@@ -264,7 +265,7 @@ class Supplier(models.Model):
         return self.name
 
 
-class Offer(models.Model):
+class Offer(VersionedModel):
     """A supplier's dated quote for one catalog item (a part, a server, an accelerator or a
     service): price with breaks, minimum order, lead time, origin, Incoterm and validity."""
 
@@ -521,7 +522,7 @@ ORDER_STEPS = (
 )
 
 
-class PurchaseOrder(models.Model):
+class PurchaseOrder(VersionedModel):
     """An order to one supplier; it ships as one consignment (a shipment for landed cost)."""
 
     plan = models.ForeignKey(

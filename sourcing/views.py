@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -17,6 +18,7 @@ from django.utils import timezone
 from catalog.csv_io import CatalogImportError, read_csv_text
 from planner.permissions import editor_required, member_required
 from planner.selectors import plan_deployments
+from planner.versioning import StaleEditError
 from planner.views.plans import plan_or_404
 from sourcing import selectors, services
 from sourcing.charts import gantt_figure
@@ -69,6 +71,14 @@ def _get_or_404(getter, **kwargs):
 # ---------------------------------------------------------------------------------------------
 
 
+def _line_initial(line) -> dict:
+    return {
+        "quantity": line.quantity,
+        "pinned_offer": line.pinned_offer_id,
+        "hs_code": line.hs_code,
+    }
+
+
 def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
     settings = services.sourcing_settings_get(plan=plan)
     offers = list(selectors.offer_list(organisation=request.organisation))
@@ -77,13 +87,7 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
     for line in selectors.bom_line_list(plan=plan):
         line_offers = selectors.offers_for_line(offers, line)
         form = line_forms.get(line.pk) or BomLineForm(
-            offers=line_offers,
-            initial={
-                "quantity": line.quantity,
-                "pinned_offer": line.pinned_offer_id,
-                "hs_code": line.hs_code,
-            },
-            prefix=f"line{line.pk}",
+            offers=line_offers, initial=_line_initial(line), prefix=f"line{line.pk}", record=line
         )
         rows.append({"line": line, "form": form, "offer_count": len(line_offers)})
     last = selectors.plan_event_list(plan=plan).filter(kind="bom").first()
@@ -165,15 +169,22 @@ def bom_line_edit_view(request: HttpRequest, plan_id: int, line_id: int) -> Http
     offers = selectors.offers_for_line(
         list(selectors.offer_list(organisation=request.organisation)), line
     )
-    form = BomLineForm(request.POST, offers=offers, prefix=f"line{line.pk}")
+    form = BomLineForm(
+        request.POST, offers=offers, initial=_line_initial(line), prefix=f"line{line.pk}",
+        record=line,
+    )  # fmt: skip
     if not form.is_valid():
         return _bom_response(request, plan, status=400, line_forms={line.pk: form})
-    changes = services.bom_line_update(
-        line=line, user=request.user, quantity=form.cleaned_data["quantity"],
-        pinned_offer=form.cleaned_data["pinned_offer"], hs_code=form.cleaned_data["hs_code"],
-    )  # fmt: skip
+    try:
+        changes = services.bom_line_update(
+            line=line, user=request.user, quantity=form.cleaned_data["quantity"],
+            pinned_offer=form.cleaned_data["pinned_offer"], hs_code=form.cleaned_data["hs_code"],
+        )  # fmt: skip
+    except StaleEditError as exc:
+        form.add_stale_error(exc)
+        return _bom_response(request, plan, status=400, line_forms={line.pk: form})
     if changes:
-        messages.success(request, f"{line.description}: {', '.join(changes)}.")
+        messages.success(request, f"{line.description}: {', '.join(changes)}.{form.merge_note}")
     if request.htmx:
         return _bom_response(request, plan)
     return redirect("sourcing:bom", plan_id=plan.pk)
@@ -202,16 +213,20 @@ def settings_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         _require_editor(request)
         if form.is_valid():
             changed = form.changed_data
-            form.save()
-            if changed:
-                services.event_record(
-                    plan=plan, user=request.user, kind="settings",
-                    message="Sourcing settings changed: " + ", ".join(
-                        f"{form.fields[n].label or n} = {form.cleaned_data[n]}" for n in changed
-                    ) + ".",
-                )  # fmt: skip
-            messages.success(request, "Sourcing settings saved.")
-            return redirect("sourcing:settings", plan_id=plan.pk)
+            try:
+                form.save()
+            except StaleEditError as exc:
+                form.add_stale_error(exc)
+            else:
+                if changed:
+                    services.event_record(
+                        plan=plan, user=request.user, kind="settings",
+                        message="Sourcing settings changed: " + ", ".join(
+                            f"{form.fields[n].label or n} = {form.cleaned_data[n]}" for n in changed
+                        ) + ".",
+                    )  # fmt: skip
+                messages.success(request, "Sourcing settings saved." + form.merge_note)
+                return redirect("sourcing:settings", plan_id=plan.pk)
     power_ready, source = services.power_ready_date(plan=plan, settings=settings)
     context = {
         "plan": plan, "section": "sourcing", "tab": "settings", "form": form,
@@ -315,9 +330,18 @@ def order_detail_view(request: HttpRequest, plan_id: int, order_id: int) -> Http
         if form.is_valid():
             values = {n: form.cleaned_data[n] for n in form.changed_data}
             order.refresh_from_db()  # compare against what is stored, not the bound form
-            words = services.purchase_order_update(order=order, changes=values, user=request.user)
-            messages.success(request, "Saved: " + "; ".join(words) if words else "No change.")
-            return redirect("sourcing:order_detail", plan_id=plan.pk, order_id=order.pk)
+            try:
+                words = services.purchase_order_update(
+                    order=order, changes=values, user=request.user
+                )
+            except StaleEditError as exc:
+                form.add_stale_error(exc)
+            else:
+                messages.success(
+                    request,
+                    ("Saved: " + "; ".join(words) if words else "No change.") + form.merge_note,
+                )
+                return redirect("sourcing:order_detail", plan_id=plan.pk, order_id=order.pk)
         order.refresh_from_db()
     landed, landed_error = services.purchase_order_landed_cost(order=order, plan=plan)
     events = [e for e in selectors.plan_event_list(plan=plan) if e.data.get("order") == order.pk]
@@ -369,9 +393,13 @@ def supplier_detail_view(request: HttpRequest, supplier_id: int) -> HttpResponse
     if request.method == "POST":
         _require_editor(request)
         if form.is_valid():
-            form.save()
-            messages.success(request, f"Supplier {supplier} saved.")
-            return redirect("sourcing:supplier_detail", supplier_id=supplier.pk)
+            try:
+                form.save()
+            except StaleEditError as exc:
+                form.add_stale_error(exc)
+            else:
+                messages.success(request, f"Supplier {supplier} saved.{form.merge_note}")
+                return redirect("sourcing:supplier_detail", supplier_id=supplier.pk)
     offers = selectors.offer_list(organisation=request.organisation).filter(supplier=supplier)
     context = {
         "supplier": supplier, "form": form, "offers": offers, "today": timezone.localdate(),
@@ -380,6 +408,7 @@ def supplier_detail_view(request: HttpRequest, supplier_id: int) -> HttpResponse
     return render(request, "sourcing/supplier_detail.html", context, status=_status(form))
 
 
+@transaction.atomic
 def _save_offer(form: OfferForm) -> None:
     offer = form.save()
     offer.price_breaks.all().delete()
@@ -407,9 +436,13 @@ def offer_edit_view(request: HttpRequest, offer_id: int) -> HttpResponse:
     offer = _get_or_404(selectors.offer_get, organisation=request.organisation, offer_id=offer_id)
     form = OfferForm(request.POST or None, instance=offer)
     if request.method == "POST" and form.is_valid():
-        _save_offer(form)
-        messages.success(request, "Offer saved.")
-        return redirect("sourcing:supplier_detail", supplier_id=offer.supplier_id)
+        try:
+            _save_offer(form)
+        except StaleEditError as exc:
+            form.add_stale_error(exc)
+        else:
+            messages.success(request, "Offer saved." + form.merge_note)
+            return redirect("sourcing:supplier_detail", supplier_id=offer.supplier_id)
     context = {"supplier": offer.supplier, "form": form, "offer": offer}
     return render(request, "sourcing/offer_form.html", context, status=_status(form))
 

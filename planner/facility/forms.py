@@ -11,6 +11,7 @@ from django import forms
 from planner.engine import facility as fe
 from planner.engine import tco as te
 from planner.facility.models import Site, TcoSettings
+from planner.versioning import VersionedFormMixin
 
 # Default and its source for each field, shown next to it (values are the engine constants).
 SITE_DEFAULT_SOURCES: dict[str, str] = {
@@ -128,7 +129,7 @@ def parse_upgrades(text: str) -> list[tuple[date, Decimal, str]]:
     return upgrades
 
 
-class SiteForm(forms.ModelForm):
+class SiteForm(VersionedFormMixin, forms.ModelForm):
     """A site with its planned power upgrades as text, one per line."""
 
     upgrades = forms.CharField(
@@ -203,7 +204,7 @@ class SiteForm(forms.ModelForm):
         return parse_upgrades(self.cleaned_data.get("upgrades") or "")
 
 
-class PlacementSettingsForm(forms.Form):
+class PlacementSettingsForm(VersionedFormMixin, forms.Form):
     """Network budget, control need and each workload's residency rule."""
 
     network_share_pct = forms.IntegerField(
@@ -251,7 +252,7 @@ class PlacementSettingsForm(forms.Form):
         return {w.pk: self.cleaned_data[f"residency_{w.pk}"] for w in self.workloads}
 
 
-class PlacementChoiceForm(forms.Form):
+class PlacementChoiceForm(VersionedFormMixin, forms.Form):
     """The option the consultant chooses and why."""
 
     option = forms.ChoiceField(label="Chosen option")
@@ -273,7 +274,7 @@ class PlacementChoiceForm(forms.Form):
         return reason
 
 
-class TcoSettingsForm(forms.ModelForm):
+class TcoSettingsForm(VersionedFormMixin, forms.ModelForm):
     class Meta:
         model = TcoSettings
         fields = (

@@ -18,6 +18,7 @@ from planner.engine import facility as fe
 from planner.engine import tco as te
 from planner.engine.network import REGIONS
 from planner.engine.placement import OPTION_KINDS
+from planner.versioning import VersionedModel
 
 country_validator = RegexValidator(r"^[A-Z]{2}$", "Use a two-letter ISO 3166 code, e.g. NL.")
 
@@ -64,7 +65,7 @@ ASHRAE_CHOICES = [
 ]
 
 
-class Site(models.Model):
+class Site(VersionedModel):
     """A data centre, colocation cage or cloud region the plan may use."""
 
     plan = models.ForeignKey("planner.Plan", on_delete=models.CASCADE, related_name="sites")
@@ -233,7 +234,7 @@ class ResidencyRule(models.Model):
         return [t.strip().upper() for t in self.allowed.split(",") if t.strip()]
 
 
-class PlacementDecision(models.Model):
+class PlacementDecision(VersionedModel):
     """The consultant's placement settings for a plan and the option they chose, with why."""
 
     plan = models.OneToOneField(
@@ -265,7 +266,7 @@ class PlacementDecision(models.Model):
         return self.chosen_label or "undecided"
 
 
-class TcoSettings(models.Model):
+class TcoSettings(VersionedModel):
     """Capex and cloud inputs of the TCO that sizing cannot tell; every one editable.
 
     Blank cloud figures take the catalog (cheapest on-demand offering of the chosen

@@ -466,9 +466,19 @@ def _tco_costs(plan: Plan) -> tuple[dict[str, float], str]:
 
 
 @transaction.atomic
-def placement_settings_save(*, plan: Plan, form) -> PlacementDecision:
-    """Save the network share, control need and per-workload residency rules."""
-    decision, _ = PlacementDecision.objects.get_or_create(plan=plan)
+def placement_settings_save(
+    *, plan: Plan, form, decision: PlacementDecision | None = None
+) -> PlacementDecision:
+    """Save the network share, control need and per-workload residency rules.
+
+    ``decision`` is the row the form was checked against (its version is checked on save);
+    without one, or when it is not stored yet, the plan's decision is fetched or created.
+
+    Raises:
+        StaleEditError: The decision was saved by someone else since the form's check.
+    """
+    if decision is None or decision.pk is None:
+        decision, _ = PlacementDecision.objects.get_or_create(plan=plan)
     decision.network_share_pct = form.cleaned_data["network_share_pct"]
     decision.control_requirement = form.cleaned_data["control_requirement"]
     decision.save(update_fields=["network_share_pct", "control_requirement"])
@@ -480,11 +490,24 @@ def placement_settings_save(*, plan: Plan, form) -> PlacementDecision:
 
 
 def placement_choice_save(
-    *, plan: Plan, user, option_key: str, reason: str, evaluation: PlacementEvaluation
+    *,
+    plan: Plan,
+    user,
+    option_key: str,
+    reason: str,
+    evaluation: PlacementEvaluation,
+    decision: PlacementDecision | None = None,
 ) -> PlacementDecision:
-    """Record the consultant's choice and reason with the comparison as it stood."""
+    """Record the consultant's choice and reason with the comparison as it stood.
+
+    ``decision`` as for :func:`placement_settings_save`.
+
+    Raises:
+        StaleEditError: The decision was saved by someone else since the form's check.
+    """
     row = evaluation.result.by_key(option_key)
-    decision, _ = PlacementDecision.objects.get_or_create(plan=plan)
+    if decision is None or decision.pk is None:
+        decision, _ = PlacementDecision.objects.get_or_create(plan=plan)
     decision.chosen_key = row.key
     decision.chosen_kind = row.kind
     decision.chosen_label = row.label

@@ -22,6 +22,7 @@ from planner.facility.forms import (
     TcoSettingsForm,
 )
 from planner.permissions import editor_required, member_required
+from planner.versioning import StaleEditError
 from planner.views.plans import plan_or_404
 
 
@@ -107,12 +108,17 @@ def site_detail(request: HttpRequest, plan_id: int, site_id: int) -> HttpRespons
         _require_editor(request)
         form = SiteForm(request.POST, instance=site, plan=plan)
         if form.is_valid():
-            site = services.site_save(plan=plan, form=form)
-            if not request.htmx:
-                messages.success(request, f"Site {site.name} saved.")
-                return redirect("facility:site_detail", plan_id=plan.pk, site_id=site.pk)
-            evaluation = services.site_evaluate(plan=plan, site=site)
-            return _site_page(request, plan, form, site, evaluation, saved=True)
+            try:
+                site = services.site_save(plan=plan, form=form)
+            except StaleEditError as exc:
+                form.add_stale_error(exc)
+            else:
+                if not request.htmx:
+                    messages.success(request, f"Site {site.name} saved.{form.merge_note}")
+                    return redirect("facility:site_detail", plan_id=plan.pk, site_id=site.pk)
+                form.refresh_version()  # the page's hidden version follows each autosave
+                evaluation = services.site_evaluate(plan=plan, site=site)
+                return _site_page(request, plan, form, site, evaluation, saved=True)
         site = _site_or_404(
             plan, site_id
         )  # the form changed the instance; checks show the saved one
@@ -154,6 +160,7 @@ def placement_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         initial=initial,
         workloads=workloads,
         rules=rules,
+        record=decision,
     )
     evaluation = services.placement_evaluate(plan=plan, decision=decision)
     options = evaluation.result.options if evaluation.result else ()
@@ -161,24 +168,34 @@ def placement_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         request.POST if action == "choose" else None,
         initial={"option": decision.chosen_key, "reason": decision.reason},
         options=options,
+        record=decision,
     )
     status = 200
     if request.method == "POST":
         _require_editor(request)
-        if action == "settings" and settings_form.is_valid():
-            services.placement_settings_save(plan=plan, form=settings_form)
-            messages.success(request, "Placement settings saved; the scores are updated.")
-            return redirect("facility:placement", plan_id=plan.pk)
-        if action == "choose" and evaluation.result and choice_form.is_valid():
-            decided = services.placement_choice_save(
-                plan=plan,
-                user=request.user,
-                option_key=choice_form.cleaned_data["option"],
-                reason=choice_form.cleaned_data["reason"],
-                evaluation=evaluation,
-            )
-            messages.success(request, f"Placement recorded: {decided.chosen_label}.")
-            return redirect("facility:placement", plan_id=plan.pk)
+        try:
+            if action == "settings" and settings_form.is_valid():
+                services.placement_settings_save(plan=plan, form=settings_form, decision=decision)
+                messages.success(
+                    request,
+                    "Placement settings saved; the scores are updated." + settings_form.merge_note,
+                )
+                return redirect("facility:placement", plan_id=plan.pk)
+            if action == "choose" and evaluation.result and choice_form.is_valid():
+                decided = services.placement_choice_save(
+                    plan=plan,
+                    user=request.user,
+                    option_key=choice_form.cleaned_data["option"],
+                    reason=choice_form.cleaned_data["reason"],
+                    evaluation=evaluation,
+                    decision=decision,
+                )
+                messages.success(
+                    request, f"Placement recorded: {decided.chosen_label}.{choice_form.merge_note}"
+                )
+                return redirect("facility:placement", plan_id=plan.pk)
+        except StaleEditError as exc:
+            (settings_form if action == "settings" else choice_form).add_stale_error(exc)
         status = 400
     return render(
         request,
@@ -228,9 +245,15 @@ def tco_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     if request.method == "POST":
         _require_editor(request)
         if form.is_valid():
-            services.tco_settings_save(plan=plan, form=form)
-            messages.success(request, "TCO inputs saved. Run the TCO to see their effect.")
-            return redirect("facility:tco", plan_id=plan.pk)
+            try:
+                services.tco_settings_save(plan=plan, form=form)
+            except StaleEditError as exc:
+                form.add_stale_error(exc)
+            else:
+                messages.success(
+                    request, "TCO inputs saved. Run the TCO to see their effect." + form.merge_note
+                )
+                return redirect("facility:tco", plan_id=plan.pk)
         status = 400
     state = services.tco_state(plan=plan)
     context = _tco_context(request, plan, state) | {"form": form}

@@ -3,6 +3,8 @@
 from django.conf import settings
 from django.db import models
 
+from planner.versioning import VersionedModel
+
 
 class Role(models.TextChoices):
     OWNER = "owner", "Owner"
@@ -26,7 +28,7 @@ DEFAULT_QUOTE_TERMS = "\n".join(
 )
 
 
-class Organisation(models.Model):
+class Organisation(VersionedModel):
     """A consultancy: the tenant. Every client, plan and import belongs to exactly one."""
 
     name = models.CharField(max_length=200)
@@ -51,7 +53,7 @@ class Organisation(models.Model):
         return [line.strip() for line in self.quote_terms.splitlines() if line.strip()]
 
 
-class Membership(models.Model):
+class Membership(VersionedModel):
     """A user's role inside one organisation."""
 
     organisation = models.ForeignKey(

@@ -10,10 +10,12 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
+from planner.versioning import VersionedModel
+
 currency_validator = RegexValidator(r"^[A-Z]{3}$", "Use a three-letter ISO 4217 code, e.g. EUR.")
 
 
-class Client(models.Model):
+class Client(VersionedModel):
     """A consultancy's client (the company a plan is for)."""
 
     organisation = models.ForeignKey(
@@ -40,7 +42,7 @@ class Client(models.Model):
         return self.name
 
 
-class Plan(models.Model):
+class Plan(VersionedModel):
     """An inference deployment plan for one client."""
 
     organisation = models.ForeignKey(
@@ -95,7 +97,7 @@ def default_daily_profile() -> list[float]:
     ]  # fmt: skip
 
 
-class Workload(models.Model):
+class Workload(VersionedModel):
     """One request type of a plan, and the configuration chosen for it.
 
     Latency targets are at ``percentile`` (95 or 99). Interactive work has TTFT and TPOT

@@ -26,6 +26,7 @@ from planner.services import (
     member_change_role,
     member_remove,
 )
+from planner.versioning import StaleEditError
 
 
 @member_required
@@ -85,7 +86,9 @@ def _membership_or_404(request: HttpRequest, membership_id: int):
 def member_edit(request: HttpRequest, membership_id: int) -> HttpResponse:
     """Change a member's role or remove them (owners only)."""
     membership = _membership_or_404(request, membership_id)
-    form = MemberRoleForm(request.POST or None, initial={"role": membership.role})
+    form = MemberRoleForm(
+        request.POST or None, initial={"role": membership.role}, record=membership
+    )
     if request.method == "POST":
         try:
             if "remove" in request.POST:
@@ -100,6 +103,8 @@ def member_edit(request: HttpRequest, membership_id: int) -> HttpResponse:
                 return redirect("organisation")
         except MembershipError as exc:
             form.add_error(None, str(exc))
+        except StaleEditError as exc:
+            form.add_stale_error(exc)
     return render(
         request,
         "member_edit.html",
@@ -160,9 +165,16 @@ def quote_terms(request: HttpRequest) -> HttpResponse:
     """The terms and validity printed on the organisation's quotes."""
     form = QuoteTermsForm(request.POST or None, instance=request.organisation)
     if request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, "Quote terms saved; they apply to revisions published from now.")
-        return redirect("organisation")
+        try:
+            form.save()
+        except StaleEditError as exc:
+            form.add_stale_error(exc)
+        else:
+            messages.success(
+                request,
+                "Quote terms saved; they apply to revisions published from now." + form.merge_note,
+            )
+            return redirect("organisation")
     return render(
         request,
         "quote_terms.html",

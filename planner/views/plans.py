@@ -10,6 +10,7 @@ from planner import selectors
 from planner.forms import ClientForm, PlanForm
 from planner.permissions import editor_required, member_required
 from planner.services import plan_save
+from planner.versioning import StaleEditError
 
 
 def plan_or_404(request: HttpRequest, plan_id: int):
@@ -53,9 +54,13 @@ def client_edit(request: HttpRequest, client_id: int) -> HttpResponse:
         raise Http404("No such client.") from None
     form = ClientForm(request.POST or None, instance=client, organisation=request.organisation)
     if request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, f"Client {client} saved.")
-        return redirect("client_list")
+        try:
+            form.save()
+        except StaleEditError as exc:
+            form.add_stale_error(exc)
+        else:
+            messages.success(request, f"Client {client} saved.{form.merge_note}")
+            return redirect("client_list")
     return render(
         request, "planner/client_edit.html", {"form": form, "client": client}, status=_status(form)
     )
@@ -86,9 +91,13 @@ def plan_edit(request: HttpRequest, plan_id: int) -> HttpResponse:
     plan = plan_or_404(request, plan_id)
     form = PlanForm(request.POST or None, instance=plan, organisation=request.organisation)
     if request.method == "POST" and form.is_valid():
-        plan_save(form=form, organisation=request.organisation, user=request.user)
-        messages.success(request, "Plan saved.")
-        return redirect("plan_detail", plan_id=plan.pk)
+        try:
+            plan_save(form=form, organisation=request.organisation, user=request.user)
+        except StaleEditError as exc:
+            form.add_stale_error(exc)
+        else:
+            messages.success(request, "Plan saved." + form.merge_note)
+            return redirect("plan_detail", plan_id=plan.pk)
     return render(
         request, "planner/plan_form.html", {"form": form, "plan": plan}, status=_status(form)
     )

@@ -12,6 +12,7 @@ from catalog.models import Accelerator
 from planner import charts, selectors, sizing
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
+from planner.versioning import StaleEditError
 from planner.views.plans import plan_or_404
 from planner.workload_forms import WorkloadForm
 
@@ -180,11 +181,19 @@ def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     if request.method == "POST" and not request.membership.can_edit:
         return HttpResponse("Viewers can read plans but not change them.", status=403)
     form = WorkloadForm(request.POST or None, instance=workload)
+    saved = False
     if request.method == "POST" and form.is_valid():
-        workload = form.save()
+        try:
+            workload = form.save()
+        except StaleEditError as exc:
+            form.add_stale_error(exc)
+        else:
+            saved = True
+    if saved:
         if not request.htmx:
-            messages.success(request, "Workload saved; candidates recomputed.")
+            messages.success(request, "Workload saved; candidates recomputed." + form.merge_note)
             return redirect("workload_sizing", plan_id=plan_id, workload_id=workload.pk)
+        form.refresh_version()  # the page's hidden version follows each autosave
     elif request.method == "POST":
         # Keep the stored workload for the candidates; the form keeps what was typed.
         workload.refresh_from_db()
