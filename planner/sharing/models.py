@@ -52,6 +52,12 @@ class PlanRevision(AppendOnlyModel):
     schema_version = models.PositiveSmallIntegerField(default=SNAPSHOT_SCHEMA_VERSION)
     snapshot = models.JSONField(help_text="Every input and result the revision shows.")
     snapshot_sha256 = models.CharField(max_length=64)
+    content_sha256 = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="SHA-256 of the snapshot without its number and dates: equal content, equal "
+        "hash (empty on revisions published before it was recorded).",
+    )
     note = models.CharField(max_length=300, blank=True, help_text="What changed, for the client.")
     published_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"

@@ -18,7 +18,6 @@ from datetime import date, datetime
 from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from planner.models import Plan
@@ -38,7 +37,7 @@ from planner.sharing.models import (
     ShareLink,
     ShareLinkView,
 )
-from planner.sharing.snapshot import plan_snapshot, snapshot_hash
+from planner.sharing.snapshot import plan_snapshot, snapshot_content_hash, snapshot_hash
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +66,16 @@ class SharingError(ValueError):
         self.field = field
 
 
+class NothingToPublish(SharingError):
+    """The plan's content is the latest revision's: publishing again would duplicate it."""
+
+    def __init__(self, revision: PlanRevision) -> None:
+        super().__init__(
+            f"Nothing changed since revision {revision.number}; no new revision was published."
+        )
+        self.revision = revision
+
+
 # --- Revisions ----------------------------------------------------------------------------------
 
 
@@ -76,12 +85,34 @@ def _user_name(user) -> str:
     return user.get_full_name() or user.get_username()
 
 
+def _content_hash(revision: PlanRevision) -> str:
+    return revision.content_sha256 or snapshot_content_hash(revision.snapshot)
+
+
+def _latest_revision(plan: Plan) -> PlanRevision | None:
+    return PlanRevision.objects.filter(plan=plan).order_by("-number").first()
+
+
 @transaction.atomic
 def revision_publish(*, plan: Plan, user, note: str = "") -> PlanRevision:
-    """Freeze the plan as its next revision (1, 2, ...), with who published it and when."""
-    Plan.objects.select_for_update().filter(pk=plan.pk).first()  # serialise numbering
-    number = (PlanRevision.objects.filter(plan=plan).aggregate(n=Max("number"))["n"] or 0) + 1
+    """Freeze the plan as its next revision (1, 2, ...), with who published it and when.
+
+    Publishing is serialised per plan by a lock on the plan's row, so a double submit or
+    two people publishing at once make one revision: the second finds its content already
+    published.
+
+    Raises:
+        NothingToPublish: The plan's content equals the latest revision's.
+        SharingError: A concurrent publish took the number (only where rows cannot be
+            locked, e.g. SQLite) with different content.
+    """
+    Plan.objects.select_for_update().filter(pk=plan.pk).first()  # serialise per plan
+    latest = _latest_revision(plan)
+    number = (latest.number if latest else 0) + 1
     snapshot = plan_snapshot(plan=plan, number=number)
+    content = snapshot_content_hash(snapshot)
+    if latest is not None and _content_hash(latest) == content:
+        raise NothingToPublish(latest)
     try:
         with transaction.atomic():
             return PlanRevision.objects.create(
@@ -89,11 +120,15 @@ def revision_publish(*, plan: Plan, user, note: str = "") -> PlanRevision:
                 number=number,
                 snapshot=snapshot,
                 snapshot_sha256=snapshot_hash(snapshot),
+                content_sha256=content,
                 note=note.strip()[:300],
                 published_by=user,
                 published_by_name=_user_name(user),
             )
     except IntegrityError as exc:  # a concurrent publish took the number
+        latest = _latest_revision(plan)
+        if latest is not None and _content_hash(latest) == content:
+            raise NothingToPublish(latest) from exc
         raise SharingError("Another revision was published at the same moment; try again.") from exc
 
 

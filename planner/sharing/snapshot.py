@@ -85,6 +85,21 @@ def snapshot_hash(snapshot: dict[str, Any]) -> str:
     return hashlib.sha256(snapshot_json(snapshot).encode()).hexdigest()
 
 
+# What differs between two publications of the same plan content: the revision's number,
+# when it was generated, and the quote's number and dates (which follow from those).
+PUBLICATION_KEYS = ("revision_number", "generated_at")
+QUOTE_PUBLICATION_KEYS = ("number", "date", "valid_until")
+
+
+def snapshot_content_hash(snapshot: dict[str, Any]) -> str:
+    """SHA-256 of a snapshot without its publication details: equal for equal plan content."""
+    content = {k: v for k, v in snapshot.items() if k not in PUBLICATION_KEYS}
+    if isinstance(content.get("quote"), dict):
+        quote = content["quote"]
+        content["quote"] = {k: v for k, v in quote.items() if k not in QUOTE_PUBLICATION_KEYS}
+    return snapshot_hash(content)
+
+
 # --- Workloads and sizing ---------------------------------------------------------------------
 
 

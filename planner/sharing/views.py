@@ -131,6 +131,9 @@ def publish(request: HttpRequest, plan_id: int) -> HttpResponse:
         revision = services.revision_publish(
             plan=plan, user=request.user, note=form.cleaned_data["note"]
         )
+    except services.NothingToPublish as exc:
+        messages.info(request, str(exc))
+        return redirect("sharing:revision", plan_id=plan.pk, number=exc.revision.number)
     except services.SharingError as exc:
         form.add_error(None, str(exc))
         context = _review_context(request, plan, publish_form=form)

@@ -131,6 +131,8 @@ def test_a_revision_link_stays_on_its_revision_and_latest_follows(client, plan, 
     pinned = services.share_link_create(
         plan=plan, user=consultant, revision=first, expires_at=None, note=""
     )
+    plan.notes = "Second pass."
+    plan.save()
     services.revision_publish(plan=plan, user=consultant)
     assert client.get(_url(pinned)).context["revision"].number == 1
     assert client.get(_url(link)).context["revision"].number == 2
@@ -215,6 +217,8 @@ def test_decisions_record_the_revision_and_keep_history(client, signed_in, link,
 
 
 def test_a_decision_on_an_outdated_page_is_refused(client, link, plan, consultant):
+    plan.notes = "Second pass."
+    plan.save()
     services.revision_publish(plan=plan, user=consultant)
     stale = {"revision_number": 1, "kind": "approved", "name": "Sanne", "note": ""}
     response = client.post(_url(link, "sharing:public_decision"), stale)
