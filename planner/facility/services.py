@@ -508,6 +508,8 @@ def placement_choice_save(
     row = evaluation.result.by_key(option_key)
     if decision is None or decision.pk is None:
         decision, _ = PlacementDecision.objects.get_or_create(plan=plan)
+    if decision.chosen_key == row.key and decision.reason == reason:
+        return decision  # recorded already: saving the form unchanged changes nothing
     decision.chosen_key = row.key
     decision.chosen_kind = row.kind
     decision.chosen_label = row.label
@@ -727,6 +729,22 @@ def tco_state(*, plan: Plan) -> TcoState:
 
 
 # --- TCO runs ---------------------------------------------------------------------------------
+
+
+def tco_settings_for_edit(*, plan: Plan) -> TcoSettings:
+    """The plan's stored TCO settings, created with the defaults when there are none yet.
+
+    An edit form needs a stored row: its version is what two people's forms are checked
+    against (two first saves of an unsaved default would otherwise collide).
+    """
+    settings, _ = TcoSettings.objects.get_or_create(plan=plan)
+    return settings
+
+
+def placement_decision_for_edit(*, plan: Plan) -> PlacementDecision:
+    """The plan's stored placement decision, created with the defaults (as above)."""
+    decision, _ = PlacementDecision.objects.get_or_create(plan=plan)
+    return decision
 
 
 def tco_settings_save(*, plan: Plan, form) -> TcoSettings:

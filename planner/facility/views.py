@@ -147,7 +147,11 @@ def site_delete(request: HttpRequest, plan_id: int, site_id: int) -> HttpRespons
 def placement_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """The scored comparison; editors set residency and budget, and record the choice."""
     plan = plan_or_404(request, plan_id)
-    decision = selectors.placement_decision_get(plan=plan)
+    decision = (
+        services.placement_decision_for_edit(plan=plan)
+        if request.membership.can_edit
+        else selectors.placement_decision_get(plan=plan)
+    )
     workloads = list(plan_selectors.workload_list(plan=plan))
     rules = selectors.residency_rules(plan=plan)
     initial = {
@@ -239,7 +243,11 @@ def _tco_context(request, plan, state: services.TcoState) -> dict:
 def tco_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """TCO inputs, the latest run (progress or results with charts) and whether it is stale."""
     plan = plan_or_404(request, plan_id)
-    settings = selectors.tco_settings_get(plan=plan)
+    settings = (
+        services.tco_settings_for_edit(plan=plan)
+        if request.membership.can_edit
+        else selectors.tco_settings_get(plan=plan)
+    )
     form = TcoSettingsForm(request.POST or None, instance=settings)
     status = 200
     if request.method == "POST":
