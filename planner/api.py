@@ -14,6 +14,7 @@ from planner.engine.estimate import EstimateError, EstimateRequest
 from planner.models import ApiToken, Membership
 from planner.models.tokens import token_digest
 from planner.sizing import SizingInputError, estimate_as_dict, estimate_run
+from planner.versioning import StaleEditError
 
 
 class TokenAuth(HttpBearer):
@@ -113,6 +114,20 @@ def unauthenticated(request, exc):
         {"errors": {"auth": ["Sign in, or send 'Authorization: Bearer <API token>'."]}},
         status=401,
     )
+
+
+@api.exception_handler(StaleEditError)
+def stale_edit(request, exc: StaleEditError):
+    """A save based on an outdated version of a row: 409 with what changed meanwhile.
+
+    Endpoints that edit stored rows save through the same services as the forms (which
+    raise :class:`StaleEditError`) and list ``CONFLICT`` in their responses.
+    """
+    return api.create_response(request, {"errors": exc.as_error_dict()}, status=409)
+
+
+# For ``response=`` of endpoints that edit stored rows: documents the 409 in the schema.
+CONFLICT = {409: ErrorOut}
 
 
 @api.post(

@@ -29,6 +29,7 @@ write wins. ``QuerySet.update`` and ``bulk_update`` do not bump the version.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any
@@ -45,20 +46,28 @@ LOADED_VALUES = "loaded_values"
 VERSIONING_FIELDS = (LOADED_VERSION, LOADED_VALUES)
 
 
+@dataclass(frozen=True)
+class StaleChange:
+    """One field both people changed: its name, label and the two values as displayed."""
+
+    field: str
+    label: str
+    theirs: str
+    yours: str
+
+
 class StaleEditError(Exception):
     """A save based on a version of the row that is no longer the stored one.
 
     Attributes:
         model: The model's verbose name ("workload").
         pk: The row's primary key.
-        changes: ``(field label, value saved meanwhile, the user's value)`` per conflicting
-            field; empty when the conflict was only detected at the database (two saves of
+        changes: One :class:`StaleChange` per conflicting field (the value saved
+            meanwhile and the user's value); empty when the conflict was only detected at the database (two saves of
             the same version at the same moment).
     """
 
-    def __init__(
-        self, *, model: str, pk: Any, changes: list[tuple[str, str, str]] | None = None
-    ) -> None:
+    def __init__(self, *, model: str, pk: Any, changes: list[StaleChange] | None = None) -> None:
         self.model = model
         self.pk = pk
         self.changes = list(changes or [])
@@ -71,9 +80,7 @@ class StaleEditError(Exception):
                 f"Someone else saved this {self.model} at the same moment, so nothing of yours "
                 "was saved. Your values are kept below: save again to see what changed."
             )
-        listed = "; ".join(
-            f"{label}: now {theirs}, yours {yours}" for label, theirs, yours in self.changes
-        )
+        listed = "; ".join(f"{c.label}: now {c.theirs}, yours {c.yours}" for c in self.changes)
         return (
             f"Someone else changed this {self.model} while you were editing it, so it was not "
             f"saved. Changed meanwhile: {listed}. Your values are kept below: save again to "
@@ -83,7 +90,7 @@ class StaleEditError(Exception):
     def as_error_dict(self) -> dict[str, list[str]]:
         """The API's error shape: ``{"__all__": [message]}`` plus one entry per field."""
         return {"__all__": [self.message]} | {
-            label: [f"Now {theirs}; yours {yours}."] for label, theirs, yours in self.changes
+            c.field: [f"Changed meanwhile to {c.theirs}; yours {c.yours}."] for c in self.changes
         }
 
 
@@ -209,8 +216,7 @@ class VersionedFormMixin:
         super().__init__(*args, **kwargs)
         self.record = record if record is not None else getattr(self, "instance", None)
         self.merged_fields: list[str] = []
-        self.stale_changes: list[tuple[str, str, str]] = []
-        self._stale_names: list[str] = []
+        self.stale_changes: list[StaleChange] = []
         self._base_version: int | None = None
         self._versioned = isinstance(self.record, VersionedModel) and self.record.pk is not None
         if self._versioned:
@@ -264,7 +270,7 @@ class VersionedFormMixin:
     def _version_check(self) -> None:
         """Compare the loaded, the stored and the posted values; merge or record conflicts."""
         self._base_version = None
-        self.merged_fields, self.stale_changes, self._stale_names = [], [], []
+        self.merged_fields, self.stale_changes = [], []
         if not (self._versioned and self.is_bound):
             return
         try:
@@ -292,12 +298,12 @@ class VersionedFormMixin:
             theirs = loaded is None or not _same(field, loaded.get(name), stored.get(name))
             mine = loaded is None or not _same(field, loaded.get(name), posted)
             if theirs and mine:
-                self._stale_names.append(name)
                 self.stale_changes.append(
-                    (
-                        str(field.label or name),
-                        _display(field, stored.get(name)),
-                        _display(field, posted),
+                    StaleChange(
+                        field=name,
+                        label=str(field.label or name),
+                        theirs=_display(field, stored.get(name)),
+                        yours=_display(field, posted),
                     )
                 )
             elif theirs:
@@ -314,8 +320,8 @@ class VersionedFormMixin:
         super().full_clean()
         if self.stale_changes:
             self.add_error(None, self.stale_error().message)
-            for name, (_, theirs, _) in zip(self._stale_names, self.stale_changes, strict=True):
-                self.add_error(name, f"Changed meanwhile to {theirs}.")
+            for change in self.stale_changes:
+                self.add_error(change.field, f"Changed meanwhile to {change.theirs}.")
         elif self._base_version is not None and not self._errors:
             self.record._version_expected = self._base_version
 
