@@ -216,6 +216,7 @@ class VersionedFormMixin:
         super().__init__(*args, **kwargs)
         self.record = record if record is not None else getattr(self, "instance", None)
         self.merged_fields: list[str] = []
+        self._merged_names: list[str] = []
         self.stale_changes: list[StaleChange] = []
         self._base_version: int | None = None
         self._versioned = isinstance(self.record, VersionedModel) and self.record.pk is not None
@@ -270,7 +271,7 @@ class VersionedFormMixin:
     def _version_check(self) -> None:
         """Compare the loaded, the stored and the posted values; merge or record conflicts."""
         self._base_version = None
-        self.merged_fields, self.stale_changes = [], []
+        self.merged_fields, self._merged_names, self.stale_changes = [], [], []
         if not (self._versioned and self.is_bound):
             return
         try:
@@ -309,6 +310,7 @@ class VersionedFormMixin:
             elif theirs:
                 self._set_posted(data, name, _as_posted(field, stored.get(name)))
                 self.merged_fields.append(str(field.label or name))
+                self._merged_names.append(name)
         # From now on the form stands on the stored version: a refused form saved again
         # keeps the user's values; a merged one is saved against this version.
         self._set_posted(data, LOADED_VERSION, str(current_version))
@@ -331,6 +333,12 @@ class VersionedFormMixin:
         if not self.merged_fields:
             return ""
         return f" Kept the changes saved meanwhile to: {', '.join(self.merged_fields)}."
+
+    @property
+    def merged_widgets(self) -> list[str]:
+        """The merged fields' inputs, showing the stored values, to swap into a page that
+        saves through htmx (out of band): its inputs must not keep the values it loaded."""
+        return [self[name].as_widget(attrs={"hx-swap-oob": "true"}) for name in self._merged_names]
 
     def stale_error(self) -> StaleEditError | None:
         """The conflict found when the form was cleaned, as the service-level error."""
