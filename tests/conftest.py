@@ -92,3 +92,14 @@ def catalog(db):
 
     if not Accelerator.objects.exists():
         catalog_load_reference()
+
+
+@pytest.fixture
+def postgres(transactional_db):
+    """The real PostgreSQL of DATABASE_URL (committed transactions, other connections see
+    them), or a skip naming what is missing (tests/integration has the same fixture)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (make test does in CI)")
+    return connection

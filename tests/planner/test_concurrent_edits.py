@@ -288,14 +288,6 @@ def test_a_second_persons_autosave_shows_the_conflict_in_the_page(client, demo):
     assert workload.headroom_pct == 40 and version["loaded_version"] == str(workload.version)
 
 
-@pytest.fixture
-def postgres(transactional_db):
-    """As tests/integration/conftest.py: the real PostgreSQL of DATABASE_URL, or a skip."""
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (make test does in CI)")
-    return connection
-
-
 @pytest.mark.service
 def test_two_saves_of_one_version_at_once_make_one_refused_on_postgresql(postgres, org_a, catalog):
     from catalog.models import ModelArchitecture
@@ -341,3 +333,19 @@ def test_two_saves_of_one_version_at_once_make_one_refused_on_postgresql(postgre
     assert sorted(outcomes) == ["refused", "saved"]
     workload.refresh_from_db()
     assert workload.version == 2 and workload.headroom_pct in (30, 40)
+
+
+def test_the_fx_form_never_overwrites_a_stored_rate(client, demo):
+    """The FX form only adds rates: a rate for a stored pair and day is refused, not replaced,
+    so a second person's entry cannot silently overwrite the first one's."""
+    from sourcing.models import FxRate
+
+    _, owner, _ = demo
+    client.force_login(owner)  # the demo consultant is a catalog maintainer (staff)
+    url = reverse("sourcing:fx")
+    typed = {"from_currency": "CHF", "to_currency": "EUR", "as_of": "2026-01-05", "source": "ECB"}
+    assert client.post(url, {**typed, "rate": "1.07"}).status_code == 302
+    second = client.post(url, {**typed, "rate": "1.09", "source": "another desk"})
+    assert second.status_code == 400 and "already exists" in second.content.decode()
+    stored = FxRate.objects.get(from_currency="CHF", to_currency="EUR", as_of="2026-01-05")
+    assert (str(stored.rate.normalize()), stored.source) == ("1.07", "ECB")

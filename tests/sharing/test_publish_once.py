@@ -61,14 +61,6 @@ def test_the_content_hash_is_stored_and_old_revisions_fall_back_to_the_snapshot(
         services.revision_publish(plan=plan, user=consultant)
 
 
-@pytest.fixture
-def postgres(transactional_db):
-    """As tests/integration/conftest.py: the real PostgreSQL of DATABASE_URL, or a skip."""
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (make test does in CI)")
-    return connection
-
-
 @pytest.mark.service
 def test_two_publishers_at_once_make_one_revision_on_postgresql(postgres, demo):
     plan, user, _ = demo
