@@ -23,8 +23,13 @@ first. The contract:
   nothing). When it updates nothing, :class:`StaleEditError` is raised; the JSON API maps it
   to 409 (``planner.api``) and views show it next to the form.
 
-A form posted without the hidden version (an old page, a script) is saved as before, last
-write wins. ``QuerySet.update`` and ``bulk_update`` do not bump the version.
+Pages that autosave through htmx (workload, site) swap the answer's hidden fields and the
+merged fields' inputs into the page out of band (``templates/includes/version_fields.html``)
+and serialise their requests (``hx-sync``), so one person's consecutive autosaves never
+conflict and a stale tab cannot put back a value it loaded.
+
+A form posted without the hidden version (an old page, a script, the Django admin) is saved
+as before, last write wins. ``QuerySet.update`` and ``bulk_update`` do not bump the version.
 """
 
 from __future__ import annotations
