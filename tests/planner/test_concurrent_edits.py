@@ -349,3 +349,43 @@ def test_the_fx_form_never_overwrites_a_stored_rate(client, demo):
     assert second.status_code == 400 and "already exists" in second.content.decode()
     stored = FxRate.objects.get(from_currency="CHF", to_currency="EUR", as_of="2026-01-05")
     assert (str(stored.rate.normalize()), stored.source) == ("1.07", "ECB")
+
+
+def test_a_save_between_the_check_and_the_save_is_refused_at_the_database(client, demo):
+    """The form's check passed, then someone saved: the conditional update refuses it."""
+    from planner.models import Workload
+    from planner.versioning import StaleEditError
+    from planner.workload_forms import WorkloadForm
+
+    plan, owner, _ = demo
+    workload = plan.workloads.order_by("pk").first()
+    client.force_login(owner)
+    url = reverse("workload_sizing", args=[plan.pk, workload.pk])
+    loaded = page_form(client.get(url).content.decode(), containing="headroom_pct")
+    form = WorkloadForm({**loaded, "headroom_pct": "45"}, instance=workload)
+    assert form.is_valid(), form.errors
+    meanwhile = Workload.objects.get(pk=workload.pk)
+    meanwhile.name = "Saved in between"
+    meanwhile.save()
+
+    with pytest.raises(StaleEditError) as refused:
+        form.save()
+    assert "at the same moment" in str(refused.value)
+    stored = Workload.objects.get(pk=workload.pk)
+    assert (stored.name, stored.headroom_pct) == ("Saved in between", 20)
+    assert stored.version == meanwhile.version == int(loaded["loaded_version"]) + 1
+
+
+def test_one_persons_site_autosaves_never_conflict(client, demo):
+    plan, owner, _ = demo
+    site = plan.sites.order_by("pk").first()
+    url = reverse("facility:site_detail", args=[plan.pk, site.pk])
+    client.force_login(owner)
+    data = page_form(client.get(url).content.decode(), containing="notes")
+    for notes in ("Suite B", "Suite B, cage 4", "Suite B, cage 4, row 2"):
+        data["notes"] = notes
+        answer = client.post(url, data, headers={"HX-Request": "true"})
+        assert answer.status_code == 200 and "Saved — checks updated." in answer.content.decode()
+        data.update(hidden_inputs(answer.content.decode(), "loaded_version", "loaded_values"))
+    site.refresh_from_db()
+    assert site.notes == "Suite B, cage 4, row 2" and data["loaded_version"] == str(site.version)
