@@ -246,7 +246,7 @@ def catalog_import_detail(request: HttpRequest, import_id: int) -> HttpResponse:
 def catalog_import_retry(request: HttpRequest, import_id: int) -> HttpResponse:
     """Run an import again whose job failed or is stuck (not one whose rows were rejected)."""
     job = _import_or_404(request, import_id)
-    if job.error or job.queue_unavailable:
+    if job.error or jobs.job_is_stuck(job):
         jobs.job_retry(job)
         job.refresh_from_db()
     if job.queue_unavailable:

@@ -29,17 +29,16 @@ from typing import Literal
 from django.apps import apps
 from django.conf import settings
 from django.db import DatabaseError, connections, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
 from kombu.exceptions import OperationalError as BrokerError
 
 from planner.models import Job, JobStatus
+from planner.models.jobs import QUEUE_UNAVAILABLE
 
 logger = logging.getLogger(__name__)
 
-QUEUE_UNAVAILABLE = (
-    "The job queue is unavailable; your request is saved and will start when it is back."
-)
 LOST_WORKER = "The worker stopped reporting (it was killed or ran out of memory); run it again."
 WAITING = "Waiting for a worker"
 
@@ -284,13 +283,15 @@ def job_expire_if_lost(job: Job, *, now: datetime | None = None) -> bool:
 
 
 def job_is_stuck(job: Job, *, now: datetime | None = None) -> bool:
-    """Pending but not in the broker (never queued, or queued long ago and never started)."""
+    """Pending but not in the broker: refused by it, never queued (past the grace period
+    its request has to queue it), or queued long ago and never started."""
+    now = now or timezone.now()
     if job.status != JobStatus.PENDING:
         return False
     if job.enqueued_at is None:
-        return True
-    cutoff = (now or timezone.now()) - timedelta(seconds=settings.JOBS_REQUEUE_AFTER_SECONDS)
-    return job.enqueued_at < cutoff
+        grace = timedelta(seconds=settings.JOBS_PUBLISH_GRACE_SECONDS)
+        return job.queue_unavailable or job.requested_at < now - grace
+    return job.enqueued_at < now - timedelta(seconds=settings.JOBS_REQUEUE_AFTER_SECONDS)
 
 
 def job_retry(job: Job, *, enqueue: bool = True) -> bool:
@@ -326,9 +327,9 @@ def job_retry(job: Job, *, enqueue: bool = True) -> bool:
 def jobs_reap(*, now: datetime | None = None) -> dict[str, int]:
     """Fail lost running jobs and queue pending jobs the broker does not have (beat task).
 
-    A pending job is queued again when it was never accepted (the broker was down) and
+    A pending job is queued again when the broker refused it, or it was never accepted and
     was asked for more than ``JOBS_PUBLISH_GRACE_SECONDS`` ago (younger ones are still
-    being queued by their request), or was accepted more than
+    being queued by their request), or it was accepted more than
     ``JOBS_REQUEUE_AFTER_SECONDS`` ago and never started. Stops queueing at the first
     broker error (it is down: the next round tries again).
 
@@ -344,11 +345,12 @@ def jobs_reap(*, now: datetime | None = None) -> dict[str, int]:
     for model in job_models():
         for job in model.objects.filter(status=JobStatus.RUNNING, heartbeat_at__lt=lease_cutoff):
             counts["lost"] += job_expire_if_lost(job, now=now)
-        never = model.objects.filter(
-            status=JobStatus.PENDING, enqueued_at=None, requested_at__lt=grace_cutoff
+        never = model.objects.filter(status=JobStatus.PENDING, enqueued_at=None).filter(
+            Q(requested_at__lt=grace_cutoff) | Q(progress_message=QUEUE_UNAVAILABLE)
         )
         forgotten = model.objects.filter(status=JobStatus.PENDING, enqueued_at__lt=stale_cutoff)
-        for job in [*never, *forgotten]:
+        oldest_first = ("requested_at", "pk")
+        for job in [*never.order_by(*oldest_first), *forgotten.order_by(*oldest_first)]:
             if not broker_up:
                 counts["unqueued"] += 1
                 continue

@@ -24,6 +24,9 @@ class JobStatus(models.TextChoices):
 
 
 FINISHED = (JobStatus.SUCCEEDED, JobStatus.FAILED)
+QUEUE_UNAVAILABLE = (
+    "The job queue is unavailable; your request is saved and will start when it is back."
+)
 
 
 class Job(models.Model):
@@ -73,8 +76,12 @@ class Job(models.Model):
 
     @property
     def queue_unavailable(self) -> bool:
-        """Saved but not accepted by the broker yet (it was down): the reaper queues it."""
-        return self.status == JobStatus.PENDING and self.enqueued_at is None
+        """Saved, but the broker refused it (down or hung): the reaper queues it later."""
+        return (
+            self.status == JobStatus.PENDING
+            and self.enqueued_at is None
+            and self.progress_message == QUEUE_UNAVAILABLE
+        )
 
     def lease_expired(self, now: datetime | None = None) -> bool:
         """Running, but its worker has not reported for longer than the lease."""
