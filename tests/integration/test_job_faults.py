@@ -138,3 +138,35 @@ def test_a_click_while_the_broker_is_hung_or_down_saves_the_run_until_it_is_back
     assert done.status == "succeeded" and done.attempts == 1
     page = client.get(reverse("facility:tco", args=[sized_plan.pk])).content.decode()
     assert "up to date with the plan" in page and "queue is unavailable" not in page
+
+
+def test_simultaneous_run_clicks_make_one_run(postgres, sized_plan, colo_site, consultant_a):
+    """Eight requests at once for the same inputs (each its own PostgreSQL connection)."""
+    import threading
+
+    from django.db import connections
+
+    barrier = threading.Barrier(8)
+    results, errors = [], []
+
+    def click() -> None:
+        try:
+            barrier.wait(timeout=30)
+            results.append(
+                services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
+            )
+        except Exception as exc:  # reported below with the thread's failure
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=click) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert not errors, errors
+    assert len({run.pk for run, _ in results}) == 1
+    assert sum(created for _, created in results) == 1
+    assert TcoRun.objects.filter(plan=sized_plan).count() == 1
