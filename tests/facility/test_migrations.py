@@ -33,7 +33,9 @@ def test_duplicate_runs_are_reduced_to_the_succeeded_one(transactional_db, org_a
             ("pending", "a" * 64, "pending", 100),  # newest, but not finished
             ("other", "b" * 64, "failed", 50),
         ]:
-            run = TcoRun.objects.create(plan_id=plan.pk, input_hash=input_hash, inputs={}, status=status)
+            run = TcoRun.objects.create(
+                plan_id=plan.pk, input_hash=input_hash, inputs={}, status=status
+            )
             TcoRun.objects.filter(pk=run.pk).update(created_at=now - timedelta(seconds=age_s))
             runs[name] = run.pk
 
