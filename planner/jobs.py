@@ -229,14 +229,20 @@ def job_run_inline(job: Job, execute: Execute) -> Job:
 
 
 def job_finish(job: Job, *, status: str = JobStatus.SUCCEEDED, message: str = "Done") -> None:
-    """Store the outcome: the job's own fields as set by the caller, plus the final status."""
+    """Store the outcome: the job's own fields as set by the caller, plus the final status.
+
+    When it was requested and queued are left as they are in the database (a click
+    while it ran may have moved them).
+    """
     now = timezone.now()
     job.status = status
     job.progress = 1.0
     job.progress_message = message[:200]
     job.error = ""
     job.finished_at = job.heartbeat_at = now
-    job.save()
+    kept = {"requested_at", "enqueued_at"}
+    fields = job._meta.concrete_fields
+    job.save(update_fields=[f.name for f in fields if not f.primary_key and f.name not in kept])
 
 
 def job_fail(job: Job | tuple[type[Job], int], reason: str) -> None:

@@ -305,3 +305,15 @@ def test_every_job_kind_uses_the_shared_task_base():
         assert isinstance(task, JobTask) and task.job_model in kinds
         assert kinds[task.job_model].job_task == task.name
     assert JobStatus.PENDING == "pending"
+
+
+def test_finishing_keeps_a_request_made_while_the_job_ran(org_a):
+    job = _job(org_a, enqueued_at=_ago(60), requested_at=_ago(60))
+    claimed = jobs.job_claim(CatalogImport, job.pk, worker="w1", redelivered=False)
+    clicked_at = timezone.now()
+    CatalogImport.objects.filter(pk=job.pk).update(requested_at=clicked_at)
+
+    jobs.job_finish(claimed, message="Imported")
+
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.progress == 1.0 and job.requested_at == clicked_at
