@@ -218,10 +218,14 @@ def job_run(
 
 
 def job_run_inline(job: Job, execute: Execute) -> Job:
-    """Run a job in this process now (demo builder, small documents); failures are stored."""
+    """Run a job in this process now (demo builder, small documents); failures are stored.
+
+    The caller needs the outcome now, so a job another process is running at this moment
+    is taken over (both compute the same thing; the last one stored stays).
+    """
     model = type(job)
     try:
-        ran = job_run(model, job.pk, execute, worker="inline")
+        ran = job_run(model, job.pk, execute, worker="inline", redelivered=True)
     except Exception as exc:  # recorded on the row, then raised as before
         job_fail(job, f"{type(exc).__name__}: {exc}")
         raise

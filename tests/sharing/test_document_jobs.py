@@ -70,3 +70,16 @@ def test_a_failed_render_shows_the_reason_and_offers_to_render_again(signed_in, 
     assert status.status_code == 286
     assert "could not be rendered: OSError: fonts missing" in html
     assert f'href="{download}"' in html and "Render it again" in html
+
+
+def test_a_quote_being_rendered_by_another_request_is_still_served(signed_in, plan):
+    RenderedDocument.objects.create(
+        revision=plan.revisions.get(number=1), kind="quote", status="running", attempts=1,
+        started_at=timezone.now(), heartbeat_at=timezone.now(),
+    )  # fmt: skip
+
+    response = signed_in.get(reverse("sharing:document", args=[plan.pk, 1, "quote"]))
+
+    assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
+    document = RenderedDocument.objects.get(revision__plan=plan, kind="quote")
+    assert document.status == "succeeded" and document.file
