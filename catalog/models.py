@@ -10,6 +10,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
+from planner.models.jobs import Job, JobStatus
+
 # Slugs of the reference data keep version dots ("llama-3.1-8b"), which SlugField refuses.
 catalog_slug_validator = RegexValidator(
     r"^[a-z0-9][a-z0-9._-]*$",
@@ -281,19 +283,19 @@ class CloudOffering(Sourced):
         return self.usd_per_hour / self.accelerators
 
 
-class ImportStatus(models.TextChoices):
-    PENDING = "pending", "Waiting for a worker"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Imported"
-    FAILED = "failed", "Rejected"
+ImportStatus = JobStatus  # the status of every background job
 
 
-class CatalogImport(models.Model):
-    """An uploaded CSV file and what importing it did. Runs as a Celery task.
+class CatalogImport(Job):
+    """An uploaded CSV file and what importing it did. Runs as a Celery task (a job).
 
     Owned by the organisation of the staff member who uploaded it, so its status page is
-    visible to that organisation only.
+    visible to that organisation only. ``message`` and ``errors`` are the import's outcome
+    (a file with bad rows is failed with no ``error``: the job worked, the file did not).
     """
+
+    job_task = "catalog.tasks.catalog_import_run"
+    status_labels = {JobStatus.SUCCEEDED: "Imported", JobStatus.FAILED: "Rejected"}
 
     organisation = models.ForeignKey(
         "planner.Organisation", on_delete=models.CASCADE, related_name="catalog_imports"
@@ -304,23 +306,15 @@ class CatalogImport(models.Model):
     kind = models.CharField(max_length=20)
     filename = models.CharField(max_length=255)
     csv_text = models.TextField()
-    status = models.CharField(
-        max_length=20, choices=ImportStatus.choices, default=ImportStatus.PENDING
-    )
     created = models.PositiveIntegerField(default=0)
     updated = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)
     message = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:
         return f"{self.filename} ({self.kind}, {self.status})"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (ImportStatus.SUCCEEDED, ImportStatus.FAILED)

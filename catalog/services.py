@@ -4,12 +4,11 @@ import logging
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
-from django.utils import timezone
 
 from catalog.csv_io import ImportResult, import_csv
 from catalog.kinds import KINDS, kind_get
 from catalog.models import CatalogImport, ImportStatus
+from planner import jobs
 from planner.models import Organisation
 
 logger = logging.getLogger(__name__)
@@ -44,8 +43,6 @@ def catalog_import_create(
     *, organisation: Organisation, user, kind_key: str, filename: str, csv_text: str
 ) -> CatalogImport:
     """Record an uploaded file and queue its import once the record is committed."""
-    from catalog.tasks import catalog_import_run
-
     kind_get(kind_key)  # KeyError for an unknown kind: the form prevents it
     job = CatalogImport.objects.create(
         organisation=organisation,
@@ -53,38 +50,29 @@ def catalog_import_create(
         kind=kind_key,
         filename=filename[:255],
         csv_text=csv_text,
+        progress_message=jobs.WAITING,
     )
-    transaction.on_commit(lambda: catalog_import_run.delay(job.pk))
+    jobs.job_enqueue(job)
     return job
 
 
-def catalog_import_execute(*, import_id: int) -> CatalogImport:
-    """Run one queued import: validate every row, save all or nothing, store the outcome."""
-    job = CatalogImport.objects.get(pk=import_id)
-    if job.is_finished:
-        return job
-    job.status = ImportStatus.RUNNING
-    job.save(update_fields=["status"])
+def catalog_import_execute(*, job: CatalogImport, recorder: jobs.JobRecorder) -> None:
+    """Import one claimed upload: validate every row, save all or nothing, store the outcome.
+
+    A file with bad rows is a finished job with status failed, its ``errors`` and no
+    ``error`` (nothing went wrong with the job itself).
+    """
+    recorder(0.1, "Checking every row")
     result = import_csv(kind_get(job.kind), job.csv_text)
     job.created, job.updated, job.unchanged = result.created, result.updated, result.unchanged
     job.errors = [{"line": e.line, "message": e.message} for e in result.errors]
     if result.ok:
-        job.status = ImportStatus.SUCCEEDED
         job.message = (
             f"{result.rows} rows: {result.created} created, {result.updated} updated, "
             f"{result.unchanged} unchanged; {result.prices_recorded} prices recorded."
         )
+        jobs.job_finish(job, message="Imported")
     else:
-        job.status = ImportStatus.FAILED
         job.message = f"{len(result.errors)} problem(s) found; nothing was saved."
-    job.finished_at = timezone.now()
-    job.save()
+        jobs.job_finish(job, status=ImportStatus.FAILED, message="Rejected")
     logger.info("catalog import %s: %s", job.pk, job.message)
-    return job
-
-
-def catalog_import_fail(*, import_id: int, reason: str) -> None:
-    """Mark an import failed with the reason, after the task gave up."""
-    CatalogImport.objects.filter(pk=import_id).exclude(
-        status__in=[ImportStatus.SUCCEEDED, ImportStatus.FAILED]
-    ).update(status=ImportStatus.FAILED, message=reason, finished_at=timezone.now())

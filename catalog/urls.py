@@ -16,6 +16,7 @@ urlpatterns = [
     path("import/", views.catalog_import_new, name="import"),
     path("import/<int:import_id>/", views.catalog_import_detail, name="import_detail"),
     path("import/<int:import_id>/status/", views.catalog_import_status, name="import_status"),
+    path("import/<int:import_id>/retry/", views.catalog_import_retry, name="import_retry"),
     path("<slug:kind_key>/", views.catalog_list, name="list"),
     path("<slug:kind_key>/export.csv", views.catalog_export, name="export"),
     path("<slug:kind_key>/<str:lookup>/", views.catalog_detail, name="detail"),

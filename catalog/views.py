@@ -7,7 +7,7 @@ from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from catalog import selectors
@@ -16,6 +16,7 @@ from catalog.filters import filter_form_class, filter_queryset, sort_queryset
 from catalog.forms import CatalogUploadForm, CompareForm
 from catalog.kinds import KINDS, CatalogKind
 from catalog.services import catalog_import_create
+from planner import jobs
 from planner.charts import accelerator_compare_figure
 from planner.permissions import member_required, staff_member_required
 
@@ -204,7 +205,11 @@ def catalog_import_new(request: HttpRequest) -> HttpResponse:
                 filename=upload.name,
                 csv_text=text,
             )
-            messages.info(request, f"{upload.name} queued for import.")
+            job.refresh_from_db()
+            if job.queue_unavailable:
+                messages.warning(request, jobs.QUEUE_UNAVAILABLE)
+            else:
+                messages.info(request, f"{upload.name} queued for import.")
             return redirect("catalog:import_detail", import_id=job.pk)
     imports = selectors.catalog_import_list(organisation=request.organisation)[:20]
     return render(
@@ -216,17 +221,37 @@ def catalog_import_new(request: HttpRequest) -> HttpResponse:
 
 
 def _import_or_404(request: HttpRequest, import_id: int):
+    """The organisation's import; a running one whose worker stopped reporting is failed."""
     try:
-        return selectors.catalog_import_get(organisation=request.organisation, import_id=import_id)
+        job = selectors.catalog_import_get(organisation=request.organisation, import_id=import_id)
     except ObjectDoesNotExist:
         raise Http404("No such import.") from None
+    jobs.job_expire_if_lost(job)
+    return job
+
+
+def _import_context(request: HttpRequest, job) -> dict:
+    return {"job": job, "kinds": KINDS.values(), "can_retry": request.user.is_staff}
 
 
 @member_required
 @require_GET
 def catalog_import_detail(request: HttpRequest, import_id: int) -> HttpResponse:
     job = _import_or_404(request, import_id)
-    return render(request, "catalog/import_detail.html", {"job": job, "kinds": KINDS.values()})
+    return render(request, "catalog/import_detail.html", _import_context(request, job))
+
+
+@staff_member_required
+@require_POST
+def catalog_import_retry(request: HttpRequest, import_id: int) -> HttpResponse:
+    """Run an import again whose job failed or is stuck (not one whose rows were rejected)."""
+    job = _import_or_404(request, import_id)
+    if job.error or jobs.job_is_stuck(job):
+        jobs.job_retry(job)
+        job.refresh_from_db()
+    if job.queue_unavailable:
+        messages.warning(request, jobs.QUEUE_UNAVAILABLE)
+    return redirect("catalog:import_detail", import_id=job.pk)
 
 
 @member_required
@@ -234,7 +259,7 @@ def catalog_import_detail(request: HttpRequest, import_id: int) -> HttpResponse:
 def catalog_import_status(request: HttpRequest, import_id: int) -> HttpResponse:
     """The polled status partial; answers 286 (stop polling) once the import has finished."""
     job = _import_or_404(request, import_id)
-    response = render(request, "catalog/import_detail.html#status", {"job": job})
+    response = render(request, "catalog/import_detail.html#status", _import_context(request, job))
     if job.is_finished:
         stop = HttpResponseStopPolling(response.content)
         return stop

@@ -103,3 +103,68 @@ def postgres(transactional_db):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (make test does in CI)")
     return connection
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def broker_at(monkeypatch):
+    """Point the Celery app at a broker URL for the test (eager mode off), then restore it.
+
+    Used with a URL nobody listens on (the broker is down) or the ``hung_redis`` socket.
+    """
+    from planner.celery import app
+
+    saved = {key: app.conf[key] for key in ("task_always_eager", "broker_url")}
+
+    def point(url: str) -> None:
+        # Celery's broker_url setting prefers the CELERY_BROKER_URL variable over its config.
+        monkeypatch.setenv("CELERY_BROKER_URL", url)
+        app.conf.update(task_always_eager=False, broker_url=url)
+        # Connection and producer pools were built for another broker: start fresh ones.
+        monkeypatch.setattr(app, "_pool", None)
+        monkeypatch.setattr(app.amqp, "_producer_pool", None)
+
+    yield point
+    app.conf.update(saved)
+
+
+@pytest.fixture
+def broker_down(broker_at):
+    """The broker refuses connections (Redis stopped): a port nobody listens on."""
+    url = f"redis://127.0.0.1:{_free_port()}/0"
+    broker_at(url)
+    return url
+
+
+@pytest.fixture
+def broker_hung(broker_at):
+    """A broker that accepts connections and never answers (Redis hung, e.g. SIGSTOPped)."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    url = f"redis://127.0.0.1:{server.getsockname()[1]}/0"
+    broker_at(url)
+    yield url
+    server.close()
+    for conn in held:
+        conn.close()

@@ -19,7 +19,7 @@ class SiteAdmin(admin.ModelAdmin):
 
 @admin.register(TcoRun)
 class TcoRunAdmin(admin.ModelAdmin):
-    list_display = ["pk", "plan", "status", "progress", "created_at", "finished_at"]
+    list_display = ["pk", "plan", "status", "progress", "attempts", "worker", "heartbeat_at"]
     list_filter = ["status"]
     readonly_fields = ["input_hash", "inputs", "results", "basis"]
 

@@ -18,6 +18,7 @@ from planner.engine import facility as fe
 from planner.engine import tco as te
 from planner.engine.network import REGIONS
 from planner.engine.placement import OPTION_KINDS
+from planner.models.jobs import Job, JobStatus
 from planner.versioning import VersionedModel
 
 country_validator = RegexValidator(r"^[A-Z]{2}$", "Use a two-letter ISO 3166 code, e.g. NL.")
@@ -337,48 +338,35 @@ class TcoSettings(VersionedModel):
         return f"TCO settings of plan {self.plan_id}"
 
 
-class TcoStatus(models.TextChoices):
-    PENDING = "pending", "Waiting for a worker"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Finished"
-    FAILED = "failed", "Failed"
+TcoStatus = JobStatus  # the status of every background job
 
 
-class TcoRun(models.Model):
+class TcoRun(Job):
     """One TCO computation of a plan, stored against the SHA-256 hash of its inputs.
 
     ``inputs`` is the canonical JSON of the engine inputs (what the task computes from);
     ``results`` holds the options' cash flows, the tornado and the Monte Carlo bands with
-    money as decimal strings (cents) and ``basis`` says where each input came from.
+    money as decimal strings (cents) and ``basis`` says where each input came from. One
+    run per plan and input hash (a constraint, so two simultaneous clicks make one run).
     """
+
+    job_task = "planner.facility.tasks.tco_run_task"
 
     plan = models.ForeignKey("planner.Plan", on_delete=models.CASCADE, related_name="tco_runs")
     input_hash = models.CharField(max_length=64, db_index=True)
     inputs = models.JSONField()
     basis = models.JSONField(default=list, blank=True)
-    status = models.CharField(max_length=20, choices=TcoStatus.choices, default=TcoStatus.PENDING)
-    progress = models.FloatField(default=0.0)
-    progress_message = models.CharField(max_length=200, blank=True)
     results = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["-created_at", "-pk"]
+        ordering = ["-requested_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["plan", "input_hash"], name="unique_tco_run_per_inputs")
+        ]
 
     def __str__(self) -> str:
         return f"TCO run {self.pk} of plan {self.plan_id} ({self.status})"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (TcoStatus.SUCCEEDED, TcoStatus.FAILED)
-
-    @property
-    def progress_pct(self) -> int:
-        return round(self.progress * 100)

@@ -61,23 +61,13 @@ def tco_settings_get(*, plan: Plan) -> TcoSettings:
 
 
 def tco_run_latest(*, plan: Plan) -> TcoRun | None:
-    """The plan's most recent TCO run."""
-    return TcoRun.objects.filter(plan=plan).order_by("-created_at", "-pk").first()
+    """The plan's most recently requested TCO run."""
+    return TcoRun.objects.filter(plan=plan).order_by("-requested_at", "-pk").first()
 
 
 def tco_run_get(*, plan: Plan, run_id: int) -> TcoRun:
     """One TCO run of the plan; raises TcoRun.DoesNotExist for any other."""
     return TcoRun.objects.get(plan=plan, pk=run_id)
-
-
-def tco_run_find(*, plan: Plan, input_hash: str) -> TcoRun | None:
-    """A finished or still running run of the plan with these inputs (never a failed one)."""
-    return (
-        TcoRun.objects.filter(plan=plan, input_hash=input_hash)
-        .exclude(status="failed")
-        .order_by("-created_at", "-pk")
-        .first()
-    )
 
 
 # --- Sites into the facility engine ----------------------------------------------------------
@@ -327,7 +317,6 @@ __all__ = [
     "site_get",
     "site_list",
     "site_spec",
-    "tco_run_find",
     "tco_run_get",
     "tco_run_latest",
     "tco_settings_get",

@@ -22,6 +22,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from planner import jobs
 from planner import selectors as plan_selectors
 from planner.engine import facility as fe
 from planner.engine import placement as pe
@@ -718,8 +719,14 @@ class TcoState:
 
 
 def tco_state(*, plan: Plan) -> TcoState:
-    """The latest run and whether the plan's current inputs still hash to its inputs."""
+    """The latest run and whether the plan's current inputs still hash to its inputs.
+
+    A running run whose worker stopped reporting is failed here (the lease), so the page
+    says so instead of polling for ever.
+    """
     run = selectors.tco_run_latest(plan=plan)
+    if run is not None:
+        jobs.job_expire_if_lost(run)
     try:
         build, reason = tco_inputs_build(plan=plan), ""
     except TcoNotReady as exc:
@@ -755,118 +762,73 @@ def tco_settings_save(*, plan: Plan, form) -> TcoSettings:
 
 
 def tco_run_request(*, plan: Plan, user, enqueue: bool = True) -> tuple[TcoRun, bool]:
-    """A run for the plan's current inputs: the existing one if they are unchanged, else new.
+    """The run for the plan's current inputs: the existing one, else a new one, queued.
 
-    A new run stores the canonical inputs and their hash and is queued once committed
-    (unless ``enqueue`` is false: the caller then computes it in-process).
+    One run per (plan, input hash), made atomically (a unique constraint behind
+    ``get_or_create``), so simultaneous clicks share one run. A failed or stuck run with the
+    same inputs is reset and queued again; any other is only made the latest again. Queued
+    once committed (unless ``enqueue`` is false: the caller then computes it in-process).
 
     Returns:
-        (run, created).
+        (run, created): ``created`` is true when the run is new or queued again.
 
     Raises:
         TcoNotReady: When the plan cannot be costed yet.
     """
-    from planner.facility.tasks import tco_run_task
-
     build = tco_inputs_build(plan=plan)
-    existing = selectors.tco_run_find(plan=plan, input_hash=build.input_hash)
-    if existing is not None:
-        return existing, False
-    run = TcoRun.objects.create(
+    run, created = TcoRun.objects.get_or_create(
         plan=plan,
         input_hash=build.input_hash,
-        inputs=build.canonical,
-        basis=build.basis,
-        created_by=user,
-        progress_message="Waiting for a worker",
+        defaults={
+            "inputs": build.canonical,
+            "basis": build.basis,
+            "created_by": user,
+            "progress_message": jobs.WAITING,
+        },
     )
-    if enqueue:
-        transaction.on_commit(lambda: tco_run_task.delay(run.pk))
-    return run, True
+    if created:
+        if enqueue:
+            jobs.job_enqueue(run)
+        return run, True
+    if enqueue and jobs.job_retry(run):
+        return run, True
+    TcoRun.objects.filter(pk=run.pk).update(requested_at=timezone.now())
+    return run, False
 
 
-class ProgressRecorder:
-    """Writes the engine's ``(fraction, message)`` callbacks into the run row.
-
-    Each engine stage maps onto a slice ``[start, end]`` of the whole run; a write happens
-    only when the message changes or progress moves by at least 2 points.
-    """
-
-    def __init__(self, run_id: int) -> None:
-        self.run_id = run_id
-        self.last = -1.0
-        self.message = ""
-
-    def stage(self, start: float, end: float, label: str):
-        def report(fraction: float, message: str) -> None:
-            self.write(start + (end - start) * fraction, f"{label}: {message}")
-
-        return report
-
-    def write(self, progress: float, message: str) -> None:
-        if message == self.message and progress - self.last < 0.02:
-            return
-        self.last, self.message = progress, message
-        TcoRun.objects.filter(pk=self.run_id).update(
-            progress=progress, progress_message=message[:200]
-        )
-
-
-def tco_run_execute(*, run_id: int, progress: bool = True) -> TcoRun:
-    """Compute one queued run from its stored inputs and store the results.
+def tco_run_execute(*, job: TcoRun, recorder: jobs.JobRecorder) -> None:
+    """Compute one claimed run from its stored inputs and store the results.
 
     Raises:
         Exception: Whatever the engine raises; the task retries and finally marks it failed.
     """
-    run = TcoRun.objects.get(pk=run_id)
-    if run.is_finished:
-        return run
-    TcoRun.objects.filter(pk=run_id).update(
-        status=TcoStatus.RUNNING, started_at=timezone.now(), attempts=run.attempts + 1, error=""
-    )
-    recorder = ProgressRecorder(run_id)
+    run = job
     inputs = tco_inputs_from_canonical(run.inputs)
     mc = run.inputs["monte_carlo"]
     result = te.run_tco(inputs, progress=recorder.stage(0.0, 0.25, "Cash flows"))
-    recorder.write(0.25, "Sensitivity: swinging each driver ±20 %")
+    recorder(0.25, "Sensitivity: swinging each driver ±20 %")
     bars = te.sensitivity(inputs, swing=run.inputs["sensitivity"]["swing"])
-    recorder.write(0.35, "Monte Carlo: starting")
+    recorder(0.35, "Monte Carlo: starting")
     bands = te.monte_carlo(
         inputs,
         paths=mc["paths"],
         seed=mc["seed"],
         progress=recorder.stage(0.35, 0.95, "Monte Carlo"),
     )
-    recorder.write(0.97, "Storing results")
-    run.refresh_from_db()
+    recorder(0.97, "Storing results")
     run.results = tco_results_serialise(result, bars, bands)
-    run.status = TcoStatus.SUCCEEDED
-    run.progress = 1.0
-    run.progress_message = "Done"
-    run.finished_at = timezone.now()
-    run.save()
+    jobs.job_finish(run)
     logger.info("TCO run %s of plan %s finished", run.pk, run.plan_id)
-    return run
-
-
-def tco_run_fail(*, run_id: int, reason: str) -> None:
-    """Mark a run failed with the reason, after the task gave up."""
-    TcoRun.objects.filter(pk=run_id).exclude(status=TcoStatus.SUCCEEDED).update(
-        status=TcoStatus.FAILED, error=reason[:2000], finished_at=timezone.now()
-    )
-
-
-def tco_run_note_retry(*, run_id: int, reason: str) -> None:
-    """Show that an attempt failed and another is coming."""
-    TcoRun.objects.filter(pk=run_id).update(
-        status=TcoStatus.PENDING, progress_message=f"Attempt failed ({reason[:120]}); retrying"
-    )
 
 
 def tco_run_sync(*, plan: Plan, user) -> TcoRun:
     """Request and compute a run in this process (the demo builder; no worker needed)."""
     run, created = tco_run_request(plan=plan, user=user, enqueue=False)
-    return run if not created and run.is_finished else tco_run_execute(run_id=run.pk)
+    if run.status == TcoStatus.SUCCEEDED:
+        return run
+    if run.status == TcoStatus.FAILED:
+        jobs.job_retry(run, enqueue=False)
+    return jobs.job_run_inline(run, tco_run_execute)
 
 
 # --- Serialising results ----------------------------------------------------------------------

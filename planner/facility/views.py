@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
+from planner import jobs
 from planner import selectors as plan_selectors
 from planner.facility import charts, selectors, services
 from planner.facility.forms import (
@@ -278,11 +279,14 @@ def tco_run(request: HttpRequest, plan_id: int) -> HttpResponse:
     except services.TcoNotReady as exc:
         messages.error(request, str(exc))
         return redirect("facility:tco", plan_id=plan.pk)
-    if not created:
+    run.refresh_from_db()
+    if run.queue_unavailable:
+        messages.warning(request, jobs.QUEUE_UNAVAILABLE)
+    elif not created:
         messages.info(
             request,
-            "The plan's inputs have not changed since the last run: showing its results "
-            "instead of computing them again.",
+            "The plan's inputs have not changed since the last run: showing that run "
+            "instead of computing it again.",
         )
     return redirect("facility:tco", plan_id=plan.pk)
 
@@ -296,6 +300,7 @@ def tco_status(request: HttpRequest, plan_id: int, run_id: int) -> HttpResponse:
         run = selectors.tco_run_get(plan=plan, run_id=run_id)
     except ObjectDoesNotExist:
         raise Http404("No such TCO run.") from None
+    jobs.job_expire_if_lost(run)
     current = services.tco_state(plan=plan)
     stale = current.build is None or current.build.input_hash != run.input_hash
     state = services.TcoState(run, current.build, current.not_ready, stale)

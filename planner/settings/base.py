@@ -3,6 +3,9 @@
 Environment variables:
     DATABASE_URL: any dj-database-url URL; default an SQLite file in the project folder.
     CELERY_BROKER_URL: e.g. redis://127.0.0.1:6379/0; empty means tasks run eagerly in-process.
+    BROKER_SOCKET_TIMEOUT_S: seconds a click waits on a hung broker or cache (default 1).
+    CELERY_VISIBILITY_TIMEOUT_S: seconds before Redis redelivers an unacknowledged task.
+    JOBS_LEASE_SECONDS, JOBS_HEARTBEAT_SECONDS: a running job's lease and heartbeat period.
     SECRET_KEY, DEBUG, ALLOWED_HOSTS (comma-separated), CSRF_TRUSTED_ORIGINS (comma-separated).
 """
 
@@ -20,6 +23,12 @@ def env_bool(name: str, default: bool) -> bool:
     if raw is None or raw == "":
         return default
     return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_number(name: str, default: float) -> float:
+    """Read a number from the environment."""
+    raw = os.environ.get(name, "")
+    return float(raw) if raw.strip() else default
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -95,10 +104,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Shared cache (share-link rate limits must count across processes): Redis when CACHE_URL is
 # set, e.g. redis://127.0.0.1:6379/1; otherwise a per-process memory cache.
+# A hung Redis must not hold a page for more than about a second: short socket timeouts.
+BROKER_SOCKET_TIMEOUT_S = env_number("BROKER_SOCKET_TIMEOUT_S", 1.0)
 CACHE_URL = os.environ.get("CACHE_URL", "")
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": {
+                "socket_connect_timeout": BROKER_SOCKET_TIMEOUT_S,
+                "socket_timeout": BROKER_SOCKET_TIMEOUT_S,
+            },
+        }
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
@@ -140,17 +158,54 @@ CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_IGNORE_RESULT = True  # results live in our own tables, next to the plan
 CELERY_TASK_TIME_LIMIT = 15 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 10 * 60
+# Acknowledge a task when it returns, and requeue it when the process running it dies
+# (SIGKILL, the OOM killer): every job task is safe to redeliver (planner/jobs.py).
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
+# Redis redelivers an unacknowledged task after the visibility timeout: longer than the
+# longest task (the hard time limit) so a running task is never delivered twice; a whole
+# worker that died is noticed sooner by the job lease (JOBS_LEASE_SECONDS below).
+# Short socket timeouts and one quick publish retry: a click on a down or hung broker
+# answers within about 1-3 s with "the job queue is unavailable", never a 30 s hang.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(
+        env_number("CELERY_VISIBILITY_TIMEOUT_S", CELERY_TASK_TIME_LIMIT + 5 * 60)
+    ),
+    "socket_timeout": BROKER_SOCKET_TIMEOUT_S,
+    "socket_connect_timeout": BROKER_SOCKET_TIMEOUT_S,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_SOCKET_TIMEOUT_S
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 # Periodic tasks, run by `celery -A planner beat` (docker-compose's beat service).
 CELERY_BEAT_SCHEDULE = {
     "sourcing-daily-check": {
         "task": "sourcing.tasks.sourcing_daily_check",
         "schedule": 24 * 60 * 60,  # seconds: once a day
     },
+    "jobs-reap": {
+        "task": "planner.tasks.jobs_reap",
+        "schedule": 60,  # seconds: lost jobs are failed, unqueued jobs queued, within a minute
+    },
 }
+
+# Background jobs (planner/jobs.py). A running job refreshes its heartbeat every
+# JOBS_HEARTBEAT_SECONDS; one silent for JOBS_LEASE_SECONDS lost its worker and is failed.
+JOBS_HEARTBEAT_SECONDS = env_number("JOBS_HEARTBEAT_SECONDS", 10)
+JOBS_LEASE_SECONDS = env_number("JOBS_LEASE_SECONDS", 120)
+JOBS_MAX_ATTEMPTS = 3  # an exception or a dead pool process; then the job fails
+# The reaper queues a pending job the broker never accepted once its request is this old
+# (younger ones are still being queued by the request), and one queued this long ago that
+# never started (the broker lost it).
+JOBS_PUBLISH_GRACE_SECONDS = env_number("JOBS_PUBLISH_GRACE_SECONDS", 30)
+JOBS_REQUEUE_AFTER_SECONDS = env_number("JOBS_REQUEUE_AFTER_SECONDS", CELERY_TASK_TIME_LIMIT)
 
 # Where the catalog's reference data ships inside the project (copied from shared/data).
 CATALOG_DATA_DIR = BASE_DIR / "catalog" / "data"

@@ -14,6 +14,8 @@ from django.core.validators import MaxLengthValidator
 from django.db import models
 from django.utils import timezone
 
+from planner.models.jobs import Job, JobStatus
+
 SNAPSHOT_SCHEMA_VERSION = 1
 
 
@@ -232,34 +234,26 @@ class DocumentKind(models.TextChoices):
     REPORT = "report", "Plan report"
 
 
-class DocumentStatus(models.TextChoices):
-    PENDING = "pending", "Waiting for a worker"
-    RUNNING = "running", "Rendering"
-    SUCCEEDED = "succeeded", "Ready"
-    FAILED = "failed", "Failed"
+DocumentStatus = JobStatus  # the status of every background job
 
 
 def _document_path(instance: RenderedDocument, filename: str) -> str:
     return f"documents/plan-{instance.revision.plan_id}/revision-{instance.revision_id}/{filename}"
 
 
-class RenderedDocument(models.Model):
-    """The PDF bytes of one document kind for one revision, rendered once."""
+class RenderedDocument(Job):
+    """The PDF bytes of one document kind for one revision, rendered once (a job)."""
+
+    job_task = "planner.sharing.tasks.document_render_task"
+    status_labels = {JobStatus.RUNNING: "Rendering", JobStatus.SUCCEEDED: "Ready"}
 
     revision = models.ForeignKey(PlanRevision, on_delete=models.CASCADE, related_name="documents")
     kind = models.CharField(max_length=20, choices=DocumentKind.choices)
-    status = models.CharField(
-        max_length=20, choices=DocumentStatus.choices, default=DocumentStatus.PENDING
-    )
-    progress = models.FloatField(default=0.0)
-    progress_message = models.CharField(max_length=200, blank=True)
     file = models.FileField(upload_to=_document_path, blank=True)
     sha256 = models.CharField(max_length=64, blank=True)
     size_bytes = models.PositiveIntegerField(default=0)
     render_seconds = models.FloatField(null=True, blank=True)
-    error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["revision", "kind"]
@@ -269,11 +263,3 @@ class RenderedDocument(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} of {self.revision}"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (DocumentStatus.SUCCEEDED, DocumentStatus.FAILED)
-
-    @property
-    def progress_pct(self) -> int:
-        return round(self.progress * 100)

@@ -20,6 +20,7 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from planner import jobs
 from planner.models import Plan
 from planner.pdf import context as pdf_context
 from planner.pdf.render import render_pdf
@@ -327,33 +328,15 @@ def document_render(*, revision: PlanRevision, kind: str) -> bytes:
     return render_pdf(DOCUMENT_TEMPLATES[kind], {"doc": context}).content
 
 
-class _Progress:
-    """Writes a document row's progress (a recorder the task passes through)."""
-
-    def __init__(self, document_id: int | None) -> None:
-        self.document_id = document_id
-
-    def __call__(self, progress: float, message: str) -> None:
-        if self.document_id is not None:
-            RenderedDocument.objects.filter(pk=self.document_id).update(
-                progress=progress, progress_message=message[:200]
-            )
-
-
-def document_execute(*, document_id: int) -> RenderedDocument:
-    """Render and store one document row (what the task calls)."""
-    document = RenderedDocument.objects.select_related("revision").get(pk=document_id)
-    if document.status == DocumentStatus.SUCCEEDED and document.file:
-        return document
-    progress = _Progress(document.pk)
-    RenderedDocument.objects.filter(pk=document.pk).update(status=DocumentStatus.RUNNING)
-    progress(0.1, "Reading the revision")
+def document_execute(*, job: RenderedDocument, recorder: jobs.JobRecorder) -> None:
+    """Render and store one claimed document row (what the task runs)."""
+    document = job
+    recorder(0.1, "Reading the revision")
     started = time.perf_counter()
     context = document_context(revision=document.revision, kind=document.kind)
-    progress(0.4, "Laying out the pages")
+    recorder(0.4, "Laying out the pages")
     content = render_pdf(DOCUMENT_TEMPLATES[document.kind], {"doc": context}).content
-    progress(0.9, "Storing the PDF")
-    document.refresh_from_db()
+    recorder(0.9, "Storing the PDF")
     document.file.save(
         document_filename(revision=document.revision, kind=document.kind),
         ContentFile(content),
@@ -362,47 +345,34 @@ def document_execute(*, document_id: int) -> RenderedDocument:
     document.sha256 = hashlib.sha256(content).hexdigest()
     document.size_bytes = len(content)
     document.render_seconds = time.perf_counter() - started
-    document.status = DocumentStatus.SUCCEEDED
-    document.progress = 1.0
-    document.progress_message = "Ready"
-    document.error = ""
-    document.finished_at = timezone.now()
-    document.save()
-    return document
-
-
-def document_fail(*, document_id: int, reason: str) -> None:
-    RenderedDocument.objects.filter(pk=document_id).update(
-        status=DocumentStatus.FAILED, error=reason[:2000], finished_at=timezone.now()
-    )
+    jobs.job_finish(document, message="Ready")
 
 
 def document_get_or_render(*, revision: PlanRevision, kind: str) -> RenderedDocument:
     """The stored document, rendered now (synchronously) if it is not stored yet."""
     document, _ = RenderedDocument.objects.get_or_create(revision=revision, kind=kind)
-    if document.status != DocumentStatus.SUCCEEDED or not document.file:
-        document = document_execute(document_id=document.pk)
-    return document
+    if document.status == DocumentStatus.SUCCEEDED:
+        if document.file:
+            return document
+        document.status = DocumentStatus.FAILED  # the stored file is gone: render it again
+    jobs.job_retry(document, enqueue=False)
+    return jobs.job_run_inline(document, document_execute)
 
 
 def document_request(*, revision: PlanRevision, kind: str) -> tuple[RenderedDocument, bool]:
     """The document of the revision, queued for the worker when it is not rendered yet.
 
-    Returns:
-        ``(document, queued)``; ``queued`` is False when it is stored or already queued.
-    """
-    from planner.sharing.tasks import document_render_task
+    A failed or stuck render (its worker died, or the queue was down) is queued again, so
+    reopening the report retries it; a lost worker is noticed here too (the lease).
 
+    Returns:
+        ``(document, queued)``; ``queued`` is False when it is stored or already on its way.
+    """
     document, created = RenderedDocument.objects.get_or_create(revision=revision, kind=kind)
-    if document.status == DocumentStatus.FAILED:
-        RenderedDocument.objects.filter(pk=document.pk).update(
-            status=DocumentStatus.PENDING, error="", progress=0.0, progress_message=""
-        )
-        created = True
-    if not created:
-        return document, False
-    transaction.on_commit(lambda: document_render_task.delay(document.pk))
-    return document, True
+    if created:
+        jobs.job_enqueue(document)
+        return document, True
+    return document, jobs.job_retry(document)
 
 
 def document_bytes(document: RenderedDocument) -> bytes:

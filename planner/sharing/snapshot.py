@@ -277,7 +277,7 @@ def _tco(plan: Plan) -> dict[str, Any]:
 
     run = (
         TcoRun.objects.filter(plan=plan, status=TcoStatus.SUCCEEDED)
-        .order_by("-created_at", "-pk")
+        .order_by("-requested_at", "-pk")
         .first()
     )
     if run is None or not run.results:

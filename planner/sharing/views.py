@@ -26,6 +26,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
+from planner import jobs
 from planner.pdf import context as pdf_context
 from planner.pdf.render import render_html
 from planner.permissions import editor_required, member_required
@@ -360,6 +361,7 @@ def document_status(request: HttpRequest, plan_id: int, number: int, kind: str) 
 
 
 def _status_response(request, document, download_url: str, status_url: str) -> HttpResponse:
+    jobs.job_expire_if_lost(document)  # a render whose worker died says so and stops polling
     html = render_to_string(
         "sharing/_document_status.html",
         {"document": document, "download_url": download_url, "status_url": status_url},

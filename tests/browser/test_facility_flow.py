@@ -33,7 +33,7 @@ def sized_demo_plan(demo_user):
 
 
 def test_fill_a_site_then_run_the_tco(page, live_server, demo_user, sized_demo_plan, monkeypatch):
-    from planner.facility import services, tasks
+    from planner.facility import tasks
     from planner.facility.models import Site, TcoRun
 
     plan = sized_demo_plan
@@ -93,7 +93,7 @@ def test_fill_a_site_then_run_the_tco(page, live_server, demo_user, sized_demo_p
     page.click("[data-testid=tco-run-form] button")
     page.get_by_test_id("tco-progress").wait_for()
     run = TcoRun.objects.get(plan=plan, status="pending")
-    services.tco_run_execute(run_id=run.pk)
+    tasks.tco_run_task.apply(args=[run.pk])
     page.wait_for_selector("[data-plotly-figure=fig-cumulative][data-rendered=true] .main-svg")
     for figure in ("fig-stack", "fig-tornado", "fig-monte-carlo"):
         page.wait_for_selector(f"[data-plotly-figure={figure}][data-rendered=true] .main-svg")

@@ -14,8 +14,8 @@ def test_a_crashing_import_is_retried_then_marked_failed(db, org_a):
     assert result.failed()
     job.refresh_from_db()
     assert job.status == "failed"
-    assert job.message.startswith("The import crashed:") and "no-such-kind" in job.message
-    assert job.finished_at is not None
+    assert job.error.startswith("KeyError:") and "no-such-kind" in job.error
+    assert job.attempts == 3 and job.finished_at is not None
 
 
 def test_running_a_finished_import_again_changes_nothing(db, org_a, catalog):

@@ -3,6 +3,7 @@
 from decimal import Decimal
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 
 from catalog.models import CloudOffering
@@ -55,9 +56,9 @@ def test_no_chosen_configuration_is_not_ready(sized_plan):
 
 def test_a_run_stores_results_progress_and_money_as_decimals(sized_plan, colo_site, consultant_a):
     run, created = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
-    done = services.tco_run_execute(run_id=run.pk)
+    done = services.tco_run_sync(plan=sized_plan, user=consultant_a)
 
-    assert created and done.status == "succeeded"
+    assert created and done.pk == run.pk and done.status == "succeeded"
     assert done.progress == 1.0 and done.attempts == 1 and done.finished_at
     results = done.results
     keys = [o["key"] for o in results["options"]]
@@ -82,7 +83,7 @@ def test_unchanged_plan_is_not_recomputed_and_a_change_makes_it_stale(
     sized_plan, colo_site, consultant_a
 ):
     run, _ = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
-    services.tco_run_execute(run_id=run.pk)
+    services.tco_run_sync(plan=sized_plan, user=consultant_a)
 
     again, created = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
     assert again.pk == run.pk and not created
@@ -117,7 +118,7 @@ def test_task_runs_in_celery_and_the_page_shows_charts(
 
 def test_stale_results_say_so(client, consultant_a, sized_plan, colo_site):
     run, _ = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
-    services.tco_run_execute(run_id=run.pk)
+    services.tco_run_sync(plan=sized_plan, user=consultant_a)
     sized_plan.workloads.filter(name="Chat").update(chosen_accelerators=40, chosen_servers=5)
     client.force_login(consultant_a)
 
@@ -153,14 +154,15 @@ def test_failing_run_retries_then_shows_the_reason(
     tco_run_task.apply(args=[run.pk])  # eager, with its retries
 
     run.refresh_from_db()
-    assert len(calls) == tco_run_task.max_retries + 1
+    assert len(calls) == settings.JOBS_MAX_ATTEMPTS == run.attempts
     assert run.status == "failed" and "engine exploded" in run.error
     client.force_login(consultant_a)
     status = client.get(reverse("facility:tco_status", args=[sized_plan.pk, run.pk]))
     assert status.status_code == 286 and "engine exploded" in status.content.decode()
-    # A failed run does not block a new one with the same inputs.
-    _, created = services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
-    assert created
+    # Running it again resets the failed run with the same inputs and queues it again.
+    again, created = services.tco_run_request(plan=sized_plan, user=consultant_a)
+    assert created and again.pk == run.pk
+    assert (again.status, again.attempts, again.error) == ("pending", 0, "")
 
 
 def test_viewers_cannot_run_or_change_inputs(client, org_a, sized_plan):

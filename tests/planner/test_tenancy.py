@@ -33,6 +33,9 @@ TENANT_OBJECT_URLS = {
     "catalog:import_status": lambda objs: reverse(
         "catalog:import_status", args=[objs["import_b"].pk]
     ),
+    "catalog:import_retry": lambda objs: reverse(
+        "catalog:import_retry", args=[objs["import_b"].pk]
+    ),
     "facility:site_list": lambda objs: reverse("facility:site_list", args=[objs["plan_b"].pk]),
     "facility:site_create": lambda objs: reverse("facility:site_create", args=[objs["plan_b"].pk]),
     "facility:site_detail": lambda objs: reverse(

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('facility', '0001_initial'),
+        ('facility', '0003_unique_tco_run_per_inputs'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sharing', '0001_initial'),
+        ('sharing', '0002_job_lease_and_status'),
     ]
 
     operations = [
