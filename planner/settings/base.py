@@ -7,6 +7,7 @@ Environment variables:
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -49,6 +50,7 @@ INSTALLED_APPS = [
     "planner.sharing",
     "catalog",
     "sourcing",
+    "axes",  # login throttling (planner/login_throttle.py)
 ]
 
 MIDDLEWARE = [
@@ -62,6 +64,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "planner.middleware.CurrentOrganisationMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out sign-in into its page
 ]
 
 ROOT_URLCONF = "planner.urls"
@@ -167,3 +170,18 @@ LOGGING = {
 # X-Forwarded-For (planner/client_ip.py). 0 (the default) trusts none: the socket address is
 # the client. docker-compose's single nginx/ingress in front of gunicorn: set 1.
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+
+# Login throttling (django-axes; planner/login_throttle.py). Counted in the database.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out client
+    "django.contrib.auth.backends.ModelBackend",
+]
+LOGIN_FAILURE_LIMIT_PER_USER = int(os.environ.get("LOGIN_FAILURE_LIMIT_PER_USER", "5"))
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURE_LIMIT_PER_ADDRESS", "20"))
+AXES_HANDLER = "planner.login_throttle.LoginThrottleHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]  # read in this order
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT_PER_USER
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_LOCKOUT_MINUTES", "15")))
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "planner.client_ip.rate_limit_address"
+AXES_LOCKOUT_CALLABLE = "planner.login_throttle.lockout_response"
