@@ -1,5 +1,6 @@
-"""Models of the planner app: organisations, clients, plans and workloads."""
+"""Models of the planner app: organisations, invitations, clients, plans and workloads."""
 
+from .invitations import Invitation, InvitationState
 from .organisations import Membership, Organisation, Role
 from .plans import Client, Plan, Precision, Workload, WorkloadKind
 from .tokens import ApiToken
@@ -7,6 +8,8 @@ from .tokens import ApiToken
 __all__ = [
     "ApiToken",
     "Client",
+    "Invitation",
+    "InvitationState",
     "Membership",
     "Organisation",
     "Plan",
