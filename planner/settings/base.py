@@ -51,10 +51,12 @@ INSTALLED_APPS = [
     "catalog",
     "sourcing",
     "axes",  # login throttling (planner/login_throttle.py)
+    "csp",  # Content-Security-Policy header (CONTENT_SECURITY_POLICY below)
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -185,3 +187,27 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_LOCKOUT_MINUTES"
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "planner.client_ip.rate_limit_address"
 AXES_LOCKOUT_CALLABLE = "planner.login_throttle.lockout_response"
+AXES_VERBOSE = False  # no start-up banner on stderr (management commands' output stays clean)
+
+# Content-Security-Policy on every response (django-csp). Scripts and styles come only from our
+# own static files: no inline <script>, no on*= handlers, no style="" attributes or <style>
+# blocks (tests/test_csp.py greps the templates; tests/browser/test_csp.py loads the pages).
+# htmx is told not to inject its indicator <style> (meta htmx-config in base.html), and
+# plotly.js finds its stylesheets already loaded (templates/includes/plotly.html).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Invitations to join an organisation (planner/invitations.py): days a link stays valid.
+INVITATION_VALID_DAYS = int(os.environ.get("INVITATION_VALID_DAYS", "7"))
