@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 import redis
+from django.core.cache.backends.redis import RedisCache
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -184,6 +185,14 @@ def test_the_share_page_serves_when_the_cache_is_down(client, link, monkeypatch,
     for i in range(services.FAILED_GUESS_LIMIT + 2):  # nothing counted, nothing refused
         assert _guess(client, i, REMOTE_ADDR="192.0.2.1").status_code == 404
     assert "the cache is unavailable" in caplog.text
+
+
+def test_the_share_page_serves_with_a_real_redis_client_and_no_server(client, link, monkeypatch):
+    # Django's own Redis backend pointed at a port nobody listens on: redis-py's real errors.
+    down = RedisCache("redis://127.0.0.1:1/0", {"OPTIONS": {"socket_connect_timeout": 0.5}})
+    monkeypatch.setattr(services, "cache", down)
+    assert client.get(_url(link), REMOTE_ADDR="192.0.2.1").status_code == 200
+    assert _guess(client, "x", REMOTE_ADDR="192.0.2.1").status_code == 404
 
 
 def test_a_link_shows_only_its_plan(client, link, plan, org_b, consultant):
