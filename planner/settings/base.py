@@ -170,7 +170,7 @@ LOGGING = {
 # --- Security (issue 9): client address, login throttling, Content-Security-Policy ----------
 # How many reverse proxies of ours stand in front of Django, each appending to
 # X-Forwarded-For (planner/client_ip.py). 0 (the default) trusts none: the socket address is
-# the client. docker-compose's single nginx/ingress in front of gunicorn: set 1.
+# the client. Behind one reverse proxy (nginx, a load balancer) in front of gunicorn: set 1.
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
 
 # Login throttling (django-axes; planner/login_throttle.py). Counted in the database.

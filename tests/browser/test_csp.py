@@ -17,7 +17,8 @@ document.addEventListener("securitypolicyviolation", (e) => {
 
 
 @pytest.fixture
-def watched(page):
+def watched(strict_page):
+    page = strict_page
     messages = []
     page.on(
         "console",
