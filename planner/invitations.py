@@ -48,7 +48,8 @@ def invitation_create(
     A second invitation to the same address replaces the open one (its link stops working).
 
     Raises:
-        InvitationError: The address belongs to a member of this organisation already.
+        InvitationError: The address belongs to a member of this organisation already, or
+            the e-mail could not be sent (then nothing is saved).
     """
     email = email.strip().lower()
     if Membership.objects.filter(organisation=organisation, user__email__iexact=email).exists():
@@ -68,6 +69,15 @@ def invitation_create(
     )
     link = base_url + reverse("invitation_accept", args=[token])
     inviter = invited_by.get_full_name() or invited_by.get_username()
+    try:
+        _send(invitation, inviter=inviter, link=link)
+    except OSError as exc:  # SMTP refused or unreachable: nothing is saved (atomic)
+        raise InvitationError("The invitation e-mail could not be sent; try again later.") from exc
+    return invitation
+
+
+def _send(invitation: Invitation, *, inviter: str, link: str) -> None:
+    organisation = invitation.organisation
     send_mail(
         subject=f"{inviter} invited you to {organisation} on Inference Planner",
         message=(
@@ -79,9 +89,8 @@ def invitation_create(
             "unless you accept."
         ),
         from_email=None,
-        recipient_list=[email],
+        recipient_list=[invitation.email],
     )
-    return invitation
 
 
 def invitation_revoke(*, invitation: Invitation) -> Invitation:

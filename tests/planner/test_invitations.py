@@ -182,3 +182,15 @@ def test_wrong_tokens_look_alike(client, db):
     for token in ("x" * 43, "a" * 500):
         response = client.get(reverse("invitation_accept", args=[token]))
         assert response.status_code == 404 and "no longer valid" in response.content.decode()
+
+
+def test_a_mail_server_outage_is_a_message_not_a_500(client, owner_a, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise ConnectionRefusedError("SMTP server down")
+
+    monkeypatch.setattr("planner.invitations.send_mail", refuse)
+    client.force_login(owner_a)
+    response = client.post(reverse("organisation"), {"email": "a@example.com", "role": "viewer"})
+    assert response.status_code == 400
+    assert "could not be sent" in response.content.decode()
+    assert not Invitation.objects.exists()
