@@ -1,4 +1,5 @@
-"""Django admin for catalog maintainers (staff). CSV import lives at /catalog/import/."""
+"""Django admin for catalog maintainers (staff): the shared catalog. CSV import lives at
+/catalog/import/; an import's file is its organisation's (planner.admin_tenancy)."""
 
 from django.contrib import admin
 from django.contrib.contenttypes.admin import GenericTabularInline
@@ -14,6 +15,7 @@ from catalog.models import (
     PricePoint,
     ServerPlatform,
 )
+from planner.admin_tenancy import TenantAdmin
 
 
 class PricePointInline(GenericTabularInline):
@@ -87,7 +89,9 @@ class CloudOfferingAdmin(PricedAdmin):
 
 
 @admin.register(CatalogImport)
-class CatalogImportAdmin(admin.ModelAdmin):
+class CatalogImportAdmin(TenantAdmin):
+    """An uploaded file belongs to its organisation: maintainers see their own imports only,
+    read-only (imports are made at /catalog/import/, where the file is validated)."""
+
     list_display = ["filename", "kind", "organisation", "status", "created_at", "finished_at"]
     list_filter = ["status", "kind"]
-    readonly_fields = [f.name for f in CatalogImport._meta.fields]

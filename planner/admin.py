@@ -1,16 +1,22 @@
+"""Organisations and memberships: superusers administer them; other staff see only their own
+organisations, read-only (planner.admin_tenancy)."""
+
 from django.contrib import admin
 
+from planner.admin_tenancy import TenantAdmin, TenantInline
 from planner.models import Membership, Organisation
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(TenantInline):
     model = Membership
-    extra = 0
-    autocomplete_fields = ["user"]
+    fields = ["user", "role", "created_at"]
+    readonly_fields = fields
 
 
 @admin.register(Organisation)
-class OrganisationAdmin(admin.ModelAdmin):
+class OrganisationAdmin(TenantAdmin):
+    organisation_path = ""
+    superuser_can_edit = True
     list_display = ["name", "slug", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ("name",)}
@@ -18,7 +24,8 @@ class OrganisationAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(TenantAdmin):
+    superuser_can_edit = True
     list_display = ["user", "organisation", "role", "created_at"]
-    list_filter = ["role", "organisation"]
-    autocomplete_fields = ["user", "organisation"]
+    list_filter = ["role", ("organisation", admin.RelatedOnlyFieldListFilter)]
+    raw_id_fields = ["user", "organisation"]

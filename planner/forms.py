@@ -1,14 +1,46 @@
 """Forms of the organisation pages."""
 
 from django import forms
+from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
 
 from planner.models import Client, Organisation, Plan, Role
 from planner.versioning import VersionedFormMixin
 
 
-class MemberAddForm(forms.Form):
+class InviteForm(forms.Form):
+    """An owner invites a person by e-mail; they join when they accept the e-mailed link."""
+
     email = forms.EmailField(label="E-mail")
     role = forms.ChoiceField(choices=Role.choices, initial=Role.CONSULTANT)
+
+
+class InvitationSignupForm(UserCreationForm):
+    """A new account for the invited address (the e-mail is the invitation's, not typed)."""
+
+    class Meta(UserCreationForm.Meta):
+        model = User
+        fields = ["username", "first_name", "last_name"]
+
+    def __init__(self, *args, email: str, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.email = email
+
+    def clean(self):
+        cleaned = super().clean()
+        # Only the link's holder sees this, and the link went to this address.
+        if User.objects.filter(email__iexact=self.email).exists():
+            raise forms.ValidationError(
+                "An account with this e-mail address exists already: sign in to accept."
+            )
+        return cleaned
+
+    def save(self, commit: bool = True) -> User:
+        user = super().save(commit=False)
+        user.email = self.email
+        if commit:
+            user.save()
+        return user
 
 
 class MemberRoleForm(VersionedFormMixin, forms.Form):

@@ -1,13 +1,8 @@
 """Writes to tenant data: organisations and memberships."""
 
 from django.contrib.auth.models import Permission, User
-from django.contrib.auth.tokens import default_token_generator
-from django.core.mail import send_mail
 from django.db import transaction
-from django.urls import reverse
 from django.utils import timezone
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
 
 from planner.models import ApiToken, Client, Membership, Organisation, Plan, Role
 from planner.models.tokens import token_digest
@@ -15,40 +10,6 @@ from planner.models.tokens import token_digest
 
 class MembershipError(ValueError):
     """A membership change that would leave the organisation in a bad state."""
-
-
-@transaction.atomic
-def member_add(
-    *, organisation: Organisation, email: str, role: str, base_url: str
-) -> tuple[Membership, bool]:
-    """Add a person by e-mail; a new account gets a link to set its password.
-
-    Returns the membership and whether a new account was created.
-
-    Raises:
-        MembershipError: the person is already a member.
-    """
-    email = email.strip().lower()
-    user = User.objects.filter(email__iexact=email).first()
-    created = user is None
-    if created:
-        user = User.objects.create_user(username=email[:150], email=email)
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    elif Membership.objects.filter(organisation=organisation, user=user).exists():
-        raise MembershipError(f"{email} is already a member of {organisation}.")
-    membership = Membership.objects.create(organisation=organisation, user=user, role=role)
-    if created:
-        uid = urlsafe_base64_encode(force_bytes(user.pk))
-        token = default_token_generator.make_token(user)
-        link = base_url + reverse("password_reset_confirm", args=[uid, token])
-        send_mail(
-            subject=f"You have been added to {organisation} on Inference Planner",
-            message=f"Set your password to sign in: {link}",
-            from_email=None,
-            recipient_list=[email],
-        )
-    return membership, created
 
 
 def _owners_left(membership: Membership) -> int:

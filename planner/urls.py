@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from planner.api import api
-from planner.views import calibration, organisation, plans, workloads
+from planner.views import calibration, invitations, organisation, plans, workloads
 
 admin.site.site_header = "Inference Planner administration"
 admin.site.site_title = "Inference Planner admin"
@@ -18,6 +18,12 @@ urlpatterns = [
         organisation.member_edit,
         name="member_edit",
     ),
+    path(
+        "organisation/invitations/<int:invitation_id>/revoke/",
+        organisation.invitation_revoke_view,
+        name="invitation_revoke",
+    ),
+    path("invitations/<str:token>/", invitations.invitation_accept_view, name="invitation_accept"),
     path("organisation/tokens/", organisation.api_tokens, name="api_tokens"),
     path("organisation/quote-terms/", organisation.quote_terms, name="quote_terms"),
     path("clients/", plans.client_list_view, name="client_list"),

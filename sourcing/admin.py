@@ -1,8 +1,10 @@
-"""Django admin: staff maintain tariffs, customs valuation and FX rates here; tenant data is
-listed read-mostly for support. Plan history is append-only (no change, no delete)."""
+"""Django admin: staff maintain tariffs, customs valuation and FX rates here (shared reference
+data). Organisation data (suppliers, offers, orders, BOM lines, settings, flags, plan history)
+is shown read-only, and only to staff of the owning organisation (planner.admin_tenancy)."""
 
 from django.contrib import admin
 
+from planner.admin_tenancy import TenantAdmin, TenantInline
 from sourcing.models import (
     BomLine,
     CustomsValuation,
@@ -51,63 +53,60 @@ class FxRateAdmin(admin.ModelAdmin):
     date_hierarchy = "as_of"
 
 
-class OfferPriceBreakInline(admin.TabularInline):
+class PlanTenantAdmin(TenantAdmin):
+    organisation_path = "plan__organisation"
+
+
+class OfferPriceBreakInline(TenantInline):
     model = OfferPriceBreak
-    extra = 0
 
 
 @admin.register(Supplier)
-class SupplierAdmin(admin.ModelAdmin):
+class SupplierAdmin(TenantAdmin):
     list_display = ("name", "country", "organisation")
-    list_filter = ("organisation", "country")
+    list_filter = (("organisation", admin.RelatedOnlyFieldListFilter), "country")
     search_fields = ("name",)
 
 
 @admin.register(Offer)
-class OfferAdmin(admin.ModelAdmin):
+class OfferAdmin(TenantAdmin):
+    organisation_path = "supplier__organisation"
     list_display = ("supplier", "item_label", "unit_price", "currency", "lead_time_days",
                     "quoted_on", "valid_until", "origin_country", "incoterm")  # fmt: skip
-    list_filter = ("supplier__organisation", "currency", "incoterm")
+    list_filter = ("currency", "incoterm")
     inlines = [OfferPriceBreakInline]
 
 
-class PurchaseOrderLineInline(admin.TabularInline):
+class PurchaseOrderLineInline(TenantInline):
     model = PurchaseOrderLine
-    extra = 0
 
 
 @admin.register(PurchaseOrder)
-class PurchaseOrderAdmin(admin.ModelAdmin):
+class PurchaseOrderAdmin(PlanTenantAdmin):
     list_display = ("reference", "plan", "supplier", "status", "logistics_owner")
     list_filter = ("status",)
     inlines = [PurchaseOrderLineInline]
 
 
 @admin.register(BomLine)
-class BomLineAdmin(admin.ModelAdmin):
+class BomLineAdmin(PlanTenantAdmin):
     list_display = ("plan", "description", "category", "quantity", "origin")
     list_filter = ("origin", "category")
 
 
 @admin.register(SourcingSettings)
-class SourcingSettingsAdmin(admin.ModelAdmin):
+class SourcingSettingsAdmin(PlanTenantAdmin):
     list_display = ("plan", "destination_country", "offer_strategy", "order_date")
 
 
 @admin.register(SourcingFlag)
-class SourcingFlagAdmin(admin.ModelAdmin):
+class SourcingFlagAdmin(PlanTenantAdmin):
     list_display = ("plan", "kind", "message", "last_seen", "resolved_at")
     list_filter = ("kind",)
 
 
 @admin.register(PlanEvent)
-class PlanEventAdmin(admin.ModelAdmin):
+class PlanEventAdmin(PlanTenantAdmin):
     list_display = ("created_at", "plan", "user", "kind", "message")
     list_filter = ("kind",)
     readonly_fields = ("plan", "created_at", "user", "kind", "message", "data")
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

@@ -1,28 +1,38 @@
-"""Admin for sites, placement decisions and TCO runs (read mostly; pages are the UI)."""
+"""Sites, placement decisions and TCO runs: organisation data, shown read-only to staff of the
+owning organisation only (planner.admin_tenancy); the plan's pages are the UI."""
 
 from django.contrib import admin
 
+from planner.admin_tenancy import TenantAdmin, TenantInline
 from planner.facility.models import PlacementDecision, PowerUpgrade, Site, TcoRun, TcoSettings
 
 
-class PowerUpgradeInline(admin.TabularInline):
+class PlanTenantAdmin(TenantAdmin):
+    organisation_path = "plan__organisation"
+
+
+class PowerUpgradeInline(TenantInline):
     model = PowerUpgrade
-    extra = 0
 
 
 @admin.register(Site)
-class SiteAdmin(admin.ModelAdmin):
+class SiteAdmin(PlanTenantAdmin):
     list_display = ["name", "plan", "kind", "racks_available", "site_it_capacity_kw"]
     list_filter = ["kind", "cooling_method"]
     inlines = [PowerUpgradeInline]
 
 
 @admin.register(TcoRun)
-class TcoRunAdmin(admin.ModelAdmin):
+class TcoRunAdmin(PlanTenantAdmin):
     list_display = ["pk", "plan", "status", "progress", "attempts", "worker", "heartbeat_at"]
     list_filter = ["status"]
-    readonly_fields = ["input_hash", "inputs", "results", "basis"]
 
 
-admin.site.register(PlacementDecision)
-admin.site.register(TcoSettings)
+@admin.register(PlacementDecision)
+class PlacementDecisionAdmin(PlanTenantAdmin):
+    list_display = ["plan"]
+
+
+@admin.register(TcoSettings)
+class TcoSettingsAdmin(PlanTenantAdmin):
+    list_display = ["plan"]

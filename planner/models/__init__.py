@@ -1,5 +1,6 @@
-"""Models of the planner app: organisations, clients, plans and workloads."""
+"""Models of the planner app: organisations, invitations, clients, plans and workloads."""
 
+from .invitations import Invitation, InvitationState
 from .jobs import Job, JobStatus
 from .organisations import Membership, Organisation, Role
 from .plans import Client, Plan, Precision, Workload, WorkloadKind
@@ -10,6 +11,8 @@ __all__ = [
     "Client",
     "Job",
     "JobStatus",
+    "Invitation",
+    "InvitationState",
     "Membership",
     "Organisation",
     "Plan",

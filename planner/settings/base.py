@@ -10,6 +10,7 @@ Environment variables:
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -58,10 +59,13 @@ INSTALLED_APPS = [
     "planner.sharing",
     "catalog",
     "sourcing",
+    "axes",  # login throttling (planner/login_throttle.py)
+    "csp",  # Content-Security-Policy header (CONTENT_SECURITY_POLICY below)
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -71,6 +75,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "planner.middleware.CurrentOrganisationMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out sign-in into its page
 ]
 
 ROOT_URLCONF = "planner.urls"
@@ -216,3 +221,48 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+# --- Security (issue 9): client address, login throttling, Content-Security-Policy ----------
+# How many reverse proxies of ours stand in front of Django, each appending to
+# X-Forwarded-For (planner/client_ip.py). 0 (the default) trusts none: the socket address is
+# the client. Behind one reverse proxy (nginx, a load balancer) in front of gunicorn: set 1.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+
+# Login throttling (django-axes; planner/login_throttle.py). Counted in the database.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out client
+    "django.contrib.auth.backends.ModelBackend",
+]
+LOGIN_FAILURE_LIMIT_PER_USER = int(os.environ.get("LOGIN_FAILURE_LIMIT_PER_USER", "5"))
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURE_LIMIT_PER_ADDRESS", "20"))
+AXES_HANDLER = "planner.login_throttle.LoginThrottleHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]  # read in this order
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT_PER_USER
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_LOCKOUT_MINUTES", "15")))
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "planner.client_ip.rate_limit_address"
+AXES_LOCKOUT_CALLABLE = "planner.login_throttle.lockout_response"
+AXES_VERBOSE = False  # no start-up banner on stderr (management commands' output stays clean)
+
+# Content-Security-Policy on every response (django-csp). Scripts and styles come only from our
+# own static files: no inline <script>, no on*= handlers, no style="" attributes or <style>
+# blocks (tests/test_csp.py greps the templates; tests/browser/test_csp.py loads the pages).
+# htmx is told not to inject its indicator <style> (meta htmx-config in base.html), and
+# plotly.js finds its stylesheets already loaded (templates/includes/plotly.html).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Invitations to join an organisation (planner/invitations.py): days a link stays valid.
+INVITATION_VALID_DAYS = int(os.environ.get("INVITATION_VALID_DAYS", "7"))

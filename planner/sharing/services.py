@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from planner import jobs
+from planner.client_ip import rate_limit_key
 from planner.models import Plan
 from planner.pdf import context as pdf_context
 from planner.pdf.render import render_pdf
@@ -171,24 +172,45 @@ def share_link_revoke(*, link: ShareLink, user) -> ShareLink:
 
 
 def _guess_key(ip: str | None) -> str:
-    return "sharing:failed-token:" + hashlib.sha256((ip or "unknown").encode()).hexdigest()[:32]
+    # One key per IPv4 address or IPv6 /64 (planner.client_ip.rate_limit_key).
+    group = rate_limit_key(ip)
+    return "sharing:failed-token:" + hashlib.sha256(group.encode()).hexdigest()[:32]
 
 
 def token_guesses_exceeded(*, ip: str | None) -> bool:
-    """True when this IP has had too many failed token look-ups in the window."""
-    return cache.get(_guess_key(ip), 0) >= FAILED_GUESS_LIMIT
+    """True when this address (or IPv6 /64) had too many failed look-ups in the window.
+
+    Only failed look-ups count and only they are refused: callers ask this after a token did
+    not resolve, so a valid link is always served. When the cache is down or times out the
+    limit is not enforced (logged), rather than failing the request.
+    """
+    try:
+        count = cache.get(_guess_key(ip), 0)
+    except Exception:  # noqa: BLE001 - any cache backend error: degrade, never a 500
+        logger.warning(
+            "Share-link guess limit not checked: the cache is unavailable.", exc_info=True
+        )
+        return False
+    return (count or 0) >= FAILED_GUESS_LIMIT
 
 
 def token_guess_failed(*, ip: str | None) -> int:
-    """Count one failed look-up for this IP; returns the count in the current window."""
+    """Count one failed look-up for this address; returns the count in the current window.
+
+    Returns 0 when the cache is unavailable (the failure is logged, not counted).
+    """
     key = _guess_key(ip)
-    if cache.add(key, 1, FAILED_GUESS_WINDOW_S):
-        return 1
     try:
-        return cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, FAILED_GUESS_WINDOW_S)
-        return 1
+        if cache.add(key, 1, FAILED_GUESS_WINDOW_S):
+            return 1
+        try:
+            return cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, FAILED_GUESS_WINDOW_S)
+            return 1
+    except Exception:  # noqa: BLE001 - any cache backend error: degrade, never a 500
+        logger.warning("Share-link guess not counted: the cache is unavailable.", exc_info=True)
+        return 0
 
 
 @dataclass(frozen=True)

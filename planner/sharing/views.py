@@ -4,7 +4,8 @@ public pages a client reaches through a share link (/s/<token>/...).
 Consultant views check the organisation through ``plan_or_404`` (404 across tenants);
 viewers read, editors change. Public views go through :func:`public_link`, which answers a
 wrong, expired or revoked token with the same plain page and status, rate-limits failed
-guesses per IP, and marks every response noindex, with referrers kept on this site.
+guesses per client address (IPv6 per /64) without ever refusing a valid token, and marks
+every response noindex, with referrers kept on this site.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from planner import jobs
+from planner.client_ip import client_ip
 from planner.pdf import context as pdf_context
 from planner.pdf.render import render_html
 from planner.permissions import editor_required, member_required
@@ -380,19 +382,18 @@ def document_preview(request: HttpRequest, plan_id: int, number: int, kind: str)
     kind = _kind_or_404(kind)
     context = services.document_context(revision=revision, kind=kind)
     html = render_html(services.DOCUMENT_TEMPLATES[kind], {"doc": context, "preview": True})
-    response = HttpResponse(html)
-    # The preview loads the PDF stylesheet from /static/ like any page.
-    response["Content-Security-Policy"] = "default-src 'self'; img-src 'self' data:"
-    return response
+    # Under the site's Content-Security-Policy: pdf.css and pdf-preview.css are static files,
+    # the templates carry no inline style or script.
+    return HttpResponse(html)
 
 
 # --- Public (share link) ---------------------------------------------------------------------
 
 
 def _client_ip(request: HttpRequest) -> str | None:
-    # REMOTE_ADDR only: a proxy in front must set it (gunicorn --forwarded-allow-ips); trusting
-    # X-Forwarded-For here would let a guesser pick a new "IP" per request.
-    return request.META.get("REMOTE_ADDR")
+    # Behind TRUSTED_PROXY_COUNT proxies, the right-most X-Forwarded-For entry they did not
+    # add; the same helper django-axes uses for login throttling.
+    return client_ip(request)
 
 
 def _with_robots_headers(response: HttpResponse) -> HttpResponse:
@@ -412,11 +413,12 @@ def public_link(view: Callable) -> Callable:
 
     @wraps(view)
     def wrapped(request: HttpRequest, token: str, *args, **kwargs) -> HttpResponse:
-        ip = _client_ip(request)
-        if services.token_guesses_exceeded(ip=ip):
-            return link_invalid_response(request, status=429)
         access = services.share_link_resolve(token=token)
         if access is None:
+            # Only failures are limited: a valid token is served whatever its address did.
+            ip = _client_ip(request)
+            if services.token_guesses_exceeded(ip=ip):
+                return link_invalid_response(request, status=429)
             services.token_guess_failed(ip=ip)
             return link_invalid_response(request)
         try:

@@ -11,10 +11,17 @@ from catalog.selectors import catalog_import_list, catalog_queryset
 from planner import selectors
 from planner.forms import (
     ApiTokenForm,
-    MemberAddForm,
+    InviteForm,
     MemberRoleForm,
     OrganisationSwitchForm,
     QuoteTermsForm,
+)
+from planner.invitations import (
+    InvitationError,
+    invitation_create,
+    invitation_get,
+    invitation_list_pending,
+    invitation_revoke,
 )
 from planner.middleware import SESSION_ORGANISATION_KEY
 from planner.permissions import member_required, owner_required
@@ -22,7 +29,6 @@ from planner.services import (
     MembershipError,
     api_token_create,
     api_token_revoke,
-    member_add,
     member_change_role,
     member_remove,
 )
@@ -42,34 +48,56 @@ def home(request: HttpRequest) -> HttpResponse:
 @member_required
 @require_http_methods(["GET", "POST"])
 def organisation_detail(request: HttpRequest) -> HttpResponse:
-    """Members of the current organisation; owners add people here."""
-    form = MemberAddForm(request.POST or None)
+    """Members of the current organisation; owners invite people and revoke invitations here."""
+    form = InviteForm(request.POST or None)
     if request.method == "POST":
         if not request.membership.is_owner:
-            messages.error(request, "Only an owner can add members.")
+            messages.error(request, "Only an owner can invite members.")
             return redirect("organisation")
         if form.is_valid():
             try:
-                membership, created = member_add(
+                invitation = invitation_create(
                     organisation=request.organisation,
                     email=form.cleaned_data["email"],
                     role=form.cleaned_data["role"],
+                    invited_by=request.user,
                     base_url=request.build_absolute_uri("/")[:-1],
                 )
-            except MembershipError as exc:
+            except InvitationError as exc:
                 form.add_error("email", str(exc))
             else:
-                note = " A link to set a password was e-mailed." if created else ""
-                messages.success(request, f"{membership.user.email} added.{note}")
+                # The same answer whether or not the address has an account.
+                messages.success(
+                    request,
+                    f"Invitation sent to {invitation.email}. They join when they accept it "
+                    f"(the link is valid until {invitation.expires_at:%d %b %Y}).",
+                )
                 return redirect("organisation")
+    is_owner = request.membership.is_owner
     context = {
         "form": form,
         "members": selectors.membership_list(organisation=request.organisation),
         "my_organisations": selectors.memberships_of_user(user=request.user),
+        "invitations": (
+            invitation_list_pending(organisation=request.organisation) if is_owner else []
+        ),
     }
     return render(
         request, "organisation.html", context, status=400 if form.is_bound and form.errors else 200
     )
+
+
+@owner_required
+@require_POST
+def invitation_revoke_view(request: HttpRequest, invitation_id: int) -> HttpResponse:
+    """Revoke a pending invitation of the current organisation (owners only)."""
+    try:
+        invitation = invitation_get(organisation=request.organisation, invitation_id=invitation_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such invitation.") from None
+    invitation_revoke(invitation=invitation)
+    messages.success(request, f"The invitation to {invitation.email} was revoked.")
+    return redirect("organisation")
 
 
 def _membership_or_404(request: HttpRequest, membership_id: int):

@@ -42,6 +42,19 @@ def browser():
 
 @pytest.fixture
 def page(browser):
+    # Playwright's wait_for_function polls by evaluating a string in the page, which the
+    # Content-Security-Policy (no 'unsafe-eval') forbids: the flows bypass the policy, and
+    # tests/browser/test_csp.py checks it with `strict_page`, which does not.
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def strict_page(browser):
+    """A page under the site's Content-Security-Policy, as a visitor's browser applies it."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(15_000)

@@ -4,22 +4,8 @@ from django.contrib.auth.models import User
 from django.core import mail
 from django.urls import reverse
 
-from planner.models import Membership, Organisation, Role
+from planner.models import Invitation, Membership, Organisation, Role
 from tests.conftest import make_member
-
-
-def test_owner_adds_a_new_member_who_gets_a_set_password_link(client, owner_a, org_a):
-    client.force_login(owner_a)
-
-    response = client.post(
-        reverse("organisation"), {"email": "New.Person@Example.com", "role": "viewer"}
-    )
-
-    assert response.status_code == 302
-    membership = Membership.objects.get(user__email="new.person@example.com")
-    assert (membership.organisation, membership.role) == (org_a, Role.VIEWER)
-    assert not membership.user.has_usable_password()
-    assert len(mail.outbox) == 1 and "/accounts/reset/" in mail.outbox[0].body
 
 
 def test_adding_an_existing_member_keeps_the_email_and_says_why(client, owner_a, consultant_a):
@@ -42,10 +28,11 @@ def test_bad_email_gets_a_message_next_to_the_field(client, owner_a):
     assert "Enter a valid email address." in response.content.decode()
 
 
-def test_consultant_cannot_add_or_edit_members(client, consultant_a, owner_a):
+def test_consultant_cannot_invite_or_edit_members(client, consultant_a, owner_a):
     client.force_login(consultant_a)
     client.post(reverse("organisation"), {"email": "x@example.com", "role": "owner"})
     assert not User.objects.filter(email="x@example.com").exists()
+    assert not Invitation.objects.exists() and not mail.outbox
     owner_membership = Membership.objects.get(user=owner_a)
     response = client.post(reverse("member_edit", args=[owner_membership.pk]), {"role": "viewer"})
     assert response.status_code == 403

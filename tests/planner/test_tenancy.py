@@ -1,12 +1,15 @@
 """Every organisation sees only its own data: one test over every URL that takes an id,
 and a guard that fails when a new URL is added without being classified here."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
 
 from catalog.models import CatalogImport, ModelArchitecture
 from planner.facility.models import Site, TcoRun
-from planner.models import Client, Membership, Plan, Workload
+from planner.models import Client, Invitation, Membership, Plan, Workload
 
 # URL names whose views read organisation-owned rows by id: each must 404 across tenants.
 TENANT_OBJECT_URLS = {
@@ -27,6 +30,7 @@ TENANT_OBJECT_URLS = {
         "candidate_detail", args=[objs["plan_b"].pk, objs["workload_b"].pk, "h100-sxm|fp8|1"]
     ),
     "member_edit": lambda objs: reverse("member_edit", args=[objs["membership_b"].pk]),
+    "invitation_revoke": lambda objs: reverse("invitation_revoke", args=[objs["invitation_b"].pk]),
     "catalog:import_detail": lambda objs: reverse(
         "catalog:import_detail", args=[objs["import_b"].pk]
     ),
@@ -117,6 +121,7 @@ PUBLIC_TOKEN_URLS = {
     "sharing:public_decision",
     "sharing:public_document",
     "sharing:public_document_status",
+    "invitation_accept",  # tests/planner/test_invitations.py
 }
 # URL names that hold no organisation-owned object (shared catalog, auth, the current
 # organisation's own pages, admin); listed so that a new URL cannot go unclassified.
@@ -242,6 +247,12 @@ def objects_of_b(org_b, owner_b, staff_b):
         **_sourcing_objects_of_b(org_b, plan_b),
         **_sharing_objects_of_b(plan_b, owner_b),
         "membership_b": Membership.objects.get(user=owner_b),
+        "invitation_b": Invitation.objects.create(
+            organisation=org_b,
+            email="new@example.com",
+            token_sha256="b" * 64,
+            expires_at=timezone.now() + timedelta(days=7),
+        ),  # fmt: skip
         "import_b": CatalogImport.objects.create(
             organisation=org_b, created_by=staff_b, kind="parts", filename="b.csv", csv_text="x"
         ),
@@ -263,6 +274,7 @@ def test_other_organisations_objects_are_404(client, owner_a, objects_of_b, name
     # Each method is refused (405) or the object is not found (404): never shown or changed.
     assert set(codes) <= {404, 405} and 404 in codes, codes
     assert Membership.objects.filter(pk=objects_of_b["membership_b"].pk, role="owner").exists()
+    assert Invitation.objects.get(pk=objects_of_b["invitation_b"].pk).is_pending
 
 
 def test_switching_to_an_organisation_you_are_not_in_is_404(client, owner_a, org_b):

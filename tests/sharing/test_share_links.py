@@ -5,6 +5,8 @@ import re
 from datetime import timedelta
 
 import pytest
+import redis
+from django.core.cache.backends.redis import RedisCache
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -100,16 +102,97 @@ def test_revoking_takes_effect_at_once(client, signed_in, link, plan):
     assert client.get(_url(link, "sharing:public_document", "quote")).status_code == 404
 
 
-def test_failed_guesses_are_rate_limited_per_ip(client, link):
+def _guess(client, i, **meta):
+    return client.get(reverse("sharing:public", args=[f"guess-{i}"]), **meta)
+
+
+def test_failed_guesses_are_rate_limited_per_ip_but_valid_tokens_still_serve(client, link):
     for i in range(services.FAILED_GUESS_LIMIT):
-        r = client.get(reverse("sharing:public", args=[f"guess-{i}"]), REMOTE_ADDR="192.0.2.1")
+        r = _guess(client, i, REMOTE_ADDR="192.0.2.1")
         assert r.status_code == 404
-    blocked = client.get(reverse("sharing:public", args=["guess-x"]), REMOTE_ADDR="192.0.2.1")
+    blocked = _guess(client, "x", REMOTE_ADDR="192.0.2.1")
     assert blocked.status_code == 429
     assert blocked.content == r.content  # the same plain page
-    # Even a real token is refused from that address for now; others are unaffected.
-    assert client.get(_url(link), REMOTE_ADDR="192.0.2.1").status_code == 429
+    # Only failures are limited: the guesser's own valid link still serves, and so do others.
+    assert client.get(_url(link), REMOTE_ADDR="192.0.2.1").status_code == 200
+    assert client.get(_url(link, "sharing:public_document", "quote"), REMOTE_ADDR="192.0.2.1")
     assert client.get(_url(link), REMOTE_ADDR="192.0.2.2").status_code == 200
+    assert _guess(client, "y", REMOTE_ADDR="192.0.2.2").status_code == 404
+
+
+def test_guesses_from_one_ipv6_64_count_together(client, link):
+    for i in range(40):
+        r = _guess(client, i, REMOTE_ADDR=f"2001:db8:1:2::{i + 1:x}")
+    assert r.status_code == 429  # 40 addresses of one /64 are one client
+    assert _guess(client, "z", REMOTE_ADDR="2001:db8:1:2:ffff::9").status_code == 429
+    assert _guess(client, "z", REMOTE_ADDR="2001:db8:1:3::1").status_code == 404  # next /64
+    assert client.get(_url(link), REMOTE_ADDR="2001:db8:1:2::1").status_code == 200
+
+
+def test_behind_the_proxy_one_guesser_does_not_lock_out_other_clients(client, link, settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    proxy = "10.0.0.5"  # every request reaches Django from the proxy's socket address
+    for i in range(services.FAILED_GUESS_LIMIT + 5):
+        r = _guess(client, i, REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR="198.51.100.66")
+    assert r.status_code == 429
+    # Another client behind the same proxy is neither limited on wrong tokens nor refused.
+    assert (
+        _guess(client, "a", REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR="203.0.113.7").status_code
+        == 404
+    )
+    page = client.get(_url(link), REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR="203.0.113.7")
+    assert page.status_code == 200
+    # Forging a left-most entry does not give the guesser a fresh address.
+    forged = _guess(client, "b", REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.66")
+    assert forged.status_code == 429
+    assert ShareLinkView.objects.filter(link=link, ip_address="203.0.113.7").exists()
+
+
+def test_without_trusted_proxies_x_forwarded_for_is_ignored(client, link):
+    for i in range(services.FAILED_GUESS_LIMIT):
+        _guess(client, i, REMOTE_ADDR="192.0.2.9", HTTP_X_FORWARDED_FOR=f"198.18.0.{i}")
+    assert (
+        _guess(client, "x", REMOTE_ADDR="192.0.2.9", HTTP_X_FORWARDED_FOR="198.18.1.1").status_code
+        == 429
+    )
+
+
+class _DownCache:
+    """A cache whose server is down (redis-py raises its ConnectionError) or hangs (timeout)."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def __getattr__(self, name):
+        def fail(*args, **kwargs):
+            raise self.error
+
+        return fail
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379."),
+        redis.exceptions.TimeoutError("Timeout reading from socket"),
+        ConnectionError("connection refused"),
+    ],
+    ids=["redis-down", "redis-hung", "socket"],
+)
+def test_the_share_page_serves_when_the_cache_is_down(client, link, monkeypatch, caplog, error):
+    monkeypatch.setattr(services, "cache", _DownCache(error))
+    assert client.get(_url(link), REMOTE_ADDR="192.0.2.1").status_code == 200
+    for i in range(services.FAILED_GUESS_LIMIT + 2):  # nothing counted, nothing refused
+        assert _guess(client, i, REMOTE_ADDR="192.0.2.1").status_code == 404
+    assert "the cache is unavailable" in caplog.text
+
+
+def test_the_share_page_serves_with_a_real_redis_client_and_no_server(client, link, monkeypatch):
+    # Django's own Redis backend pointed at a port nobody listens on: redis-py's real errors.
+    down = RedisCache("redis://127.0.0.1:1/0", {"OPTIONS": {"socket_connect_timeout": 0.5}})
+    monkeypatch.setattr(services, "cache", down)
+    assert client.get(_url(link), REMOTE_ADDR="192.0.2.1").status_code == 200
+    assert _guess(client, "x", REMOTE_ADDR="192.0.2.1").status_code == 404
 
 
 def test_a_link_shows_only_its_plan(client, link, plan, org_b, consultant):
