@@ -1,6 +1,7 @@
 """The workload form: model, lengths, latency targets with use-case presets, traffic shape."""
 
 from django import forms
+from django.forms.models import ModelChoiceIterator
 
 from catalog.models import ModelArchitecture
 from planner.engine.network import REGIONS
@@ -88,6 +89,20 @@ class RegionSharesField(forms.CharField):
         return shares
 
 
+class PlainModelChoiceIterator(ModelChoiceIterator):
+    """A model field's options from one plain query when the form is shown.
+
+    Django's iterator reads them with ``QuerySet.iterator()``, a server-side cursor on
+    PostgreSQL (DECLARE, FETCH, CLOSE) on every page that shows the form.
+    """
+
+    def __iter__(self):
+        if self.field.empty_label is not None:
+            yield ("", self.field.empty_label)
+        for obj in self.queryset.all():
+            yield self.choice(obj)
+
+
 class WorkloadForm(forms.ModelForm):
     daily_profile = DailyProfileField(
         label="Daily profile (share of peak per UTC hour)",
@@ -126,6 +141,7 @@ class WorkloadForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["model"].iterator = PlainModelChoiceIterator
         self.fields["model"].queryset = ModelArchitecture.objects.order_by("name")
 
     @classmethod
