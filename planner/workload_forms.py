@@ -90,16 +90,17 @@ class RegionSharesField(forms.CharField):
 
 
 class PlainModelChoiceIterator(ModelChoiceIterator):
-    """A model field's options from one plain query when the form is shown.
+    """A model field's options from one plain query of the two columns they show.
 
-    Django's iterator reads them with ``QuerySet.iterator()``, a server-side cursor on
-    PostgreSQL (DECLARE, FETCH, CLOSE) on every page that shows the form.
+    Django's iterator reads whole rows with ``QuerySet.iterator()``, a server-side cursor on
+    PostgreSQL (DECLARE, FETCH, CLOSE), on every page that shows the form. The label must
+    read only ``name`` (``label_from_instance`` is ``str``, which is the name).
     """
 
     def __iter__(self):
         if self.field.empty_label is not None:
             yield ("", self.field.empty_label)
-        for obj in self.queryset.all():
+        for obj in self.queryset.only("pk", "name"):
             yield self.choice(obj)
 
 

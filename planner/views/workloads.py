@@ -138,6 +138,7 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
             "candidate_detail", args=[workload.plan_id, workload.pk, "KEY"]
         ).removesuffix("KEY/"),
         "choose_url": reverse("workload_choose", args=[workload.plan_id, workload.pk]),
+        "can_edit": bool(request.membership and request.membership.can_edit),
         "feasible_count": feasible_count,
         "total_count": len(result.candidates),
         "best_key": sizing.candidate_key(result.best) if result.best else None,
