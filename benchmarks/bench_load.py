@@ -26,6 +26,7 @@ import http.cookiejar
 import json
 import os
 import re
+import runpy
 import shutil
 import socket
 import subprocess
@@ -375,7 +376,7 @@ def main() -> int:
             server.wait(timeout=30)
         return 2
     try:
-        threads = env.get("GUNICORN_THREADS", "the default")
+        threads = runpy.run_path(str(PROJECT / "gunicorn.conf.py"))["threads"]
         print(f"gunicorn: {workers} workers, {threads} threads each (gunicorn.conf.py); "
               f"PostgreSQL database {database}; DEBUG off; {os.cpu_count()} cores shared with "
               "wrk and PostgreSQL.")  # fmt: skip
