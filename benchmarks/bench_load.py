@@ -200,6 +200,8 @@ def run_wrk(base: str, scenario: Scenario, seconds: int, connections: int) -> di
              "-s", handle.name, base],
             capture_output=True, text=True, timeout=seconds + 60,
         )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"failed": f"wrk did not finish within {seconds + 60} s"}
     finally:
         os.unlink(handle.name)
     line = next((x for x in result.stdout.splitlines() if x.startswith("WRK ")), None)
@@ -274,11 +276,16 @@ def start_server(env: dict, port: int) -> subprocess.Popen:
 
 
 def share_token(env: dict) -> str:
+    # The demo's link, or a new one to the latest revision once that has expired.
     code = (
         "from django.utils import timezone; from django.db.models import Q; "
-        "from planner.sharing.models import ShareLink; "
-        "link = ShareLink.objects.filter(revoked_at=None, plan__name__isnull=False)"
+        "from planner.sharing import services; "
+        "from planner.sharing.models import PlanRevision, ShareLink; "
+        "link = ShareLink.objects.filter(revoked_at=None, revision=None)"
         ".filter(Q(expires_at=None) | Q(expires_at__gt=timezone.now())).order_by('pk').first(); "
+        "revision = PlanRevision.objects.order_by('pk').first(); "
+        "link = link or (revision and services.share_link_create(plan=revision.plan, user=None, "
+        "revision=None, expires_at=None, note='bench_load')); "
         "print('TOKEN', link.token if link else '')"
     )
     out = manage("shell", "-c", code, env=env, capture=True)
@@ -369,7 +376,7 @@ def main() -> int:
         plan = scenarios(base, token, {"share": args.share_clients,
                                        "sizing": args.sizing_clients,
                                        "recompute": args.recompute_clients})  # fmt: skip
-    except (SetupError, subprocess.SubprocessError, OSError, AttributeError) as exc:
+    except (SetupError, subprocess.SubprocessError, OSError, AttributeError, StopIteration) as exc:
         print(f"Setup failed: {exc}", file=sys.stderr)
         if server is not None:
             server.terminate()
