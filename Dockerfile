@@ -14,4 +14,5 @@ COPY . .
 # collectstatic needs a key to import settings; the real one comes from the environment.
 RUN SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["gunicorn", "planner.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+# Workers and threads: gunicorn.conf.py (WEB_CONCURRENCY, GUNICORN_THREADS).
+CMD ["gunicorn", "planner.wsgi", "--config", "gunicorn.conf.py", "--bind", "0.0.0.0:8000", "--access-logfile", "-"]

@@ -1,5 +1,9 @@
 """Reads of catalog data (shared) and of catalog imports (per organisation)."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.db.models import Model, QuerySet
@@ -65,10 +69,34 @@ def catalog_import_get(*, organisation: Organisation, import_id: int) -> Catalog
     )
 
 
+_pinned_version: ContextVar[tuple | None] = ContextVar("catalog_version_pinned", default=None)
+
+
 def catalog_version() -> tuple:
-    """Changes whenever sizing-relevant catalog rows change (count or last update)."""
+    """Changes whenever sizing-relevant catalog rows change (count or last update).
+
+    Inside :func:`catalog_version_pinned` the version read when the block began.
+    """
+    pinned = _pinned_version.get()
+    if pinned is not None:
+        return pinned
     tables = [m._meta.db_table for m in (Accelerator, CloudOffering, ServerPlatform)]
     sql = " UNION ALL ".join(f"SELECT COUNT(*), MAX(updated_at) FROM {t}" for t in tables)
     with connection.cursor() as cursor:  # one round trip instead of three
         cursor.execute(sql)
         return tuple(cursor.fetchall())
+
+
+@contextmanager
+def catalog_version_pinned() -> Iterator[tuple]:
+    """Read the catalog version once for the block (one request), not once per lookup.
+
+    A page that sizes a workload asks for specs, prices and cloud-only parts separately;
+    each would otherwise cost a query. Per thread and context, so concurrent requests don't
+    share it.
+    """
+    token = _pinned_version.set(catalog_version())
+    try:
+        yield _pinned_version.get()
+    finally:
+        _pinned_version.reset(token)

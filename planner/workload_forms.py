@@ -1,6 +1,7 @@
 """The workload form: model, lengths, latency targets with use-case presets, traffic shape."""
 
 from django import forms
+from django.forms.models import ModelChoiceIterator
 
 from catalog.models import ModelArchitecture
 from planner.engine.network import REGIONS
@@ -89,6 +90,21 @@ class RegionSharesField(forms.CharField):
         return shares
 
 
+class PlainModelChoiceIterator(ModelChoiceIterator):
+    """A model field's options from one plain query of the two columns they show.
+
+    Django's iterator reads whole rows with ``QuerySet.iterator()``, a server-side cursor on
+    PostgreSQL (DECLARE, FETCH, CLOSE), on every page that shows the form. The label must
+    read only ``name`` (``label_from_instance`` is ``str``, which is the name).
+    """
+
+    def __iter__(self):
+        if self.field.empty_label is not None:
+            yield ("", self.field.empty_label)
+        for obj in self.queryset.only("pk", "name"):
+            yield self.choice(obj)
+
+
 class WorkloadForm(VersionedFormMixin, forms.ModelForm):
     daily_profile = DailyProfileField(
         label="Daily profile (share of peak per UTC hour)",
@@ -127,6 +143,7 @@ class WorkloadForm(VersionedFormMixin, forms.ModelForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["model"].iterator = PlainModelChoiceIterator
         self.fields["model"].queryset = ModelArchitecture.objects.order_by("name")
 
     @classmethod

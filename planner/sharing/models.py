@@ -263,3 +263,29 @@ class RenderedDocument(Job):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} of {self.revision}"
+
+
+class RevisionBody(AppendOnlyModel):
+    """The HTML body of a published revision, rendered once by ``planner.sharing.body``.
+
+    A revision never changes, so its body only needs rendering again when the code that
+    renders it changes: ``fingerprint`` is a hash of that code, and a new deployment with
+    other templates writes a new row. Comments are not in it (they change after
+    publication); the HTML holds one slot per section for them.
+    """
+
+    revision = models.ForeignKey(PlanRevision, on_delete=models.CASCADE, related_name="bodies")
+    fingerprint = models.CharField(max_length=64)
+    html = models.TextField()
+    head = models.JSONField(help_text="The few snapshot fields the page head shows.")
+    rendered_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["revision", "fingerprint"], name="unique_body_per_revision_and_code"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Body of {self.revision} ({self.fingerprint[:8]})"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from django.db import connection
 from django.db.models import Count, QuerySet
 
 from planner.models import Plan
@@ -64,6 +65,35 @@ def comment_list(*, plan: Plan, revision: PlanRevision | None = None) -> QuerySe
     if revision is not None:
         rows = rows.filter(revision=revision)
     return rows.defer("revision__snapshot").order_by("-created_at", "-pk")
+
+
+def revision_feedback(*, revision: PlanRevision) -> tuple[list[Comment], list[Decision]]:
+    """The revision's comments (oldest first) and decisions (newest first), for its page.
+
+    The revision comes from a valid share link or ``revision_get``, so it is the caller's.
+    """
+    comments = Comment.objects.filter(revision=revision).order_by("created_at", "pk")
+    decisions = Decision.objects.filter(revision=revision).order_by("-created_at", "-pk")
+    return list(comments), list(decisions)
+
+
+def revision_feedback_version(*, revision: PlanRevision) -> tuple[int, int, int, int]:
+    """The count and largest id of the revision's comments and of its decisions.
+
+    Both tables are append-only with increasing ids, so a row added or deleted changes this:
+    it keys what the share page memoises (``planner.sharing.body``). One raw query, no ORM
+    compile: it runs on every view of a share page.
+    """
+    comment, decision = Comment._meta.db_table, Decision._meta.db_table
+    sql = (
+        f"SELECT (SELECT COUNT(*) FROM {comment} WHERE revision_id = %s),"
+        f" (SELECT COALESCE(MAX(id), 0) FROM {comment} WHERE revision_id = %s),"
+        f" (SELECT COUNT(*) FROM {decision} WHERE revision_id = %s),"
+        f" (SELECT COALESCE(MAX(id), 0) FROM {decision} WHERE revision_id = %s)"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [revision.pk] * 4)
+        return tuple(cursor.fetchone())
 
 
 def decision_list(*, plan: Plan, revision: PlanRevision | None = None) -> QuerySet[Decision]:

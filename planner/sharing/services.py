@@ -228,15 +228,21 @@ def share_link_resolve(*, token: str) -> LinkAccess | None:
     """
     if not token or len(token) > 64:
         return None
+    # The snapshot (the largest column) is loaded only if a caller reads it: the share page
+    # shows the body stored once per revision (planner.sharing.body).
     link = (
-        ShareLink.objects.select_related("plan", "plan__client", "revision")
+        ShareLink.objects.select_related("revision")
+        .defer("revision__snapshot")
         .filter(token=token)
         .first()
     )
     if link is None or not secrets.compare_digest(link.token, token) or not link.is_valid():
         return None
     revision = link.revision or (
-        PlanRevision.objects.filter(plan=link.plan).order_by("-number").first()
+        PlanRevision.objects.filter(plan_id=link.plan_id)
+        .defer("snapshot")
+        .order_by("-number")
+        .first()
     )
     if revision is None:
         return None

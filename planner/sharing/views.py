@@ -21,6 +21,7 @@ from django.http import (
     HttpRequest,
     HttpResponse,
 )
+from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -29,10 +30,10 @@ from django_htmx.http import HttpResponseStopPolling
 
 from planner import jobs
 from planner.client_ip import client_ip
-from planner.pdf import context as pdf_context
 from planner.pdf.render import render_html
 from planner.permissions import editor_required, member_required
 from planner.sharing import checklist, selectors, services
+from planner.sharing.body import page_html, revision_body, revision_view_context
 from planner.sharing.compare import compare
 from planner.sharing.forms import (
     LATEST,
@@ -64,30 +65,6 @@ def _kind_or_404(kind: str) -> str:
     if kind not in DocumentKind.values:
         raise Http404("No such document.")
     return kind
-
-
-def _revision_view_context(revision: PlanRevision) -> dict:
-    """What the shared revision body template reads from a snapshot."""
-    snapshot = revision.snapshot
-    items = pdf_context.checklist_items(snapshot)
-    return {
-        "revision": revision,
-        "snap": snapshot,
-        "report": pdf_context.report_context(
-            snapshot,
-            revision_number=revision.number,
-            published_at=revision.published_at,
-            published_by=revision.published_by_name,
-        ),
-        "quote": pdf_context.quote_context(
-            snapshot,
-            revision_number=revision.number,
-            published_at=revision.published_at,
-            published_by=revision.published_by_name,
-        ),
-        "checklist_items": items,
-        "checklist_counts": checklist.summary(items),
-    }
 
 
 def _comments_by_section(comments) -> dict[str, list]:
@@ -215,7 +192,7 @@ def revision_detail(request: HttpRequest, plan_id: int, number: int) -> HttpResp
     context = {
         "plan": plan,
         "section": "review",
-        **_revision_view_context(revision),
+        **revision_view_context(revision),
         "comments_by_section": _comments_by_section(comments),
         "decisions": selectors.decision_list(plan=plan, revision=revision),
         "documents": selectors.document_list(revision=revision),
@@ -440,25 +417,39 @@ def _log_view(request: HttpRequest, access) -> None:
     )
 
 
-def _public_page(request, access, *, comment_form=None, decision_form=None, status=200):
+def _public_context(request, access, *, comment_form=None, decision_form=None) -> dict:
     revision = access.revision
-    comments = selectors.comment_list(plan=revision.plan, revision=revision).order_by(
-        "created_at", "pk"
-    )
-    token = access.link.token
-    context = {
-        **_revision_view_context(revision),
+    comments, decisions = selectors.revision_feedback(revision=revision)
+    return {
+        "revision": revision,
+        "body": revision_body(revision=revision),
         "link": access.link,
-        "token": token,
+        "token": access.link.token,
         "comments_by_section": _comments_by_section(comments),
-        "decisions": selectors.decision_list(plan=revision.plan, revision=revision),
+        "decisions": decisions,
         "comment_form": comment_form or CommentForm(),
         "decision_form": decision_form
         or DecisionForm(initial={"revision_number": revision.number}),
-        "sections": Section,
         "public": True,
     }
-    return render(request, "sharing/public.html", context, status=status)
+
+
+def _public_page(request, access, *, comment_form=None, decision_form=None, status=200):
+    if comment_form is not None or decision_form is not None or messages.get_messages(request):
+        context = _public_context(
+            request, access, comment_form=comment_form, decision_form=decision_form
+        )
+        return render(request, "sharing/public.html", context, status=status)
+    # The usual view: the same page for everyone until a comment or decision is added, so it
+    # is rendered once per state (planner.sharing.body) and only the CSRF token differs.
+    revision = access.revision
+    key = (revision.pk, access.link.token, selectors.revision_feedback_version(revision=revision))
+
+    def page(csrf_token: str) -> str:
+        context = {**_public_context(request, access), "csrf_token": csrf_token}
+        return render_to_string("sharing/public.html", context, request=request)
+
+    return HttpResponse(page_html(key=key, render=page, csrf_token=get_token(request)))
 
 
 @public_link

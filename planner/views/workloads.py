@@ -9,6 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from catalog.models import Accelerator
+from catalog.selectors import catalog_version_pinned
 from planner import charts, selectors, sizing
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
@@ -138,6 +139,7 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
             "candidate_detail", args=[workload.plan_id, workload.pk, "KEY"]
         ).removesuffix("KEY/"),
         "choose_url": reverse("workload_choose", args=[workload.plan_id, workload.pk]),
+        "can_edit": bool(request.membership and request.membership.can_edit),
         "feasible_count": feasible_count,
         "total_count": len(result.candidates),
         "best_key": sizing.candidate_key(result.best) if result.best else None,
@@ -197,7 +199,8 @@ def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     elif request.method == "POST":
         # Keep the stored workload for the candidates; the form keeps what was typed.
         workload.refresh_from_db()
-    context = _sizing_context(request, workload, form)
+    with catalog_version_pinned():
+        context = _sizing_context(request, workload, form)
     template = "planner/workload_sizing.html"
     if request.htmx and request.htmx.target in ("sizing-results", "candidates"):
         template += "#results"
@@ -211,14 +214,16 @@ def candidate_detail_view(
     """Why one candidate is (in)feasible; htmx swaps it into the detail panel."""
     workload = workload_or_404(request, plan_id, workload_id)
     all_precisions = key.split("|")[1:2] != [workload.precision]
-    result = sizing.workload_sweep(workload, all_precisions=all_precisions)
-    candidate = sizing.candidate_find(result, key)
-    if candidate is None:
-        raise Http404("No such candidate.")
-    if not request.htmx:
-        url = reverse("workload_sizing", args=[plan_id, workload_id])
-        return redirect(f"{url}?candidate={key}&show=all&precisions=all#detail")
-    context = {"workload": workload, "plan": workload.plan, **_detail_context(workload, candidate)}
+    with catalog_version_pinned():
+        result = sizing.workload_sweep(workload, all_precisions=all_precisions)
+        candidate = sizing.candidate_find(result, key)
+        if candidate is None:
+            raise Http404("No such candidate.")
+        if not request.htmx:
+            url = reverse("workload_sizing", args=[plan_id, workload_id])
+            return redirect(f"{url}?candidate={key}&show=all&precisions=all#detail")
+        detail = _detail_context(workload, candidate)
+    context = {"workload": workload, "plan": workload.plan, **detail}
     context["chosen_key"] = sizing.chosen_key(workload)
     return render(request, "planner/workload_sizing.html#detail", context)
 

@@ -10,10 +10,14 @@ import pytest
 def _clean_cache_and_media(settings, tmp_path):
     from django.core.cache import cache
 
+    from planner.sharing.body import memo_clear
+
     settings.MEDIA_ROOT = tmp_path / "media"
     cache.clear()
+    memo_clear()
     yield
     cache.clear()
+    memo_clear()
 
 
 @pytest.fixture

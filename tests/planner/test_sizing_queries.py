@@ -1,0 +1,105 @@
+"""The sizing page and its htmx recompute stay cheap: a fixed number of queries whatever the
+catalog holds, the catalog version read once per request, one CSRF token for every row."""
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from catalog.models import Accelerator
+from catalog.selectors import catalog_version, catalog_version_pinned
+from tests.planner.test_sizing_views import form_data
+from tests.planner.test_sizing_views import plan as plan  # noqa: F401  (fixture)
+from tests.planner.test_sizing_views import workload as workload  # noqa: F401  (fixture)
+
+HTMX = {"HX-Request": "true", "HX-Target": "sizing-results"}
+
+
+@pytest.fixture
+def site(workload):  # noqa: F811
+    from planner.facility.models import Site
+
+    return Site.objects.create(
+        plan=workload.plan, name="Amsterdam", region_key="eu-west", site_it_capacity_kw=100
+    )
+
+
+def _sizing_url(workload):  # noqa: F811
+    return reverse("workload_sizing", args=[workload.plan_id, workload.pk])
+
+
+def test_sizing_page_queries_stay_few(client, consultant_a, workload, site):  # noqa: F811
+    client.force_login(consultant_a)
+    client.get(_sizing_url(workload))  # warm the per-process catalog snapshot
+    # Session, user, membership, workload, model options, catalog version, sites.
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(_sizing_url(workload))
+    assert page.status_code == 200 and len(page.context["candidates"]) > 5
+    assert len(queries) <= 7, [q["sql"][:80] for q in queries]
+    versions = [q for q in queries if "MAX(updated_at)" in q["sql"]]
+    assert len(versions) == 1  # specs, prices and cloud-only parts share one read
+
+
+def test_recompute_queries_stay_few(client, consultant_a, workload):  # noqa: F811
+    client.force_login(consultant_a)
+    client.get(_sizing_url(workload))
+    data = form_data(peak_concurrency=321)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post(_sizing_url(workload), data, headers=HTMX)
+    assert 'data-testid="form-saved"' in response.content.decode()
+    # Session, user, membership, workload, the model's validation, the update, catalog
+    # version, sites: no query per candidate, none for the form's option list.
+    assert len(queries) <= 9, [q["sql"][:80] for q in queries]
+    assert not [q for q in queries if "ORDER BY" in q["sql"] and "modelarchitecture" in q["sql"]]
+
+
+def test_every_row_chooses_through_one_form(client, consultant_a, workload):  # noqa: F811
+    client.force_login(consultant_a)
+    page = client.get(_sizing_url(workload)).content.decode()
+    buttons = re.findall(r'<button [^>]*form="choose-form" name="candidate" value="([^"]+)"', page)
+    assert len(buttons) >= 5
+    assert page.count('id="choose-form"') == 1
+    assert page.count('name="csrfmiddlewaretoken"') <= 3  # workload form, choose form, detail
+    response = client.post(
+        reverse("workload_choose", args=[workload.plan_id, workload.pk]), {"candidate": buttons[1]}
+    )
+    assert response.status_code == 302
+    workload.refresh_from_db()
+    assert workload.chosen_accelerator.slug == buttons[1].split("|")[0]
+
+
+def test_viewers_get_no_choose_form(client, org_a, workload):  # noqa: F811
+    from tests.conftest import make_member
+
+    client.force_login(make_member(org_a, "viewer_q", "viewer"))
+    page = client.get(_sizing_url(workload)).content.decode()
+    assert 'id="choose-form"' not in page and 'form="choose-form"' not in page
+
+
+def test_the_model_list_shows_every_model_with_the_workload_s_selected(
+    client,
+    consultant_a,
+    workload,  # noqa: F811
+):
+    from catalog.models import ModelArchitecture
+
+    client.force_login(consultant_a)
+    page = client.get(_sizing_url(workload)).content.decode()
+    select = re.search(r'<select name="model".*?</select>', page, re.S).group(0)
+    assert select.count("<option") == ModelArchitecture.objects.count() + 1  # and "---------"
+    assert re.search(
+        rf'<option value="{workload.model_id}" selected>{workload.model.name}<', select
+    )
+
+
+def test_the_catalog_version_is_pinned_for_a_block_only(catalog):
+    before = catalog_version()
+    with catalog_version_pinned() as pinned:
+        assert pinned == before
+        accelerator = Accelerator.objects.get(slug="h100-sxm")
+        accelerator.memory_gb = 81
+        accelerator.save()
+        assert catalog_version() == before  # one request sees one catalog
+    assert catalog_version() != before  # the next one sees the change
