@@ -42,7 +42,7 @@ from typing import Any
 from django import forms
 from django.core import signing
 from django.core.exceptions import ValidationError
-from django.db import models, router, transaction
+from django.db import models
 from django.db.models import F
 from django.utils.functional import cached_property
 
@@ -116,17 +116,34 @@ class VersionedModel(models.Model):
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and "version" not in update_fields:
             kwargs["update_fields"] = [*update_fields, "version"]
-        using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
-        rows = type(self)._base_manager.using(using).filter(pk=self.pk)
-        with transaction.atomic(using=using):
-            if expected is None:
-                rows.update(version=F("version") + 1)
-                self.version = rows.values_list("version", flat=True).first() or self.version
-            else:
-                if not rows.filter(version=expected).update(version=expected + 1):
-                    raise StaleEditError(model=self._meta.verbose_name, pk=self.pk)
-                self.version = expected + 1
+        if expected is None:
+            # Last write wins (admin, scripts): the bump rides in the row's own UPDATE.
+            self.version = F("version") + 1
             super().save(*args, **kwargs)
+            self.refresh_from_db(fields=["version"])
+            return None
+        # One conditional UPDATE ... WHERE version = expected (see _do_update): no race
+        # between a check and the write, and no extra round trip. A refused update is
+        # reported after save() returns, not raised inside it: an exception inside
+        # Model.save_base() would mark the caller's whole transaction for rollback.
+        # (post_save still fires for a refused save; no receiver in the project uses it.)
+        self.__dict__["_version_where"] = expected
+        self.version = expected + 1
+        super().save(*args, **kwargs)
+        if self.__dict__.pop("_version_refused", False):
+            self.version = expected
+            raise StaleEditError(model=self._meta.verbose_name, pk=self.pk)
+        return None
+
+    def _do_update(self, base_qs, using, pk_val, values, update_fields, forced_update):
+        expected = self.__dict__.pop("_version_where", None)
+        if expected is None:
+            return super()._do_update(base_qs, using, pk_val, values, update_fields, forced_update)
+        filtered = base_qs.filter(version=expected)
+        if not super()._do_update(filtered, using, pk_val, values, update_fields, True):
+            # Say "updated" so that Django does not INSERT; save() raises StaleEditError.
+            self.__dict__["_version_refused"] = True
+        return True
 
 
 def _jsonable(value: Any) -> Any:
