@@ -28,6 +28,7 @@ from catalog.models import Accelerator, Part, ServerPlatform
 from planner.engine import bom as bom_engine
 from planner.engine import critical_path as cp
 from planner.engine import landed_cost as lc
+from planner.engine.errors import CatalogGapError
 from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES
 from planner.models import Plan
 from planner.selectors import plan_deployments
@@ -160,8 +161,12 @@ def _server_for(deployment) -> tuple[str, str, bool]:
 
 
 def _deployment_inputs(plan: Plan, settings: SourcingSettings):
+    try:
+        deployments = plan_deployments(plan=plan)
+    except CatalogGapError as gap:
+        raise SourcingError(str(gap)) from gap
     inputs = []
-    for d in plan_deployments(plan=plan):
+    for d in deployments:
         slug, name, separate = _server_for(d)
         inputs.append(
             bom_engine.DeploymentInput(

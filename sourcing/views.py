@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from catalog.csv_io import CatalogImportError, read_csv_text
+from planner.engine.errors import CatalogGapError
 from planner.permissions import editor_required, member_required
 from planner.selectors import plan_deployments
 from planner.views.plans import plan_or_404
@@ -87,6 +88,10 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         )
         rows.append({"line": line, "form": form, "offer_count": len(line_offers)})
     last = selectors.plan_event_list(plan=plan).filter(kind="bom").first()
+    try:
+        deployments, catalog_gap = plan_deployments(plan=plan), ""
+    except CatalogGapError as gap:
+        deployments, catalog_gap = [], str(gap)
     return {
         "plan": plan,
         "section": "sourcing",
@@ -94,7 +99,8 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         "settings": settings,
         "rows": rows,
         "add_form": add_form or BomLineAddForm(prefix="add"),
-        "deployments": plan_deployments(plan=plan),
+        "deployments": deployments,
+        "catalog_gap": catalog_gap,
         "last_event": last,
         "can_edit": _can_edit(request),
         "htmx_config": HTMX_CONFIG,

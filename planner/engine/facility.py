@@ -27,6 +27,8 @@ from datetime import date
 from html import escape
 from typing import Literal
 
+from planner.engine.errors import EngineInputError
+
 __all__ = [
     "ASHRAE_CLASSES",
     "AIR_FRACTION_BY_COOLING",
@@ -217,19 +219,21 @@ class SiteSpec:
 
     def __post_init__(self) -> None:
         if self.phase not in (1, 3):
-            raise ValueError(f"phase must be 1 or 3, got {self.phase!r}")
+            raise EngineInputError(f"phase must be 1 or 3, got {self.phase!r}")
         if not 0 < self.breaker_derating <= 1:
-            raise ValueError("breaker_derating must be in (0, 1]")
+            raise EngineInputError("breaker_derating must be in (0, 1]")
         if not 0 < self.power_factor <= 1:
-            raise ValueError("power_factor must be in (0, 1]")
+            raise EngineInputError("power_factor must be in (0, 1]")
         if self.cooling_method not in COOLING_ENVELOPES:
-            raise ValueError(f"unknown cooling method {self.cooling_method!r}")
+            raise EngineInputError(f"unknown cooling method {self.cooling_method!r}")
         if self.ashrae_class not in ASHRAE_CLASSES:
-            raise ValueError(f"unknown ASHRAE class {self.ashrae_class!r}")
+            raise EngineInputError(f"unknown ASHRAE class {self.ashrae_class!r}")
         if self.feeds_per_rack < 1 or self.racks_available < 0 or self.usable_ru_per_rack < 1:
-            raise ValueError("feeds_per_rack ≥ 1, racks_available ≥ 0, usable_ru_per_rack ≥ 1")
+            raise EngineInputError(
+                "feeds_per_rack ≥ 1, racks_available ≥ 0, usable_ru_per_rack ≥ 1"
+            )
         if self.pue < 1:
-            raise ValueError("pue must be ≥ 1")
+            raise EngineInputError("pue must be ≥ 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,11 +275,13 @@ class RackLoad:
 
     def __post_init__(self) -> None:
         if self.server_power_kw <= 0 or self.server_ru < 1 or self.server_count < 0:
-            raise ValueError("server_power_kw > 0, server_ru ≥ 1 and server_count ≥ 0 required")
+            raise EngineInputError(
+                "server_power_kw > 0, server_ru ≥ 1 and server_count ≥ 0 required"
+            )
         if self.servers_per_rack is not None and self.servers_per_rack < 1:
-            raise ValueError("servers_per_rack must be ≥ 1 when given")
+            raise EngineInputError("servers_per_rack must be ≥ 1 when given")
         if self.server_ashrae_class not in ASHRAE_CLASSES:
-            raise ValueError(f"unknown ASHRAE class {self.server_ashrae_class!r}")
+            raise EngineInputError(f"unknown ASHRAE class {self.server_ashrae_class!r}")
 
     @property
     def overhead_kw_per_rack(self) -> float:

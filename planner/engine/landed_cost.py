@@ -37,6 +37,8 @@ from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
+from planner.engine.errors import EngineInputError
+
 __all__ = [
     "CUSTOMS_VALUE_BASIS",
     "DEFAULT_INSURANCE_PCT",
@@ -73,7 +75,7 @@ __all__ = [
 ]
 
 
-class LandedCostError(ValueError):
+class LandedCostError(EngineInputError):
     """Invalid input to a landed-cost computation; the message is one clear sentence."""
 
 

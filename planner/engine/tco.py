@@ -34,6 +34,7 @@ from typing import Literal
 
 import numpy as np
 
+from planner.engine.errors import EngineInputError
 from planner.engine.facility import DEFAULT_POWER_USD_PER_KWH, DEFAULT_PUE
 
 __all__ = [
@@ -152,9 +153,9 @@ class WorkloadDemand:
 
     def __post_init__(self) -> None:
         if len(self.daily_profile) != 24 or min(self.daily_profile) < 0:
-            raise ValueError("daily_profile needs 24 non-negative values")
+            raise EngineInputError("daily_profile needs 24 non-negative values")
         if sum(self.daily_profile) <= 0 or self.gpu_hours_per_month < 0:
-            raise ValueError("daily_profile must not be all zero; gpu_hours_per_month ≥ 0")
+            raise EngineInputError("daily_profile must not be all zero; gpu_hours_per_month ≥ 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,9 +219,9 @@ class OwnedHardware:
 
     def __post_init__(self) -> None:
         if self.server_count < 1 or self.gpus_per_server < 1 or self.lifetime_months < 1:
-            raise ValueError("server_count, gpus_per_server and lifetime_months must be ≥ 1")
+            raise EngineInputError("server_count, gpus_per_server and lifetime_months must be ≥ 1")
         if not 0 <= self.residual_fraction < 1 or not 0 <= self.idle_power_fraction <= 1:
-            raise ValueError("residual_fraction in [0, 1) and idle_power_fraction in [0, 1]")
+            raise EngineInputError("residual_fraction in [0, 1) and idle_power_fraction in [0, 1]")
 
     @property
     def gpus(self) -> int:
@@ -311,7 +312,7 @@ class TcoInputs:
 
     def __post_init__(self) -> None:
         if not self.workloads or not self.sites or self.horizon_months < 1:
-            raise ValueError("need ≥ 1 workload, ≥ 1 site and horizon_months ≥ 1")
+            raise EngineInputError("need ≥ 1 workload, ≥ 1 site and horizon_months ≥ 1")
 
     @property
     def npv_rate(self) -> float:
@@ -1041,7 +1042,7 @@ def _apply_driver(inputs: TcoInputs, site: SiteCost, driver: str, factor: float)
     if driver == "discount_rate":
         rate = inputs.npv_rate * factor
         return replace(inputs, discount_rate=rate), site, rate
-    raise ValueError(f"unknown driver {driver!r}; choose from {DEFAULT_DRIVERS}")
+    raise EngineInputError(f"unknown driver {driver!r}; choose from {DEFAULT_DRIVERS}")
 
 
 def _savings_npv(inputs: TcoInputs, site: SiteCost) -> float:
@@ -1086,7 +1087,7 @@ def sensitivity(
         ValueError: On an unknown driver or a swing outside (0, 1).
     """
     if not 0 < swing < 1:
-        raise ValueError("swing must be in (0, 1)")
+        raise EngineInputError("swing must be in (0, 1)")
     site = inputs.site(site_key)
     base = _savings_npv(inputs, site)
     bars = []
@@ -1140,7 +1141,7 @@ def monte_carlo(
         A :class:`MonteCarloResult`.
     """
     if paths < 1:
-        raise ValueError("paths must be ≥ 1")
+        raise EngineInputError("paths must be ≥ 1")
     report = progress or (lambda _f, _m: None)
     spec = uncertainty or UncertaintySpec()
     site = inputs.site(site_key)

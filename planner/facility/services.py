@@ -27,6 +27,7 @@ from planner.engine import facility as fe
 from planner.engine import placement as pe
 from planner.engine import tco as te
 from planner.engine.deployment import Deployment
+from planner.engine.errors import CatalogGapError
 from planner.engine.network import REGIONS, flag_regions, rtt_ms
 from planner.facility import selectors
 from planner.facility.models import (
@@ -111,6 +112,8 @@ class SiteEvaluation:
         cooling_envelope: The cooling method's kW-per-rack envelope with its source.
         notes: Sentences about estimates and assumptions.
         error: Why the engine rejected the site, if it did.
+        catalog_gap: Why the plan's servers cannot be checked (a figure missing from the
+            catalog), if so; the site's own figures are still summarised.
     """
 
     spec: fe.SiteSpec | None
@@ -124,6 +127,7 @@ class SiteEvaluation:
     cooling_envelope: fe.CoolingEnvelope | None
     notes: list[str] = field(default_factory=list)
     error: str = ""
+    catalog_gap: str = ""
 
     @property
     def status(self) -> str:
@@ -177,8 +181,12 @@ def site_evaluate(
         return SiteEvaluation(
             None, None, [], None, go_live, assumed, None, None, None, [], str(exc)
         )
+    catalog_gap = ""
     if deployments is None:
-        deployments = plan_selectors.plan_deployments(plan=plan)
+        try:
+            deployments = plan_selectors.plan_deployments(plan=plan)
+        except CatalogGapError as gap:
+            deployments, catalog_gap = [], str(gap)
     types = selectors.rack_types(deployments)
     feed_kw = fe.feed_usable_kw(
         spec.voltage_v, spec.amperage_a, spec.phase, spec.breaker_derating, spec.power_factor
@@ -215,6 +223,7 @@ def site_evaluate(
         capacity_at_go_live_kw=fe.site_capacity_kw_on(spec, go_live),
         cooling_envelope=fe.COOLING_ENVELOPES[spec.cooling_method],
         notes=notes,
+        catalog_gap=catalog_gap,
     )
 
 
@@ -262,6 +271,7 @@ class PlacementEvaluation:
         latency_notes: Option key → one sentence per user region.
         notes: Assumptions (generic options, missing sites, stale costs).
         cost_source: Where costs came from ("" when no TCO has finished).
+        catalog_gap: Why the plan cannot be scored (a figure missing from the catalog).
     """
 
     result: pe.PlacementResult | None
@@ -271,6 +281,7 @@ class PlacementEvaluation:
     latency_notes: dict[str, list[str]]
     notes: list[str]
     cost_source: str = ""
+    catalog_gap: str = ""
 
 
 def _site_location(site: Site) -> pe.Location:
@@ -304,7 +315,10 @@ def placement_evaluate(
     notes: list[str] = []
     if not workloads:
         return PlacementEvaluation(None, 0.0, None, {}, {}, ["The plan has no workloads yet."])
-    deployments = {d.workload_id: d for d in plan_selectors.plan_deployments(plan=plan)}
+    try:
+        deployments = {d.workload_id: d for d in plan_selectors.plan_deployments(plan=plan)}
+    except CatalogGapError as gap:
+        return PlacementEvaluation(None, 0.0, None, {}, {}, [], catalog_gap=str(gap))
 
     # Users: every workload's region shares, weighted by its peak accelerators.
     user_regions: dict[str, float] = {}
@@ -525,10 +539,15 @@ def tco_inputs_build(*, plan: Plan, settings: TcoSettings | None = None) -> TcoB
     """Translate the plan (deployments, sites, TCO settings, catalog prices) into TcoInputs.
 
     Raises:
-        TcoNotReady: No workload has a chosen configuration, or no cloud price is known.
+        TcoNotReady: No workload has a chosen configuration, a chosen configuration lacks a
+            catalog figure, or no cloud price is known.
     """
     settings = settings or selectors.tco_settings_get(plan=plan)
-    deployments = [d for d in plan_selectors.plan_deployments(plan=plan) if d.accelerators > 0]
+    try:
+        deployments = plan_selectors.plan_deployments(plan=plan)
+    except CatalogGapError as gap:
+        raise TcoNotReady(str(gap)) from gap
+    deployments = [d for d in deployments if d.accelerators > 0]
     if not deployments:
         raise TcoNotReady("No workload has a chosen configuration yet.")
     workloads = {w.pk: w for w in plan_selectors.workload_list(plan=plan)}
