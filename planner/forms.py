@@ -3,6 +3,7 @@
 from django import forms
 
 from planner.models import Client, Organisation, Plan, Role
+from planner.validation import IsoDateInput
 
 
 class MemberAddForm(forms.Form):
@@ -55,7 +56,7 @@ class PlanForm(forms.ModelForm):
         model = Plan
         fields = ["name", "client", "new_client", "currency", "target_go_live", "notes"]
         widgets = {
-            "target_go_live": forms.DateInput(attrs={"type": "date"}),
+            "target_go_live": IsoDateInput(),
             "notes": forms.Textarea(attrs={"rows": 3}),
         }
 

@@ -10,6 +10,8 @@ from django import forms
 from django.utils import timezone
 
 from catalog.models import Accelerator, Part, ServerPlatform
+from planner.engine import limits
+from planner.validation import IsoDateInput, in_range
 from sourcing.models import (
     ORDER_STEPS,
     FxRate,
@@ -21,9 +23,10 @@ from sourcing.models import (
     validate_currency,
 )
 
-DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
+DATE = IsoDateInput()
 HS_RE = re.compile(r"^[0-9][0-9.\s]{3,13}$")
 NOT_NEGATIVE = {"min_value": "Cannot be negative."}
+MAX_PRICE = 10**14  # money_field: 18 digits, 4 after the point
 
 
 def _upper(value: str) -> str:
@@ -76,7 +79,9 @@ class SourcingSettingsForm(forms.ModelForm):
 class BomLineForm(forms.Form):
     """Quantity (an override on a generated line), the pinned offer and the HS code."""
 
-    quantity = forms.IntegerField(min_value=0, error_messages=NOT_NEGATIVE)
+    quantity = forms.IntegerField(
+        min_value=0, error_messages=NOT_NEGATIVE, validators=in_range(limits.QUANTITY)
+    )
     pinned_offer = forms.ModelChoiceField(
         queryset=Offer.objects.none(), required=False, empty_label="automatic choice"
     )
@@ -103,7 +108,11 @@ class BomLineAddForm(forms.Form):
         label="or service", choices=[("", "---------"), *Service.choices], required=False
     )
     description = forms.CharField(max_length=200, required=False)
-    quantity = forms.IntegerField(min_value=1, error_messages={"min_value": "At least 1."})
+    quantity = forms.IntegerField(
+        min_value=1,
+        error_messages={"min_value": "At least 1."},
+        validators=in_range(limits.QUANTITY),
+    )
     reason = forms.CharField(max_length=300, required=False)
     hs_code = forms.CharField(label="HS code", required=False, max_length=14)
 
@@ -174,6 +183,11 @@ def parse_price_breaks(text: str) -> list[tuple[int, Decimal]]:
         if not sep or qty < 1 or not price.is_finite() or price < 0:
             raise forms.ValidationError(
                 f"{chunk!r}: the quantity must be at least 1 and the price cannot be negative."
+            )
+        if qty > limits.QUANTITY.high or price >= MAX_PRICE:
+            raise forms.ValidationError(
+                f"{chunk!r}: quantities are at most {limits.QUANTITY.high:,g} "
+                f"({limits.QUANTITY.reason}) and prices below {MAX_PRICE:,}."
             )
         if qty in seen:
             raise forms.ValidationError(f"Quantity {qty} is given twice.")

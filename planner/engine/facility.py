@@ -27,6 +27,7 @@ from datetime import date
 from html import escape
 from typing import Literal
 
+from planner.engine import limits
 from planner.engine.errors import EngineInputError
 
 __all__ = [
@@ -232,8 +233,22 @@ class SiteSpec:
             raise EngineInputError(
                 "feeds_per_rack ≥ 1, racks_available ≥ 0, usable_ru_per_rack ≥ 1"
             )
-        if self.pue < 1:
-            raise EngineInputError("pue must be ≥ 1")
+        if not 1 <= self.pue <= 4:
+            raise EngineInputError("pue must be between 1 and 4")
+        limits.RACKS.check("racks_available", self.racks_available)
+        limits.SITE_KW.check("site_it_capacity_kw", self.site_it_capacity_kw)
+        limits.SITE_KW.check("cooling_capacity_site_kw", self.cooling_capacity_site_kw)
+        limits.COOLING_PER_RACK_KW.check(
+            "cooling_capacity_per_rack_kw", self.cooling_capacity_per_rack_kw
+        )
+        limits.VOLTAGE_V.check("voltage_v", self.voltage_v)
+        limits.AMPERAGE_A.check("amperage_a", self.amperage_a)
+        limits.DELTA_T_F.check("delta_t_f", self.delta_t_f)
+        limits.POWER_USD_PER_KWH.check("power_usd_per_kwh", self.power_usd_per_kwh)
+        limits.check_date("power_ready_date", self.power_ready_date)
+        for upgrade in self.planned_upgrades:
+            limits.check_date("upgrade ready_date", upgrade.ready_date)
+            limits.SITE_KW.check("upgrade added_kw", upgrade.added_kw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,12 +289,14 @@ class RackLoad:
     pdu_name: str = "PDU"
 
     def __post_init__(self) -> None:
-        if self.server_power_kw <= 0 or self.server_ru < 1 or self.server_count < 0:
+        if not 0 < self.server_power_kw < math.inf or self.server_ru < 1 or self.server_count < 0:
             raise EngineInputError(
                 "server_power_kw > 0, server_ru ≥ 1 and server_count ≥ 0 required"
             )
-        if self.servers_per_rack is not None and self.servers_per_rack < 1:
-            raise EngineInputError("servers_per_rack must be ≥ 1 when given")
+        limits.SERVERS_PER_RACK.check("servers_per_rack", self.servers_per_rack)
+        limits.DEVICES_PER_RACK.check("switches_per_rack", self.switches_per_rack)
+        limits.DEVICES_PER_RACK.check("pdus_per_rack", self.pdus_per_rack)
+        limits.SWITCH_POWER_KW.check("switch_power_kw", self.switch_power_kw)
         if self.server_ashrae_class not in ASHRAE_CLASSES:
             raise EngineInputError(f"unknown ASHRAE class {self.server_ashrae_class!r}")
 

@@ -27,7 +27,7 @@ from planner.engine import facility as fe
 from planner.engine import placement as pe
 from planner.engine import tco as te
 from planner.engine.deployment import Deployment
-from planner.engine.errors import CatalogGapError
+from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.network import REGIONS, flag_regions, rtt_ms
 from planner.facility import selectors
 from planner.facility.models import (
@@ -176,11 +176,16 @@ def site_evaluate(
     go_live = plan.target_go_live or timezone.localdate()
     assumed = plan.target_go_live is None
     try:
-        spec = selectors.site_spec(site, upgrades)
-    except ValueError as exc:
+        return _site_evaluate(plan, site, upgrades, deployments, go_live, assumed)
+    except EngineInputError as exc:
+        # A stored value the engine refuses (saved before today's ranges): say which.
         return SiteEvaluation(
             None, None, [], None, go_live, assumed, None, None, None, [], str(exc)
         )
+
+
+def _site_evaluate(plan, site, upgrades, deployments, go_live, assumed) -> SiteEvaluation:
+    spec = selectors.site_spec(site, upgrades)
     catalog_gap = ""
     if deployments is None:
         try:

@@ -14,6 +14,8 @@ from django.core.validators import MaxLengthValidator
 from django.db import models
 from django.utils import timezone
 
+from planner.validation import date_in_range
+
 SNAPSHOT_SCHEMA_VERSION = 1
 
 
@@ -203,7 +205,7 @@ class ChecklistSignOff(AppendOnlyModel):
     )
     item_key = models.CharField(max_length=40)
     signed_by_name = models.CharField(max_length=120)
-    signed_on = models.DateField()
+    signed_on = models.DateField(validators=date_in_range())
     note = models.TextField(blank=True, validators=[MaxLengthValidator(2000)])
     withdrawn = models.BooleanField(
         default=False, help_text="A sign-off that takes back the previous one."

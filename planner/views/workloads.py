@@ -10,6 +10,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from catalog.models import Accelerator
 from planner import charts, selectors, sizing
+from planner.engine.errors import EngineInputError
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
 from planner.views.plans import plan_or_404
@@ -188,7 +189,18 @@ def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     elif request.method == "POST":
         # Keep the stored workload for the candidates; the form keeps what was typed.
         workload.refresh_from_db()
-    context = _sizing_context(request, workload, form)
+    try:
+        context = _sizing_context(request, workload, form)
+    except EngineInputError as exc:
+        # A stored value outside today's ranges (saved before they existed): say which.
+        context = {
+            "plan": workload.plan,
+            "workload": workload,
+            "form": form,
+            "section": "overview",
+            "sizing_error": str(exc),
+            "candidates": [],
+        }
     template = "planner/workload_sizing.html"
     if request.htmx and request.htmx.target in ("sizing-results", "candidates"):
         template += "#results"
