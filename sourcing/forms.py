@@ -293,6 +293,18 @@ class FxRateForm(forms.ModelForm):
         return as_of
 
 
+class TariffFilterForm(forms.Form):
+    """The tariff list's destination filter: empty (all) or a two-letter country code."""
+
+    destination = forms.CharField(required=False, max_length=2, strip=True)
+
+    def clean_destination(self) -> str:
+        value = _upper(self.cleaned_data["destination"])
+        if value and not re.fullmatch(r"[A-Z]{2}", value):
+            raise forms.ValidationError("Use a two-letter ISO 3166 country code, e.g. NL.")
+        return value
+
+
 class FxImportForm(forms.Form):
     file = forms.FileField(
         label="CSV file", help_text="Columns: from_currency,to_currency,rate,as_of[,source]"

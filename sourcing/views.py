@@ -31,6 +31,7 @@ from sourcing.forms import (
     PurchaseOrderForm,
     SourcingSettingsForm,
     SupplierForm,
+    TariffFilterForm,
 )
 from sourcing.models import FxRate, OfferPriceBreak
 
@@ -487,15 +488,16 @@ def fx_view(request: HttpRequest) -> HttpResponse:
 @member_required
 def tariff_list_view(request: HttpRequest) -> HttpResponse:
     """The tariff rules with their measures and sources (staff edit them in the admin)."""
-    country = (request.GET.get("destination") or "").upper()[:2]
+    filters = TariffFilterForm(request.GET)
+    country = filters.cleaned_data["destination"] if filters.is_valid() else ""
     rules = selectors.tariff_rule_list()
     if country:
         rules = rules.filter(destination=country)
     context = {
-        "rules": rules, "destination": country,
+        "rules": rules, "destination": country, "filter_errors": filters.errors.get("destination"),
         "destinations": selectors.tariff_rule_list().values_list("destination", flat=True)
         .distinct().order_by("destination"),
         "valuations": selectors.customs_valuation_rules(),
         "admin_url": reverse("admin:sourcing_tariffrule_changelist"),
     }  # fmt: skip
-    return render(request, "sourcing/tariffs.html", context)
+    return render(request, "sourcing/tariffs.html", context, status=400 if filters.errors else 200)

@@ -501,14 +501,13 @@ def placement_settings_save(*, plan: Plan, form) -> PlacementDecision:
 def placement_choice_save(
     *, plan: Plan, user, option_key: str, reason: str, evaluation: PlacementEvaluation
 ) -> PlacementDecision:
-    """Record the consultant's choice and reason with the comparison as it stood."""
+    """Record the consultant's choice and reason with the comparison as it stood.
+
+    Submitting the recorded choice again, with the same reason and scores, changes nothing.
+    """
     row = evaluation.result.by_key(option_key)
     decision, _ = PlacementDecision.objects.get_or_create(plan=plan)
-    decision.chosen_key = row.key
-    decision.chosen_kind = row.kind
-    decision.chosen_label = row.label
-    decision.reason = reason
-    decision.scores = {
+    scores = {
         "options": [
             {
                 "key": o.key,
@@ -521,6 +520,13 @@ def placement_choice_save(
         ],
         "rtt_budget_ms": round(evaluation.rtt_budget_ms, 1),
     }
+    if (decision.chosen_key, decision.reason, decision.scores) == (row.key, reason, scores):
+        return decision  # the same choice resubmitted: keep who decided it and when
+    decision.chosen_key = row.key
+    decision.chosen_kind = row.kind
+    decision.chosen_label = row.label
+    decision.reason = reason
+    decision.scores = scores
     decision.decided_by = user
     decision.decided_at = timezone.now()
     decision.save()
@@ -731,7 +737,10 @@ def tco_state(*, plan: Plan) -> TcoState:
 
 
 def tco_settings_save(*, plan: Plan, form) -> TcoSettings:
+    """Save a valid TcoSettingsForm; an unchanged form stores nothing (defaults stay unsaved)."""
     settings = form.save(commit=False)
+    if not form.has_changed():
+        return settings
     settings.plan = plan
     settings.save()
     return settings
