@@ -36,7 +36,7 @@ def _number(value: float):
 
 def in_range(limit: Limit) -> list:
     """Min and max validators whose message gives the range and the reason."""
-    message = limit.message()
+    message = limit.message().replace("%", "%%")  # Django formats messages with %
     return [
         MinValueValidator(_number(limit.low), message=message),
         MaxValueValidator(_number(limit.high), message=message),
@@ -61,7 +61,9 @@ def range_constraint(
     return models.CheckConstraint(
         condition=condition,
         name=name,
-        violation_error_message=f"{field.replace('_', ' ').capitalize()}: {limit.message()}",
+        violation_error_message=(
+            f"{field.replace('_', ' ').capitalize()}: {limit.message()}".replace("%", "%%")
+        ),
     )
 
 

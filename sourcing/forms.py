@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from catalog.models import Accelerator, Part, ServerPlatform
 from planner.engine import limits
-from planner.validation import IsoDateInput, in_range
+from planner.validation import IsoDateInput, date_in_range, in_range
 from sourcing.models import (
     ORDER_STEPS,
     FxRate,
@@ -222,6 +222,8 @@ class OfferForm(forms.ModelForm):
         self.fields["item"].choices = [("", "---------"), *item_choices()]
         _no_negatives(self)
         self.fields["minimum_order_qty"].error_messages["min_value"] = "At least 1."
+        for name in ("quoted_on", "valid_until"):  # the range first, then the order of the two
+            self.fields[name].validators += date_in_range()
         offer = self.instance
         if offer.pk:
             for kind in ("part", "server", "accelerator"):

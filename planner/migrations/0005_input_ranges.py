@@ -33,7 +33,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='workload',
             name='headroom_pct',
-            field=models.PositiveSmallIntegerField(default=20, help_text='Capacity kept free at peak, %.', validators=[django.core.validators.MinValueValidator(0, message='Between 0 and 90 %: headroom is capacity kept free at peak; at 90 % ten times the replicas the load needs are bought.'), django.core.validators.MaxValueValidator(90, message='Between 0 and 90 %: headroom is capacity kept free at peak; at 90 % ten times the replicas the load needs are bought.')]),
+            field=models.PositiveSmallIntegerField(default=20, help_text='Capacity kept free at peak, %.', validators=[django.core.validators.MinValueValidator(0, message='Between 0 and 90 %%: headroom is capacity kept free at peak; at 90 %% ten times the replicas the load needs are bought.'), django.core.validators.MaxValueValidator(90, message='Between 0 and 90 %%: headroom is capacity kept free at peak; at 90 %% ten times the replicas the load needs are bought.')]),
         ),
         migrations.AlterField(
             model_name='workload',
@@ -81,7 +81,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='workload',
-            constraint=models.CheckConstraint(condition=models.Q(('headroom_pct__gte', 0), ('headroom_pct__lte', 90)), name='workload_headroom_pct_in_range', violation_error_message='Headroom pct: Between 0 and 90 %: headroom is capacity kept free at peak; at 90 % ten times the replicas the load needs are bought.'),
+            constraint=models.CheckConstraint(condition=models.Q(('headroom_pct__gte', 0), ('headroom_pct__lte', 90)), name='workload_headroom_pct_in_range', violation_error_message='Headroom pct: Between 0 and 90 %%: headroom is capacity kept free at peak; at 90 %% ten times the replicas the load needs are bought.'),
         ),
         migrations.AddConstraint(
             model_name='workload',
