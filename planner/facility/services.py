@@ -551,14 +551,20 @@ def tco_inputs_build(*, plan: Plan, settings: TcoSettings | None = None) -> TcoB
 
     Raises:
         TcoNotReady: No workload has a chosen configuration, a chosen configuration lacks a
-            catalog figure, or no cloud price is known.
+            catalog figure, no cloud price is known, or the engine refuses a value (the
+            message names it).
     """
-    settings = settings or selectors.tco_settings_get(plan=plan)
     try:
-        deployments = plan_selectors.plan_deployments(plan=plan)
+        return _tco_inputs_build(plan=plan, settings=settings)
     except CatalogGapError as gap:
         raise TcoNotReady(str(gap)) from gap
-    deployments = [d for d in deployments if d.accelerators > 0]
+    except EngineInputError as exc:
+        raise TcoNotReady(f"The TCO cannot be computed from these inputs: {exc}.") from exc
+
+
+def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
+    settings = settings or selectors.tco_settings_get(plan=plan)
+    deployments = [d for d in plan_selectors.plan_deployments(plan=plan) if d.accelerators > 0]
     if not deployments:
         raise TcoNotReady("No workload has a chosen configuration yet.")
     workloads = {w.pk: w for w in plan_selectors.workload_list(plan=plan)}
