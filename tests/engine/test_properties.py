@@ -5,6 +5,7 @@ another exception. Example counts are bounded so the suite stays fast."""
 import math
 from dataclasses import asdict
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.engine import facility as fe
+from planner.engine import landed_cost as lc
 from planner.engine import tco as te
 from planner.engine.calibration import load_calibration
 from planner.engine.deployment import estimate_server
@@ -19,6 +21,7 @@ from planner.engine.errors import EngineInputError
 from planner.engine.estimate import EstimateRequest, estimate
 from planner.engine.specs import load_accelerators_csv, load_models_csv
 from planner.engine.sweep import Workload, sweep
+from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES
 
 DATA = Path(__file__).resolve().parents[2] / "catalog" / "data"
 MODELS = load_models_csv(DATA / "models.csv")
@@ -205,3 +208,60 @@ def test_tco_gives_finite_cash_flows_or_a_clear_error(
         return
     for option in result.options:
         assert _all_finite(asdict(option)), option.key
+
+
+DECIMAL = st.one_of(
+    st.decimals(allow_nan=True, allow_infinity=True),
+    st.decimals(min_value=0, max_value=10**6, places=2),
+    st.sampled_from([Decimal("1e40"), Decimal("-1"), Decimal("0"), Decimal("9" * 40)]),
+)
+LC_DATES = st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31))
+AS_OF = date(2025, 6, 1)
+FX = lc.FxTable((lc.FxRate("USD", "EUR", Decimal("0.92"), date(2025, 5, 30)),))
+
+
+@FAST
+@given(
+    unit_price=DECIMAL,
+    freight_per_unit=DECIMAL,
+    break_price=DECIMAL,
+    break_qty=ANY_INT,
+    minimum_order_qty=ANY_INT,
+    lead_time_days=ANY_INT,
+    quoted_on=LC_DATES,
+    valid_until=LC_DATES,
+    quantity=ANY_INT,
+    currency=st.sampled_from(["USD", "EUR", "XXX", "usd"]),
+    hs_code=st.sampled_from(["847150", "8471.50", "84", "x"]),
+)
+def test_landed_cost_choice_gives_finite_money_or_a_clear_error(
+    unit_price, freight_per_unit, break_price, break_qty, quantity, hs_code, **offer
+):
+    try:
+        candidate = lc.Offer(
+            supplier="Acme",
+            part_key="server:dgx",
+            unit_price=unit_price,
+            origin_country="US",
+            freight_per_unit=freight_per_unit,
+            price_breaks=(lc.PriceBreak(break_qty, break_price),),
+            offer_id="acme",
+            **offer,
+        )
+        choice = lc.choose_offer(
+            [candidate],
+            quantity=quantity,
+            hs_code=hs_code,
+            destination="DE",
+            tariffs=DEFAULT_TARIFF_RULES,
+            fx=FX,
+            plan_currency="EUR",
+            as_of=AS_OF,
+        )
+    except EngineInputError as exc:
+        assert str(exc)
+        return
+    for evaluation in choice.evaluations:
+        for value in asdict(evaluation).values():
+            if isinstance(value, Decimal):
+                assert value.is_finite(), evaluation
