@@ -6,6 +6,26 @@ from django.conf import settings
 from django.db import migrations, models
 
 
+DATE_MIN, DATE_MAX = datetime.date(2000, 1, 1), datetime.date(2100, 12, 31)
+
+
+def _out_of_range(field):
+    return {f"{field}__lt": DATE_MIN}, {f"{field}__gt": DATE_MAX}
+
+
+def clamp_out_of_range(apps, schema_editor):
+    """Rows saved before these ranges existed: bring them inside so the checks can be added."""
+    Workload = apps.get_model("planner", "Workload")
+    Plan = apps.get_model("planner", "Plan")
+    Workload.objects.filter(headroom_pct__gt=90).update(headroom_pct=90)
+    Workload.objects.filter(peak_requests_per_s__gt=1_000_000).update(peak_requests_per_s=1_000_000)
+    Workload.objects.filter(peak_requests_per_s__lt=0.0001).update(peak_requests_per_s=0.0001)
+    Workload.objects.filter(peak_concurrency__gt=10_000_000).update(peak_concurrency=10_000_000)
+    Workload.objects.filter(peak_concurrency__lt=1).update(peak_concurrency=1)
+    for condition in _out_of_range("target_go_live"):
+        Plan.objects.filter(**condition).update(target_go_live=None)
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -15,6 +35,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunPython(clamp_out_of_range, migrations.RunPython.noop),
         migrations.AlterField(
             model_name='organisation',
             name='quote_validity_days',
