@@ -247,3 +247,67 @@ def test_sourcing_settings_form_gives_errors_or_saved_settings(plan, **typed):
             assert all(form.errors.values())
 
     _in_rollback(check)
+
+
+@FORM_SETTINGS
+@given(
+    horizon_months=maybe(NUMBER),
+    server_price_usd=maybe(NUMBER),
+    network_usd=maybe(NUMBER),
+    spares_pct=maybe(NUMBER),
+    residual_pct=maybe(NUMBER),
+    cost_of_capital_pct=maybe(NUMBER),
+    on_demand_usd_per_gpu_h=maybe(NUMBER),
+    annual_cloud_price_decline_pct=maybe(NUMBER),
+    growth_pct_per_month=maybe(NUMBER),
+)
+def test_tco_settings_form_gives_errors_or_inputs_the_engine_takes(plan, **typed):
+    from django.forms.models import model_to_dict
+
+    from planner.facility import selectors, services
+    from planner.facility.forms import TcoSettingsForm
+
+    current = selectors.tco_settings_get(plan=plan)
+    data = {k: v for k, v in model_to_dict(current).items() if v is not None} | typed_only(typed)
+
+    def check():
+        form = TcoSettingsForm(data, instance=selectors.tco_settings_get(plan=plan))
+        event("valid" if form.is_valid() else "refused")
+        if form.is_valid():
+            services.tco_settings_save(plan=plan, form=form)
+            services.tco_state(plan=plan)  # builds the engine inputs; refusals are "not ready"
+        else:
+            assert all(form.errors.values())
+
+    _in_rollback(check)
+
+
+@FORM_SETTINGS
+@given(
+    freight=maybe(NUMBER),
+    insurance=maybe(NUMBER),
+    ordered_expected=maybe(DATE),
+    shipped_actual=maybe(DATE),
+    installed_expected=maybe(DATE),
+    charges_currency=maybe(st.sampled_from(["EUR", "usd", "XXX", "", "\x00"])),
+)
+def test_purchase_order_form_gives_errors_or_a_saved_order(plan, **typed):
+    from django.forms.models import model_to_dict
+
+    from sourcing.forms import PurchaseOrderForm
+    from sourcing.models import PurchaseOrder
+
+    order = plan.purchase_orders.order_by("pk").first()
+    data = {k: v for k, v in model_to_dict(order).items() if v is not None} | typed_only(typed)
+
+    def check():
+        form = PurchaseOrderForm(
+            data, instance=PurchaseOrder.objects.get(pk=order.pk), cross_border=True
+        )
+        event("valid" if form.is_valid() else "refused")
+        if form.is_valid():
+            form.save()
+        else:
+            assert all(form.errors.values())
+
+    _in_rollback(check)
