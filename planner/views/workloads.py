@@ -10,7 +10,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from catalog.models import Accelerator
 from planner import charts, selectors, sizing
-from planner.engine.errors import EngineInputError
+from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
 from planner.views.plans import plan_or_404
@@ -246,4 +246,9 @@ def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
         f"Chosen: {candidate.accelerators} × {candidate.accelerator_name} "
         f"({candidate.precision.upper()}, TP {candidate.tensor_parallel}).",
     )
+    try:
+        selectors.plan_deployments(plan=workload.plan)
+    except CatalogGapError as gap:
+        # Sizing needs no power figure; sites, TCO and sourcing do: say so now.
+        messages.warning(request, f"Sites, placement, TCO and sourcing cannot use it yet. {gap}")
     return redirect(url)

@@ -80,3 +80,24 @@ def test_actions_refuse_with_the_gap(gh200_plan, signed_in):
     response = signed_in.post(f"/plans/{gh200_plan.pk}/tco/run/", follow=True)
     assert response.status_code == 200
     assert GAP_TEXT in response.content.decode()
+
+
+def test_choosing_a_configuration_with_a_gap_warns_at_once(demo, signed_in):
+    from django.urls import reverse
+
+    from planner.sizing import candidate_key, workload_sweep
+
+    plan = demo[0]
+    chat = plan.workloads.get(kind="chat")
+    candidate = next(
+        c for c in workload_sweep(chat).candidates if c.accelerator_slug == "gh200" and c.feasible
+    )
+    response = signed_in.post(
+        reverse("workload_choose", args=[plan.pk, chat.pk]),
+        {"candidate": candidate_key(candidate)},
+        follow=True,
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "Sites, placement, TCO and sourcing cannot use it yet" in body
+    assert GAP_TEXT in body
