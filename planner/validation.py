@@ -1,8 +1,8 @@
 """Django validators, form widgets and check constraints built from ``planner.engine.limits``.
 
-One source for every range: a model field takes ``in_range(limit)`` (its refusal carries the
-reason), a plain form field ``form_range(limit)``, the database ``range_constraint(...)``, and
-every date input ``IsoDateInput`` (``<input type=date>`` shows only yyyy-mm-dd, so any other
+One source for every range: a model or plain form field takes ``in_range(limit)`` (its
+refusal carries the reason), a date field ``date_in_range()``, the database
+``range_constraint(...)`` / ``date_constraint(...)``, and every date input ``IsoDateInput`` (``<input type=date>`` shows only yyyy-mm-dd, so any other
 format renders as empty and an unchanged save would erase the date).
 """
 

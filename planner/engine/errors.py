@@ -8,9 +8,7 @@ the engine raises is a bug.
 
 from __future__ import annotations
 
-import math
-
-__all__ = ["CatalogGapError", "EngineInputError", "require_finite", "require_range"]
+__all__ = ["CatalogGapError", "EngineInputError"]
 
 
 class EngineInputError(ValueError):
@@ -29,23 +27,3 @@ class CatalogGapError(EngineInputError):
         super().__init__(message)
         self.item = item
         self.figure = figure
-
-
-def require_finite(name: str, value: float) -> float:
-    """``value`` as a float, or EngineInputError when it is not a finite number."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise EngineInputError(f"{name} must be a number, not {value!r}.") from None
-    if not math.isfinite(number):
-        raise EngineInputError(f"{name} must be a finite number, not {value!r}.")
-    return number
-
-
-def require_range(name: str, value: float, low: float, high: float, *, reason: str = "") -> float:
-    """``value`` when ``low ≤ value ≤ high``, else EngineInputError naming the range and why."""
-    number = require_finite(name, value)
-    if not low <= number <= high:
-        why = f" ({reason})" if reason else ""
-        raise EngineInputError(f"{name} must be between {low:g} and {high:g}{why}, not {value!r}.")
-    return number
