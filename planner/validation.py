@@ -2,8 +2,9 @@
 
 One source for every range: a model or plain form field takes ``in_range(limit)`` (its
 refusal carries the reason), a date field ``date_in_range()``, the database
-``range_constraint(...)`` / ``date_constraint(...)``, and every date input ``IsoDateInput`` (``<input type=date>`` shows only yyyy-mm-dd, so any other
-format renders as empty and an unchanged save would erase the date).
+``range_constraint(...)`` / ``date_constraint(...)``, and every date input ``IsoDateInput``
+(``<input type=date>`` shows only yyyy-mm-dd: any other format renders as empty, and an
+unchanged save would erase the date).
 """
 
 from __future__ import annotations
