@@ -14,7 +14,7 @@ BEFORE = [
     ("facility", "0001_initial"),
     ("sourcing", "0001_initial"),
 ]
-AFTER = [("planner", "0005_input_ranges"), ("facility", "0002_input_ranges"), ("sourcing", "0002_input_ranges")]  # fmt: skip
+AFTER = [("planner", "0006_input_ranges"), ("facility", "0003_input_ranges"), ("sourcing", "0003_input_ranges")]  # fmt: skip
 
 
 def _migrate(targets):
