@@ -124,3 +124,23 @@ def test_every_status_an_operation_returns_is_documented(client):
             assert responses[status]["description"] not in GENERIC_DESCRIPTIONS  # says when
     estimate_out = schema["components"]["schemas"]["EstimateOut"]["properties"]
     assert "notes" in estimate_out
+
+
+def test_the_estimate_command_prints_an_unbounded_figure_as_such(catalog):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    args = [
+        "--model", "llama-3.1-70b", "--accelerator", "h100-sxm", "--accelerators", "8",
+        "--precision", "fp8", "--input-tokens", "2000", "--output-tokens", "400",
+        "--tpot-ms", "1000", "--percentile", "99",
+    ]  # fmt: skip
+    out = StringIO()
+    call_command("estimate", *args, "--json", stdout=out)
+    data = json.loads(out.getvalue(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+    assert data["ttft_ms"] is None and data["notes"]
+    out = StringIO()
+    call_command("estimate", *args, stdout=out)
+    assert "unbounded (see the note)" in out.getvalue()
+    assert "Note: ttft_ms is null" in out.getvalue()
