@@ -93,20 +93,29 @@ api = NinjaAPI(
 )
 
 LATENCY = limits.ENGINE_LATENCY_MS
+SLUG = r"^[a-z0-9][a-z0-9._-]*$"  # catalog slugs; keeps NUL and other bytes out of queries
 
 
 class EstimateIn(Schema):
     model: str = Field(
-        ..., description="Model slug, e.g. llama-3.1-70b.", examples=["llama-3.1-70b"]
+        ...,
+        description="Model slug, e.g. llama-3.1-70b.",
+        examples=["llama-3.1-70b"],
+        pattern=SLUG,
+        max_length=120,
     )
-    accelerator: str = Field(..., description="Accelerator slug, e.g. h100-sxm.")
+    accelerator: str = Field(
+        ..., description="Accelerator slug, e.g. h100-sxm.", pattern=SLUG, max_length=120
+    )
     accelerators: int = Field(..., ge=1, le=100_000, description="Accelerators in total.")
-    precision: str = Field(..., description="bf16, fp8, int4 or fp4.")
+    precision: str = Field(..., description="bf16, fp8, int4 or fp4.", max_length=8)
     input_tokens: int = Field(..., ge=1, le=10_000_000)
     output_tokens: int = Field(..., ge=1, le=10_000_000)
     tensor_parallel: int | None = Field(None, ge=1, description="Chosen by the engine if omitted.")
     scenario: str | None = Field(
-        None, description="offline or server; server when a target or a request rate is given."
+        None,
+        description="offline or server; server when a target or a request rate is given.",
+        max_length=10,
     )
     ttft_ms: float | None = Field(None, gt=0, le=LATENCY.high, allow_inf_nan=False)
     tpot_ms: float | None = Field(None, gt=0, le=LATENCY.high, allow_inf_nan=False)

@@ -74,6 +74,8 @@ def test_a_bounded_estimate_has_no_notes(member):
         ('"request_rate": Infinity', "request_rate"),
         ('"request_rate": 1e40', "request_rate"),
         ('"accelerators": 1e40', "accelerators"),
+        ('"model": "llama\\u0000"', "model"),  # a NUL byte was a PostgreSQL 500
+        ('"accelerator": "' + "h" * 200 + '"', "accelerator"),
     ],
 )
 def test_non_finite_and_huge_inputs_are_field_errors(member, raw, field):
