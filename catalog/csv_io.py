@@ -134,15 +134,26 @@ def _error_text(form: forms.ModelForm) -> str:
 
 
 def read_csv_text(raw: bytes) -> str:
-    """Decode an uploaded file (UTF-8, with or without BOM)."""
+    """Decode an uploaded file (UTF-8, with or without BOM).
+
+    Raises:
+        CatalogImportError: Too large, not UTF-8, or holding a NUL character (no text file
+            has one, and PostgreSQL cannot store it).
+    """
     if len(raw) > MAX_IMPORT_BYTES:
         raise CatalogImportError(f"The file is larger than {MAX_IMPORT_BYTES // 1024 // 1024} MB.")
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise CatalogImportError(
             f"The file is not UTF-8 text (byte {exc.start} cannot be decoded)."
         ) from exc
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise CatalogImportError(
+            f"Line {line} holds a NUL character: the file is binary, not CSV text."
+        )
+    return text
 
 
 def import_csv(kind: CatalogKind, text: str) -> ImportResult:

@@ -11,6 +11,7 @@ from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
 from planner.models.jobs import Job, JobStatus
+from planner.validation import date_in_range
 
 # Slugs of the reference data keep version dots ("llama-3.1-8b"), which SlugField refuses.
 catalog_slug_validator = RegexValidator(
@@ -29,7 +30,10 @@ class Sourced(models.Model):
     notes = models.TextField(blank=True)
     source = models.TextField(help_text="Where the figures come from (document, page, commit).")
     as_of = models.DateField(
-        null=True, blank=True, help_text="Date the figures were read or published."
+        null=True,
+        blank=True,
+        validators=date_in_range(),
+        help_text="Date the figures were read or published.",
     )
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -3,18 +3,53 @@
 django-ninja was chosen over DRF because the schema comes straight from the typed request
 and response classes below (pydantic), with no serializer layer or extra schema package.
 Authentication: the browser session, or an organisation's API token as a Bearer header.
+
+Every error, whatever raised it (a field, an unreadable body, missing credentials, a failed
+CSRF check, an estimate the engine refuses, an unexpected fault), is one shape:
+``{"errors": {"<field, body, auth or __all__>": ["message", ...]}}``. No response holds NaN
+or Infinity: a figure the engine cannot bound is ``null`` and ``notes`` says why.
 """
 
+import json
+import logging
+import math
+
+from django.http import Http404
 from django.utils import timezone
 from ninja import Field, NinjaAPI, Schema, Status
-from ninja.errors import AuthenticationError, ValidationError
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.renderers import JSONRenderer
 from ninja.security import HttpBearer, SessionAuth
 
-from planner.engine.estimate import EstimateError, EstimateRequest
+from planner.engine import limits
+from planner.engine.errors import EngineInputError
+from planner.engine.estimate import EstimateRequest
 from planner.models import ApiToken, Membership
 from planner.models.tokens import token_digest
 from planner.sizing import SizingInputError, estimate_as_dict, estimate_run
 from planner.versioning import StaleEditError
+
+logger = logging.getLogger(__name__)
+
+
+def finite_or_none(data):
+    """``data`` with every NaN or infinite float replaced by None (JSON has neither)."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {k: finite_or_none(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [finite_or_none(v) for v in data]
+    return data
+
+
+class FiniteJSONRenderer(JSONRenderer):
+    """Strict JSON: never writes NaN or Infinity (they are not JSON and break clients)."""
+
+    json_dumps_params = {"allow_nan": False}
+
+    def render(self, request, data, *, response_status):
+        return json.dumps(finite_or_none(data), cls=self.encoder_class, **self.json_dumps_params)
 
 
 class TokenAuth(HttpBearer):
@@ -47,37 +82,62 @@ api = NinjaAPI(
     title="Inference Planner API",
     version="1",
     description="Estimates from the calibrated sizing engine. Authenticate with the session "
-    "or `Authorization: Bearer <organisation API token>`.",
+    "or `Authorization: Bearer <organisation API token>`. Every error has one shape, "
+    '`{"errors": {"<field | body | auth | __all__>": ["message"]}}`, with status 400 (bad '
+    "input or unreadable body), 401 (no valid credentials), 403 (CSRF check of a session "
+    "request failed) or 500 (unexpected fault, logged). No number is ever NaN or Infinity: a "
+    "figure the engine cannot bound is null and `notes` says why.",
     urls_namespace="api",
     docs_url=None,  # the interactive docs page would load assets from a CDN
     auth=[TokenAuth(), MemberSessionAuth()],
+    renderer=FiniteJSONRenderer(),
 )
+
+LATENCY = limits.ENGINE_LATENCY_MS
+SLUG = r"^[a-z0-9][a-z0-9._-]*$"  # catalog slugs; keeps NUL and other bytes out of queries
 
 
 class EstimateIn(Schema):
     model: str = Field(
-        ..., description="Model slug, e.g. llama-3.1-70b.", examples=["llama-3.1-70b"]
+        ...,
+        description="Model slug, e.g. llama-3.1-70b.",
+        examples=["llama-3.1-70b"],
+        pattern=SLUG,
+        max_length=120,
     )
-    accelerator: str = Field(..., description="Accelerator slug, e.g. h100-sxm.")
+    accelerator: str = Field(
+        ..., description="Accelerator slug, e.g. h100-sxm.", pattern=SLUG, max_length=120
+    )
     accelerators: int = Field(..., ge=1, le=100_000, description="Accelerators in total.")
-    precision: str = Field(..., description="bf16, fp8, int4 or fp4.")
+    precision: str = Field(..., description="bf16, fp8, int4 or fp4.", max_length=8)
     input_tokens: int = Field(..., ge=1, le=10_000_000)
     output_tokens: int = Field(..., ge=1, le=10_000_000)
     tensor_parallel: int | None = Field(None, ge=1, description="Chosen by the engine if omitted.")
     scenario: str | None = Field(
-        None, description="offline or server; server when a target or a request rate is given."
+        None,
+        description="offline or server; server when a target or a request rate is given.",
+        max_length=10,
     )
-    ttft_ms: float | None = Field(None, gt=0)
-    tpot_ms: float | None = Field(None, gt=0)
+    ttft_ms: float | None = Field(None, gt=0, le=LATENCY.high, allow_inf_nan=False)
+    tpot_ms: float | None = Field(None, gt=0, le=LATENCY.high, allow_inf_nan=False)
     percentile: int = Field(99, description="95 or 99.")
-    request_rate: float | None = Field(None, gt=0, description="Offered requests per second.")
+    request_rate: float | None = Field(
+        None,
+        gt=0,
+        le=limits.PEAK_REQUESTS_PER_S.high,
+        allow_inf_nan=False,
+        description="Offered requests per second.",
+    )
+
+
+UNBOUNDED = "null when the engine finds no finite value; `notes` says why."
 
 
 class EstimateOut(Schema):
     output_tokens_per_s: float
     requests_per_s: float
-    ttft_ms: float
-    tpot_ms: float
+    ttft_ms: float | None = Field(..., description=UNBOUNDED)
+    tpot_ms: float | None = Field(..., description=UNBOUNDED)
     latency_statistic: str
     batch_per_replica: int
     tensor_parallel: int
@@ -91,10 +151,17 @@ class EstimateOut(Schema):
     expected_error_pct: float
     provenance: str
     calibration_version: str
+    notes: list[str] = Field(default_factory=list, description="Why a figure is null, if one is.")
 
 
 class ErrorOut(Schema):
-    errors: dict[str, list[str]]
+    errors: dict[str, list[str]] = Field(
+        ..., description="Messages per field; 'body', 'auth' or '__all__' when not one field."
+    )
+
+
+def _errors(request, key: str, message: str, status: int):
+    return api.create_response(request, {"errors": {key: [message]}}, status=status)
 
 
 @api.exception_handler(ValidationError)
@@ -109,11 +176,31 @@ def validation_errors(request, exc: ValidationError):
 
 @api.exception_handler(AuthenticationError)
 def unauthenticated(request, exc):
-    return api.create_response(
-        request,
-        {"errors": {"auth": ["Sign in, or send 'Authorization: Bearer <API token>'."]}},
-        status=401,
-    )
+    return _errors(request, "auth", "Sign in, or send 'Authorization: Bearer <API token>'.", 401)
+
+
+@api.exception_handler(HttpError)
+def http_errors(request, exc: HttpError):
+    """ninja's own refusals (unreadable body 400, CSRF 403) in the one error shape."""
+    key = {400: "body", 401: "auth", 403: "auth"}.get(exc.status_code, "__all__")
+    message = str(exc)
+    if exc.status_code == 400:
+        message = "The body is not a JSON object (" + message.lower() + ")."
+    elif exc.status_code == 403:
+        message = "The CSRF check failed: send the CSRF token, or use a Bearer token."
+    return _errors(request, key, message, exc.status_code)
+
+
+@api.exception_handler(Http404)
+def not_found(request, exc):
+    return _errors(request, "__all__", "Not found.", 404)
+
+
+@api.exception_handler(Exception)
+def unexpected(request, exc):
+    """A fault of ours: logged with its traceback, answered in the one error shape."""
+    logger.exception("API error on %s", request.path)
+    return _errors(request, "__all__", "Unexpected error; it has been logged.", 500)
 
 
 @api.exception_handler(StaleEditError)
@@ -132,8 +219,19 @@ CONFLICT = {409: ErrorOut}
 
 @api.post(
     "/estimate",
-    response={200: EstimateOut, 400: ErrorOut},
+    response={200: EstimateOut, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 500: ErrorOut},
     summary="Estimate throughput and latency of N accelerators serving one model",
+    openapi_extra={
+        "responses": {
+            400: {
+                "description": "A field is invalid, the body is not JSON, or the engine "
+                "refuses the estimate (the message says why)."
+            },
+            401: {"description": "No session of a member and no valid Bearer token."},
+            403: {"description": "A session request without a valid CSRF token."},
+            500: {"description": "Unexpected fault (logged)."},
+        }
+    },
 )
 def estimate_endpoint(request, payload: EstimateIn):
     has_target = payload.ttft_ms is not None or payload.tpot_ms is not None
@@ -158,5 +256,5 @@ def estimate_endpoint(request, payload: EstimateIn):
         return Status(200, estimate_as_dict(estimate_run(engine_request)))
     except SizingInputError as exc:
         return Status(400, {"errors": {exc.field: [str(exc)]}})
-    except EstimateError as exc:
+    except EngineInputError as exc:
         return Status(400, {"errors": {"__all__": [str(exc)]}})

@@ -5,6 +5,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
 from planner.models import Client, Organisation, Plan, Role
+from planner.validation import IsoDateInput
 from planner.versioning import VersionedFormMixin
 
 
@@ -88,7 +89,7 @@ class PlanForm(VersionedFormMixin, forms.ModelForm):
         model = Plan
         fields = ["name", "client", "new_client", "currency", "target_go_live", "notes"]
         widgets = {
-            "target_go_live": forms.DateInput(attrs={"type": "date"}),
+            "target_go_live": IsoDateInput(),
             "notes": forms.Textarea(attrs={"rows": 3}),
         }
 

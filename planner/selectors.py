@@ -4,6 +4,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, QuerySet
 
 from planner.engine.deployment import Deployment, estimate_server, servers_needed
+from planner.engine.errors import CatalogGapError
 from planner.models import ApiToken, Client, Membership, Organisation, Plan, Workload
 
 
@@ -74,7 +75,12 @@ def workload_get(*, organisation: Organisation, plan_id: int, workload_id: int) 
 
 
 def plan_deployments(*, plan: Plan) -> list[Deployment]:
-    """The hardware of every workload of the plan that has a chosen configuration."""
+    """The hardware of every workload of the plan that has a chosen configuration.
+
+    Raises:
+        CatalogGapError: A chosen configuration lacks a catalog figure its power needs; the
+            message names the workload and what to do. Pages show it on the section.
+    """
     deployments = []
     for workload in workload_list(plan=plan).filter(chosen_accelerator__isnull=False):
         accelerator = workload.chosen_accelerator
@@ -82,12 +88,22 @@ def plan_deployments(*, plan: Plan) -> list[Deployment]:
         per_server = (server.accelerators_per_server if server else None) or min(
             8, workload.chosen_accelerators or 8
         )
-        power_kw, rack_units, assumptions = estimate_server(
-            accelerators_per_server=per_server,
-            accelerator_tdp_w=accelerator.tdp_w,
-            platform_power_kw=server.max_power_kw if server else None,
-            platform_rack_units=server.rack_units if server else None,
-        )
+        try:
+            power_kw, rack_units, assumptions = estimate_server(
+                accelerators_per_server=per_server,
+                accelerator_tdp_w=accelerator.tdp_w,
+                platform_power_kw=server.max_power_kw if server else None,
+                platform_rack_units=server.rack_units if server else None,
+                accelerator_name=accelerator.name,
+            )
+        except CatalogGapError as gap:
+            raise CatalogGapError(
+                f"Workload '{workload.name}' uses {accelerator.name}: {gap} Choose a "
+                "configuration with a published TDP or server platform on the workload's "
+                "sizing page, or ask a catalog maintainer to add the figure.",
+                item=gap.item,
+                figure=gap.figure,
+            ) from gap
         accelerators = workload.chosen_accelerators or 0
         deployments.append(
             Deployment(

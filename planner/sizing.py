@@ -442,12 +442,32 @@ def estimate_run(request: EstimateRequest) -> EstimateResult:
     return estimate(request, model, accelerator, calibration())
 
 
+UNBOUNDED_NOTES = {
+    "ttft_ms": "ttft_ms is null: at this operating point (batch {batch}, the most the TPOT "
+    "target and memory allow) requests wait for a free slot without bound, so the time to "
+    "first token has no finite value. Give a TTFT target too, or a request rate.",
+}
+
+
 def estimate_as_dict(result: EstimateResult) -> dict:
-    """The JSON object of the CLI and the API (units in the keys)."""
+    """The JSON object of the CLI and the API (units in the keys).
+
+    A figure the engine found unbounded (e.g. TTFT at a TPOT-only operating point) is None,
+    and ``notes`` says why: JSON has no Infinity or NaN.
+    """
     data = asdict(result)
+    notes = []
     for key, value in data.items():
         if isinstance(value, float):
-            data[key] = round(value, 4)
+            if math.isfinite(value):
+                data[key] = round(value, 4)
+            else:
+                data[key] = None
+                template = UNBOUNDED_NOTES.get(
+                    key, "{key} is null: the engine found no finite value."
+                )
+                notes.append(template.format(key=key, batch=result.batch_per_replica))
+    data["notes"] = notes
     return data
 
 

@@ -10,6 +10,8 @@ from django import forms
 from django.utils import timezone
 
 from catalog.models import Accelerator, Part, ServerPlatform
+from planner.engine import limits
+from planner.validation import IsoDateInput, date_in_range, in_range
 from planner.versioning import VersionedFormMixin
 from sourcing.models import (
     ORDER_STEPS,
@@ -22,9 +24,10 @@ from sourcing.models import (
     validate_currency,
 )
 
-DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
+DATE = IsoDateInput()
 HS_RE = re.compile(r"^[0-9][0-9.\s]{3,13}$")
 NOT_NEGATIVE = {"min_value": "Cannot be negative."}
+MAX_PRICE = 10**14  # money_field: 18 digits, 4 after the point
 
 
 def _upper(value: str) -> str:
@@ -77,7 +80,9 @@ class SourcingSettingsForm(VersionedFormMixin, forms.ModelForm):
 class BomLineForm(VersionedFormMixin, forms.Form):
     """Quantity (an override on a generated line), the pinned offer and the HS code."""
 
-    quantity = forms.IntegerField(min_value=0, error_messages=NOT_NEGATIVE)
+    quantity = forms.IntegerField(
+        min_value=0, error_messages=NOT_NEGATIVE, validators=in_range(limits.QUANTITY)
+    )
     pinned_offer = forms.ModelChoiceField(
         queryset=Offer.objects.none(), required=False, empty_label="automatic choice"
     )
@@ -104,7 +109,11 @@ class BomLineAddForm(forms.Form):
         label="or service", choices=[("", "---------"), *Service.choices], required=False
     )
     description = forms.CharField(max_length=200, required=False)
-    quantity = forms.IntegerField(min_value=1, error_messages={"min_value": "At least 1."})
+    quantity = forms.IntegerField(
+        min_value=1,
+        error_messages={"min_value": "At least 1."},
+        validators=in_range(limits.QUANTITY),
+    )
     reason = forms.CharField(max_length=300, required=False)
     hs_code = forms.CharField(label="HS code", required=False, max_length=14)
 
@@ -176,6 +185,11 @@ def parse_price_breaks(text: str) -> list[tuple[int, Decimal]]:
             raise forms.ValidationError(
                 f"{chunk!r}: the quantity must be at least 1 and the price cannot be negative."
             )
+        if qty > limits.QUANTITY.high or price >= MAX_PRICE:
+            raise forms.ValidationError(
+                f"{chunk!r}: quantities are at most {limits.QUANTITY.high:,g} "
+                f"({limits.QUANTITY.reason}) and prices below {MAX_PRICE:,}."
+            )
         if qty in seen:
             raise forms.ValidationError(f"Quantity {qty} is given twice.")
         seen.add(qty)
@@ -209,6 +223,8 @@ class OfferForm(VersionedFormMixin, forms.ModelForm):
         self.fields["item"].choices = [("", "---------"), *item_choices()]
         _no_negatives(self)
         self.fields["minimum_order_qty"].error_messages["min_value"] = "At least 1."
+        for name in ("quoted_on", "valid_until"):  # the range first, then the order of the two
+            self.fields[name].validators += date_in_range()
         offer = self.instance
         if offer.pk:
             for kind in ("part", "server", "accelerator"):
@@ -278,6 +294,18 @@ class FxRateForm(forms.ModelForm):
         if as_of > timezone.localdate():
             raise forms.ValidationError("A rate cannot be dated in the future.")
         return as_of
+
+
+class TariffFilterForm(forms.Form):
+    """The tariff list's destination filter: empty (all) or a two-letter country code."""
+
+    destination = forms.CharField(required=False, max_length=2, strip=True)
+
+    def clean_destination(self) -> str:
+        value = _upper(self.cleaned_data["destination"])
+        if value and not re.fullmatch(r"[A-Z]{2}", value):
+            raise forms.ValidationError("Use a two-letter ISO 3166 country code, e.g. NL.")
+        return value
 
 
 class FxImportForm(forms.Form):

@@ -15,7 +15,9 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
+from planner.engine import limits
 from planner.engine.landed_cost import MINOR_UNITS
+from planner.validation import date_constraint, date_in_range, in_range, range_constraint
 from planner.versioning import VersionedModel
 
 country_validator = RegexValidator(
@@ -104,7 +106,10 @@ class SourcingSettings(VersionedModel):
         help_text="Where the hardware is imported (the site's country), e.g. NL.",
     )
     order_date = models.DateField(
-        null=True, blank=True, help_text="When the purchase orders go out; empty = today."
+        null=True,
+        blank=True,
+        validators=date_in_range(),
+        help_text="When the purchase orders go out; empty = today.",
     )
     offer_strategy = models.CharField(
         max_length=10, choices=OfferStrategy.choices, default=OfferStrategy.CHEAPEST
@@ -122,19 +127,26 @@ class SourcingSettings(VersionedModel):
     leaf_radix = models.PositiveSmallIntegerField(
         "switch ports",
         default=64,
-        validators=[MinValueValidator(2)],
+        validators=in_range(limits.LEAF_RADIX),
         help_text="Ports per leaf/spine switch (an even number).",
     )
     servers_per_rack = models.PositiveSmallIntegerField(
         default=4,
-        validators=[MinValueValidator(1)],
+        validators=in_range(limits.SERVERS_PER_RACK),
         help_text="Used when the sizing gives no rack count (SuperPOD racks hold 4 DGX, ref A2).",
     )
     storage_per_server = models.PositiveSmallIntegerField(
-        "drives per server", default=2, help_text="Local NVMe drives for the model-weight cache."
+        "drives per server",
+        default=2,
+        validators=in_range(limits.DRIVES_PER_SERVER),
+        help_text="Local NVMe drives for the model-weight cache.",
     )
-    installation_days = models.PositiveSmallIntegerField(default=10)
-    burn_in_days = models.PositiveSmallIntegerField(default=7)
+    installation_days = models.PositiveSmallIntegerField(
+        default=10, validators=in_range(limits.PROJECT_DAYS)
+    )
+    burn_in_days = models.PositiveSmallIntegerField(
+        default=7, validators=in_range(limits.PROJECT_DAYS)
+    )
     shipping_mode = models.CharField(
         max_length=3, choices=ShippingMode.choices, default=ShippingMode.AIR
     )
@@ -151,6 +163,7 @@ class SourcingSettings(VersionedModel):
         "power ready on",
         null=True,
         blank=True,
+        validators=date_in_range(),
         help_text="Overrides the facility's power-ready date when set.",
     )
     bom_generated_at = models.DateTimeField(null=True, blank=True)
@@ -159,6 +172,15 @@ class SourcingSettings(VersionedModel):
 
     class Meta:
         verbose_name_plural = "sourcing settings"
+        constraints = [
+            range_constraint(
+                "servers_per_rack",
+                limits.SERVERS_PER_RACK,
+                name="sourcing_servers_per_rack_in_range",
+            ),
+            date_constraint("order_date", name="sourcing_order_date_in_range"),
+            date_constraint("power_ready_on", name="sourcing_power_ready_on_in_range"),
+        ]
 
     def __str__(self) -> str:
         return f"Sourcing settings of {self.plan}"
@@ -186,12 +208,14 @@ class BomLine(VersionedModel):
     part_key = models.CharField(max_length=200)
     category = models.CharField(max_length=40)
     description = models.CharField(max_length=200)
-    quantity = models.PositiveIntegerField()
+    quantity = models.PositiveIntegerField(validators=in_range(limits.QUANTITY))
     reason = models.TextField(blank=True)
     origin = models.CharField(
         max_length=10, choices=LineOrigin.choices, default=LineOrigin.GENERATED
     )
-    generated_quantity = models.PositiveIntegerField(null=True, blank=True)
+    generated_quantity = models.PositiveIntegerField(
+        null=True, blank=True, validators=in_range(limits.QUANTITY)
+    )
     generated_reason = models.TextField(blank=True)
     drivers = models.JSONField(default=list, blank=True)
     part = models.ForeignKey(
@@ -213,7 +237,8 @@ class BomLine(VersionedModel):
     class Meta:
         ordering = ["plan", "position", "pk"]
         constraints = [
-            models.UniqueConstraint(fields=["plan", "part_key"], name="unique_bom_part_per_plan")
+            models.UniqueConstraint(fields=["plan", "part_key"], name="unique_bom_part_per_plan"),
+            range_constraint("quantity", limits.QUANTITY, name="bom_line_quantity_in_range"),
         ]
 
     def __str__(self) -> str:
@@ -292,13 +317,19 @@ class Offer(VersionedModel):
     unit_price = money_field(help_text="Price per unit in the offer's currency.")
     currency = currency_field()
     minimum_order_qty = models.PositiveIntegerField(
-        "minimum order", default=1, validators=[MinValueValidator(1)]
+        "minimum order",
+        default=1,
+        validators=[MinValueValidator(1), *in_range(limits.QUANTITY)[1:]],
     )
     lead_time_days = models.PositiveIntegerField(
-        "lead time (days)", help_text="Days from order to ready at the Incoterm's place."
+        "lead time (days)",
+        validators=in_range(limits.LEAD_TIME_DAYS),
+        help_text="Days from order to ready at the Incoterm's place.",
     )
-    quoted_on = models.DateField(help_text="Date the price and lead time were quoted.")
-    valid_until = models.DateField()
+    quoted_on = models.DateField(
+        validators=date_in_range(), help_text="Date the price and lead time were quoted."
+    )
+    valid_until = models.DateField(validators=date_in_range())
     origin_country = models.CharField(
         max_length=2, validators=[country_validator], help_text="Country of origin, e.g. CN."
     )
@@ -346,6 +377,8 @@ class Offer(VersionedModel):
             models.CheckConstraint(
                 name="offer_valid_after_quote", condition=Q(valid_until__gte=models.F("quoted_on"))
             ),
+            date_constraint("quoted_on", name="offer_quoted_on_in_range", nullable=False),
+            date_constraint("valid_until", name="offer_valid_until_in_range", nullable=False),
         ]
 
     def __str__(self) -> str:
@@ -370,7 +403,9 @@ class OfferPriceBreak(models.Model):
     """From ``min_qty`` units upward the unit price is ``unit_price`` (offer currency)."""
 
     offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="price_breaks")
-    min_qty = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    min_qty = models.PositiveIntegerField(
+        validators=[MinValueValidator(1), *in_range(limits.QUANTITY)[1:]]
+    )
     unit_price = money_field()
 
     class Meta:
@@ -401,11 +436,11 @@ class TariffRule(models.Model):
     surcharge_on_duty_pct = models.DecimalField(
         "surcharge on duty %", max_digits=7, decimal_places=3, default=0
     )
-    valid_from = models.DateField()
-    valid_to = models.DateField(null=True, blank=True)
+    valid_from = models.DateField(validators=date_in_range())
+    valid_to = models.DateField(null=True, blank=True, validators=date_in_range())
     description = models.CharField(max_length=200, blank=True)
     source = models.TextField()
-    as_of = models.DateField(null=True, blank=True)
+    as_of = models.DateField(null=True, blank=True, validators=date_in_range())
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -429,8 +464,8 @@ class TariffMeasure(models.Model):
         max_length=200, blank=True, help_text="Comma-separated ISO codes; empty = every origin."
     )
     pct = models.DecimalField("%", max_digits=7, decimal_places=3)
-    start = models.DateField()
-    end = models.DateField(null=True, blank=True)
+    start = models.DateField(validators=date_in_range())
+    end = models.DateField(null=True, blank=True, validators=date_in_range())
     stacks = models.BooleanField(default=True)
     not_stacked_on = models.CharField(
         max_length=400, blank=True, help_text="Names of measures this one does not stack on (;)."
@@ -475,7 +510,7 @@ class FxRate(models.Model):
     from_currency = currency_field()
     to_currency = currency_field()
     rate = models.DecimalField(max_digits=20, decimal_places=10, validators=[MinValueValidator(0)])
-    as_of = models.DateField()
+    as_of = models.DateField(validators=date_in_range())
     source = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -552,16 +587,16 @@ class PurchaseOrder(VersionedModel):
     allocation = models.CharField(
         "allocate shared charges", max_length=10, choices=Allocation.choices, default="value"
     )
-    ordered_expected = models.DateField(null=True, blank=True)
-    ordered_actual = models.DateField(null=True, blank=True)
-    shipped_expected = models.DateField(null=True, blank=True)
-    shipped_actual = models.DateField(null=True, blank=True)
-    customs_expected = models.DateField(null=True, blank=True)
-    customs_actual = models.DateField(null=True, blank=True)
-    delivered_expected = models.DateField(null=True, blank=True)
-    delivered_actual = models.DateField(null=True, blank=True)
-    installed_expected = models.DateField(null=True, blank=True)
-    installed_actual = models.DateField(null=True, blank=True)
+    ordered_expected = models.DateField(null=True, blank=True, validators=date_in_range())
+    ordered_actual = models.DateField(null=True, blank=True, validators=date_in_range())
+    shipped_expected = models.DateField(null=True, blank=True, validators=date_in_range())
+    shipped_actual = models.DateField(null=True, blank=True, validators=date_in_range())
+    customs_expected = models.DateField(null=True, blank=True, validators=date_in_range())
+    customs_actual = models.DateField(null=True, blank=True, validators=date_in_range())
+    delivered_expected = models.DateField(null=True, blank=True, validators=date_in_range())
+    delivered_actual = models.DateField(null=True, blank=True, validators=date_in_range())
+    installed_expected = models.DateField(null=True, blank=True, validators=date_in_range())
+    installed_actual = models.DateField(null=True, blank=True, validators=date_in_range())
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -569,7 +604,12 @@ class PurchaseOrder(VersionedModel):
     class Meta:
         ordering = ["plan", "reference"]
         constraints = [
-            models.UniqueConstraint(fields=["plan", "reference"], name="unique_po_per_plan")
+            models.UniqueConstraint(fields=["plan", "reference"], name="unique_po_per_plan"),
+            *(
+                date_constraint(field, name=f"po_{field}_in_range")
+                for _, expected, actual in ORDER_STEPS
+                for field in (expected, actual)
+            ),
         ]
 
     def __str__(self) -> str:
@@ -606,7 +646,9 @@ class PurchaseOrderLine(models.Model):
     )
     offer = models.ForeignKey(Offer, on_delete=models.PROTECT, related_name="order_lines")
     description = models.CharField(max_length=200)
-    quantity = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    quantity = models.PositiveIntegerField(
+        validators=[MinValueValidator(1), *in_range(limits.QUANTITY)[1:]]
+    )
     hs_code = models.CharField(max_length=14, blank=True)
 
     class Meta:

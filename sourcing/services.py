@@ -28,9 +28,12 @@ from catalog.models import Accelerator, Part, ServerPlatform
 from planner.engine import bom as bom_engine
 from planner.engine import critical_path as cp
 from planner.engine import landed_cost as lc
+from planner.engine.errors import CatalogGapError
+from planner.engine.limits import DATE_MIN
 from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES
 from planner.models import Plan
 from planner.selectors import plan_deployments
+from planner.validation import DATE_MESSAGE
 from sourcing import selectors
 from sourcing.models import (
     ORDER_STEPS,
@@ -160,8 +163,12 @@ def _server_for(deployment) -> tuple[str, str, bool]:
 
 
 def _deployment_inputs(plan: Plan, settings: SourcingSettings):
+    try:
+        deployments = plan_deployments(plan=plan)
+    except CatalogGapError as gap:
+        raise SourcingError(str(gap)) from gap
     inputs = []
-    for d in plan_deployments(plan=plan):
+    for d in deployments:
         slug, name, separate = _server_for(d)
         inputs.append(
             bom_engine.DeploymentInput(
@@ -1141,6 +1148,8 @@ def fx_rates_import(*, text: str) -> FxImportResult:
             rate = Decimal(row["rate"])
             if not rate.is_finite() or rate <= 0:
                 problems.append("rate must be a number above zero")
+            elif rate >= 10**10:
+                problems.append("rate must be below 10,000,000,000 (1 unit in another currency)")
         except InvalidOperation:
             problems.append(f"rate {row['rate']!r} is not a number")
             rate = None
@@ -1148,6 +1157,8 @@ def fx_rates_import(*, text: str) -> FxImportResult:
             as_of = date.fromisoformat(row["as_of"])
             if as_of > timezone.localdate():
                 problems.append(f"date {as_of} is in the future")
+            elif as_of < DATE_MIN:
+                problems.append(f"date {as_of}: {DATE_MESSAGE}")
         except ValueError:
             problems.append(f"date {row['as_of']!r} is not YYYY-MM-DD")
             as_of = None

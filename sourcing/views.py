@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from catalog.csv_io import CatalogImportError, read_csv_text
+from planner.engine.errors import CatalogGapError
 from planner.permissions import editor_required, member_required
 from planner.selectors import plan_deployments
 from planner.versioning import StaleEditError
@@ -32,6 +33,7 @@ from sourcing.forms import (
     PurchaseOrderForm,
     SourcingSettingsForm,
     SupplierForm,
+    TariffFilterForm,
 )
 from sourcing.models import FxRate, OfferPriceBreak
 
@@ -91,6 +93,10 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         )
         rows.append({"line": line, "form": form, "offer_count": len(line_offers)})
     last = selectors.plan_event_list(plan=plan).filter(kind="bom").first()
+    try:
+        deployments, catalog_gap = plan_deployments(plan=plan), ""
+    except CatalogGapError as gap:
+        deployments, catalog_gap = [], str(gap)
     return {
         "plan": plan,
         "section": "sourcing",
@@ -98,7 +104,8 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         "settings": settings,
         "rows": rows,
         "add_form": add_form or BomLineAddForm(prefix="add"),
-        "deployments": plan_deployments(plan=plan),
+        "deployments": deployments,
+        "catalog_gap": catalog_gap,
         "last_event": last,
         "can_edit": _can_edit(request),
         "htmx_config": HTMX_CONFIG,
@@ -514,15 +521,16 @@ def fx_view(request: HttpRequest) -> HttpResponse:
 @member_required
 def tariff_list_view(request: HttpRequest) -> HttpResponse:
     """The tariff rules with their measures and sources (staff edit them in the admin)."""
-    country = (request.GET.get("destination") or "").upper()[:2]
+    filters = TariffFilterForm(request.GET)
+    country = filters.cleaned_data["destination"] if filters.is_valid() else ""
     rules = selectors.tariff_rule_list()
     if country:
         rules = rules.filter(destination=country)
     context = {
-        "rules": rules, "destination": country,
+        "rules": rules, "destination": country, "filter_errors": filters.errors.get("destination"),
         "destinations": selectors.tariff_rule_list().values_list("destination", flat=True)
         .distinct().order_by("destination"),
         "valuations": selectors.customs_valuation_rules(),
         "admin_url": reverse("admin:sourcing_tariffrule_changelist"),
     }  # fmt: skip
-    return render(request, "sourcing/tariffs.html", context)
+    return render(request, "sourcing/tariffs.html", context, status=400 if filters.errors else 200)

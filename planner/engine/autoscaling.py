@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from planner.engine.errors import EngineInputError
+
 __all__ = ["AutoscalingRecommendation", "recommend_autoscaling"]
 
 KV_SATURATION = 0.80  # llm-d WVA: saturated at KV usage ≥ 0.80
@@ -93,9 +95,9 @@ def recommend_autoscaling(
         ValueError: For non-positive capacity or negative load.
     """
     if max_concurrency_per_replica <= 0:
-        raise ValueError("max_concurrency_per_replica must be positive")
+        raise EngineInputError("max_concurrency_per_replica must be positive")
     if average_concurrency < 0 or peak_concurrency < 0:
-        raise ValueError("load must not be negative")
+        raise EngineInputError("load must not be negative")
     peak_concurrency = max(peak_concurrency, average_concurrency)
     saturation = KV_SATURATION * max_concurrency_per_replica
     per_replica = min(target_batch_per_replica or saturation, saturation)

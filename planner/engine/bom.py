@@ -28,6 +28,8 @@ from dataclasses import dataclass, field, replace
 from decimal import ROUND_CEILING, Decimal
 from typing import Literal
 
+from planner.engine.errors import EngineInputError
+
 __all__ = [
     "BomError",
     "BomLine",
@@ -45,7 +47,7 @@ __all__ = [
 LineOrigin = Literal["generated", "manual", "override"]
 
 
-class BomError(ValueError):
+class BomError(EngineInputError):
     """Raised when a deployment cannot be turned into a bill of materials."""
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.engine.errors import EngineInputError
 from planner.engine.memory import MemoryPlan, plan_memory
 from planner.engine.performance import (
     Calibration,
@@ -378,18 +379,18 @@ def plan_replicas(
         ValueError: When no load or no matching capacity is given, or headroom is out of range.
     """
     if not 0.0 <= headroom_pct < 100.0:
-        raise ValueError("headroom_pct must be in [0, 100)")
+        raise EngineInputError("headroom_pct must be in [0, 100)")
     needs = []
     if peak_concurrency is not None:
         if not batch_per_replica:
-            raise ValueError("peak_concurrency needs batch_per_replica")
+            raise EngineInputError("peak_concurrency needs batch_per_replica")
         needs.append(peak_concurrency / batch_per_replica)
     if peak_requests_per_s is not None:
         if not requests_per_s_per_replica:
-            raise ValueError("peak_requests_per_s needs requests_per_s_per_replica")
+            raise EngineInputError("peak_requests_per_s needs requests_per_s_per_replica")
         needs.append(peak_requests_per_s / requests_per_s_per_replica)
     if not needs:
-        raise ValueError("give peak_concurrency or peak_requests_per_s")
+        raise EngineInputError("give peak_concurrency or peak_requests_per_s")
     need = max(needs)
     for_load = max(1, math.ceil(need - 1e-9))
     with_headroom = max(1, math.ceil(need / (1.0 - headroom_pct / 100.0) - 1e-9))

@@ -28,6 +28,8 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Literal
 
+from planner.engine.errors import EngineInputError
+
 __all__ = [
     "CUSTOMS_CLEARANCE_DAYS",
     "COUNTRY_REGION",
@@ -52,7 +54,7 @@ TaskKind = Literal[
 ]
 
 
-class CriticalPathError(ValueError):
+class CriticalPathError(EngineInputError):
     """Invalid task graph or timeline input; the message is one clear sentence."""
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from planner.engine.errors import CatalogGapError, EngineInputError
+
 # Server power ≈ 1.82 × GPU TDP per GPU for an 8-GPU H100 node (Epoch AI, energy.py;
 # shared/reference/facility_tco_sourcing.md A2); applied per accelerator when no figure exists.
 SERVER_POWER_PER_ACCELERATOR_TDP = 1.82
@@ -70,13 +72,24 @@ def estimate_server(
     accelerator_tdp_w: float | None,
     platform_power_kw: float | None,
     platform_rack_units: int | None,
+    accelerator_name: str = "the accelerator",
 ) -> tuple[float, int, tuple[str, ...]]:
     """Power (kW) and height (RU) of one server, from the platform or estimated.
 
     Returns:
-        (power_kw, rack_units, assumptions). Raises ValueError when neither the platform's
-        power nor the accelerator's TDP is known.
+        (power_kw, rack_units, assumptions).
+
+    Raises:
+        CatalogGapError: Neither the platform's power nor the accelerator's TDP is published.
+        EngineInputError: A figure is negative, not finite or the server holds no accelerator.
     """
+    if accelerators_per_server < 1:
+        raise EngineInputError(
+            f"A server holds at least one accelerator, not {accelerators_per_server}."
+        )
+    for name, value in (("server power (kW)", platform_power_kw), ("TDP (W)", accelerator_tdp_w)):
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise EngineInputError(f"The catalog's {name} must be a positive number, not {value}.")
     assumptions: list[str] = []
     if platform_power_kw:
         power_kw = platform_power_kw
@@ -89,7 +102,12 @@ def estimate_server(
             f"{accelerators_per_server} accelerators = {power_kw:.1f} kW (Epoch AI ratio)"
         )
     else:
-        raise ValueError("Neither the server's power nor the accelerator's TDP is published.")
+        raise CatalogGapError(
+            f"The catalog publishes neither the server's power nor {accelerator_name}'s TDP, "
+            "so the server's power cannot be estimated.",
+            item=accelerator_name,
+            figure="TDP",
+        )
     if platform_rack_units:
         rack_units = platform_rack_units
     else:

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 from planner.engine.capacity import ReplicaCapacity, replica_capacity, valid_tp_degrees
+from planner.engine.errors import EngineInputError
 from planner.engine.memory import BYTES_PER_GB, SERVING_STACKS
 from planner.engine.performance import Calibration, latency_under_load, replica_shape
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
@@ -27,7 +28,7 @@ from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
 __all__ = ["EstimateError", "EstimateRequest", "EstimateResult", "estimate"]
 
 
-class EstimateError(ValueError):
+class EstimateError(EngineInputError):
     """The inputs describe something that cannot be estimated; the message says why."""
 
 

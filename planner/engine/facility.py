@@ -27,6 +27,9 @@ from datetime import date
 from html import escape
 from typing import Literal
 
+from planner.engine import limits
+from planner.engine.errors import EngineInputError
+
 __all__ = [
     "ASHRAE_CLASSES",
     "AIR_FRACTION_BY_COOLING",
@@ -217,19 +220,35 @@ class SiteSpec:
 
     def __post_init__(self) -> None:
         if self.phase not in (1, 3):
-            raise ValueError(f"phase must be 1 or 3, got {self.phase!r}")
+            raise EngineInputError(f"phase must be 1 or 3, got {self.phase!r}")
         if not 0 < self.breaker_derating <= 1:
-            raise ValueError("breaker_derating must be in (0, 1]")
+            raise EngineInputError("breaker_derating must be in (0, 1]")
         if not 0 < self.power_factor <= 1:
-            raise ValueError("power_factor must be in (0, 1]")
+            raise EngineInputError("power_factor must be in (0, 1]")
         if self.cooling_method not in COOLING_ENVELOPES:
-            raise ValueError(f"unknown cooling method {self.cooling_method!r}")
+            raise EngineInputError(f"unknown cooling method {self.cooling_method!r}")
         if self.ashrae_class not in ASHRAE_CLASSES:
-            raise ValueError(f"unknown ASHRAE class {self.ashrae_class!r}")
+            raise EngineInputError(f"unknown ASHRAE class {self.ashrae_class!r}")
         if self.feeds_per_rack < 1 or self.racks_available < 0 or self.usable_ru_per_rack < 1:
-            raise ValueError("feeds_per_rack ≥ 1, racks_available ≥ 0, usable_ru_per_rack ≥ 1")
-        if self.pue < 1:
-            raise ValueError("pue must be ≥ 1")
+            raise EngineInputError(
+                "feeds_per_rack ≥ 1, racks_available ≥ 0, usable_ru_per_rack ≥ 1"
+            )
+        if not 1 <= self.pue <= 4:
+            raise EngineInputError("pue must be between 1 and 4")
+        limits.RACKS.check("racks_available", self.racks_available)
+        limits.SITE_KW.check("site_it_capacity_kw", self.site_it_capacity_kw)
+        limits.SITE_KW.check("cooling_capacity_site_kw", self.cooling_capacity_site_kw)
+        limits.COOLING_PER_RACK_KW.check(
+            "cooling_capacity_per_rack_kw", self.cooling_capacity_per_rack_kw
+        )
+        limits.VOLTAGE_V.check("voltage_v", self.voltage_v)
+        limits.AMPERAGE_A.check("amperage_a", self.amperage_a)
+        limits.DELTA_T_F.check("delta_t_f", self.delta_t_f)
+        limits.POWER_USD_PER_KWH.check("power_usd_per_kwh", self.power_usd_per_kwh)
+        limits.check_date("power_ready_date", self.power_ready_date)
+        for upgrade in self.planned_upgrades:
+            limits.check_date("upgrade ready_date", upgrade.ready_date)
+            limits.SITE_KW.check("upgrade added_kw", upgrade.added_kw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,12 +289,16 @@ class RackLoad:
     pdu_name: str = "PDU"
 
     def __post_init__(self) -> None:
-        if self.server_power_kw <= 0 or self.server_ru < 1 or self.server_count < 0:
-            raise ValueError("server_power_kw > 0, server_ru ≥ 1 and server_count ≥ 0 required")
-        if self.servers_per_rack is not None and self.servers_per_rack < 1:
-            raise ValueError("servers_per_rack must be ≥ 1 when given")
+        if not 0 < self.server_power_kw < math.inf or self.server_ru < 1 or self.server_count < 0:
+            raise EngineInputError(
+                "server_power_kw > 0, server_ru ≥ 1 and server_count ≥ 0 required"
+            )
+        limits.SERVERS_PER_RACK.check("servers_per_rack", self.servers_per_rack)
+        limits.DEVICES_PER_RACK.check("switches_per_rack", self.switches_per_rack)
+        limits.DEVICES_PER_RACK.check("pdus_per_rack", self.pdus_per_rack)
+        limits.SWITCH_POWER_KW.check("switch_power_kw", self.switch_power_kw)
         if self.server_ashrae_class not in ASHRAE_CLASSES:
-            raise ValueError(f"unknown ASHRAE class {self.server_ashrae_class!r}")
+            raise EngineInputError(f"unknown ASHRAE class {self.server_ashrae_class!r}")
 
     @property
     def overhead_kw_per_rack(self) -> float:

@@ -37,6 +37,9 @@ from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
+from planner.engine import limits
+from planner.engine.errors import EngineInputError
+
 __all__ = [
     "CUSTOMS_VALUE_BASIS",
     "DEFAULT_INSURANCE_PCT",
@@ -73,7 +76,7 @@ __all__ = [
 ]
 
 
-class LandedCostError(ValueError):
+class LandedCostError(EngineInputError):
     """Invalid input to a landed-cost computation; the message is one clear sentence."""
 
 
@@ -287,14 +290,38 @@ class Offer:
         return self.offer_id or f"{self.supplier}/{self.part_key}"
 
 
+# Money amounts above this are typing slips (the database keeps 14 digits before the point).
+MAX_AMOUNT = Decimal(10) ** 14
+
+
+def _check_amount(what: str, amount: Decimal) -> None:
+    if not (isinstance(amount, Decimal) and amount.is_finite() and abs(amount) < MAX_AMOUNT):
+        raise LandedCostError(f"{what} must be a finite amount below {MAX_AMOUNT:,}, not {amount}.")
+
+
 def _validate_offer(offer: Offer, as_of: date) -> None:
     _check_currency(offer.currency)
+    _check_amount(f"Offer {offer.ident}'s unit price", offer.unit_price)
+    _check_amount(f"Offer {offer.ident}'s freight per unit", offer.freight_per_unit)
+    for b in offer.price_breaks:
+        _check_amount(f"Offer {offer.ident}'s price break", b.unit_price)
+        if not 1 <= b.min_qty <= limits.QUANTITY.high:
+            raise LandedCostError(
+                f"Offer {offer.ident} has a price break from {b.min_qty} units. "
+                f"{limits.QUANTITY.message()}"
+            )
     if offer.unit_price < 0 or any(b.unit_price < 0 for b in offer.price_breaks):
         raise LandedCostError(f"Offer {offer.ident} has a negative unit price.")
+    if offer.freight_per_unit < 0:
+        raise LandedCostError(f"Offer {offer.ident} has a negative freight per unit.")
     if offer.minimum_order_qty < 1:
         raise LandedCostError(f"Offer {offer.ident} has a minimum order below 1.")
+    if offer.minimum_order_qty > limits.QUANTITY.high:
+        raise LandedCostError(f"Offer {offer.ident}'s minimum order: {limits.QUANTITY.message()}")
     if offer.lead_time_days < 0:
         raise LandedCostError(f"Offer {offer.ident} has a negative lead time.")
+    if offer.lead_time_days > limits.LEAD_TIME_DAYS.high:
+        raise LandedCostError(f"Offer {offer.ident}'s lead time: {limits.LEAD_TIME_DAYS.message()}")
     if offer.quoted_on > as_of:
         raise LandedCostError(
             f"Offer {offer.ident} is quoted on {offer.quoted_on}, after the as-of date {as_of}."
@@ -324,6 +351,8 @@ def price_for_quantity(offer: Offer, quantity: int) -> tuple[int, Decimal, str]:
     """
     if quantity < 0:
         raise LandedCostError(f"Quantity for {offer.part_key} cannot be negative ({quantity}).")
+    if quantity > limits.QUANTITY.high:
+        raise LandedCostError(f"Quantity for {offer.part_key}: {limits.QUANTITY.message()}")
     notes = []
     ordered = quantity
     if 0 < quantity < offer.minimum_order_qty:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from planner.engine.errors import EngineInputError
 from planner.engine.specs import AcceleratorSpec, ModelSpec
 
 __all__ = [
@@ -87,7 +88,7 @@ def bytes_per_weight(precision: str) -> float:
     try:
         return _WEIGHT_BYTES[precision]
     except KeyError:
-        raise ValueError(f"unknown precision {precision!r}") from None
+        raise EngineInputError(f"unknown precision {precision!r}") from None
 
 
 def default_kv_precision(precision: str) -> str:
@@ -385,7 +386,7 @@ def plan_memory(
         reserve = non_torch + CUDA_GRAPH_BYTES
         budget = usable - weights_gpu - activation - reserve
     else:
-        raise ValueError(f"unknown serving stack {serving_stack!r}")
+        raise EngineInputError(f"unknown serving stack {serving_stack!r}")
     layout = kv_cache_layout(model, kv_precision, tp)
     context = max(1, int(context_tokens))
     seq_bytes = layout.bytes_per_sequence_per_gpu(context)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+from planner.engine.errors import CatalogGapError
 from planner.engine.memory import (
     bytes_per_weight,
     default_kv_precision,
@@ -264,7 +265,11 @@ def replica_shape(
     kv_precision = kv_precision or default_kv_precision(precision)
     peak_tflops = accelerator.compute_tflops(precision)
     if not peak_tflops:
-        raise ValueError(f"{accelerator.name} publishes no dense matrix peak for {precision}")
+        raise CatalogGapError(
+            f"{accelerator.name} publishes no dense matrix peak for {precision}",
+            item=accelerator.name,
+            figure=f"{precision} peak",
+        )
     counts = param_counts(model)
     total_bytes = weights_bytes(model, precision)
     moe_layers = model.layers if model.is_moe else 0

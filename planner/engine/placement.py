@@ -28,6 +28,8 @@ from typing import Literal
 
 import numpy as np
 
+from planner.engine.errors import EngineInputError
+
 __all__ = [
     "BURSTY_MEAN_TO_PEAK",
     "CRITERIA",
@@ -135,7 +137,7 @@ class PlacementOption:
 
     def __post_init__(self) -> None:
         if self.kind not in OPTION_KINDS:
-            raise ValueError(f"unknown option kind {self.kind!r}")
+            raise EngineInputError(f"unknown option kind {self.kind!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,9 +315,9 @@ def traffic_steadiness(daily_profile: Sequence[float]) -> TrafficSteadiness:
     """
     p = np.asarray(daily_profile, dtype=float)
     if p.shape != (24,):
-        raise ValueError(f"daily_profile needs 24 values, got {p.size}")
+        raise EngineInputError(f"daily_profile needs 24 values, got {p.size}")
     if (p < 0).any() or p.max() <= 0:
-        raise ValueError("daily_profile must be non-negative with a positive peak")
+        raise EngineInputError("daily_profile must be non-negative with a positive peak")
     peak, mean = float(p.max()), float(p.mean())
     mean_to_peak = mean / peak  # load factor = average ÷ peak
     cv = float(p.std()) / mean  # coefficient of variation, population std
@@ -424,10 +426,10 @@ def score_placement(inputs: PlacementInputs) -> PlacementResult:
         ValueError: On a bad profile, a negative weight or a non-positive latency budget.
     """
     if inputs.rtt_budget_ms <= 0:
-        raise ValueError("rtt_budget_ms must be positive")
+        raise EngineInputError("rtt_budget_ms must be positive")
     weights = {**DEFAULT_WEIGHTS, **dict(inputs.weights)}
     if any(w < 0 for w in weights.values()) or set(weights) - set(CRITERIA):
-        raise ValueError(f"weights must be non-negative and among {CRITERIA}")
+        raise EngineInputError(f"weights must be non-negative and among {CRITERIA}")
     shape = traffic_steadiness(inputs.daily_profile)
 
     residency = {o.key: _residency(o, inputs.residency_rules) for o in inputs.options}

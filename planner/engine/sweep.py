@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from planner.engine import limits
 from planner.engine.capacity import plan_replicas, replica_capacity, valid_tp_degrees
+from planner.engine.errors import EngineInputError
 from planner.engine.performance import Calibration
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
 
@@ -51,6 +53,23 @@ class Workload:
     n_plus_one: bool = True
     precisions: tuple[str, ...] = PRECISIONS
     serving_stack: str = "vllm"
+
+    def __post_init__(self) -> None:
+        """Refuse inputs outside ``planner.engine.limits`` with the reason (EngineInputError)."""
+        limits.INPUT_TOKENS.check("input_tokens", self.input_tokens)
+        limits.OUTPUT_TOKENS.check("output_tokens", self.output_tokens)
+        limits.ENGINE_LATENCY_MS.check("ttft_ms", self.ttft_ms)
+        limits.ENGINE_LATENCY_MS.check("tpot_ms", self.tpot_ms)
+        limits.PEAK_CONCURRENCY.check("peak_concurrency", self.peak_concurrency)
+        limits.PEAK_REQUESTS_PER_S.check("peak_requests_per_s", self.peak_requests_per_s)
+        limits.HEADROOM_PCT.check("headroom_pct", self.headroom_pct)
+        if self.percentile not in (95, 99):
+            raise EngineInputError(f"percentile must be 95 or 99, not {self.percentile!r}.")
+        if not 1 <= self.failure_domains <= 1_000:
+            raise EngineInputError("failure_domains must be between 1 and 1000.")
+        unknown = [p for p in self.precisions if p not in PRECISIONS]
+        if unknown or not self.precisions:
+            raise EngineInputError(f"precisions must be among {', '.join(PRECISIONS)}.")
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,12 +28,14 @@ Sources: ``shared/reference/facility_tco_sourcing.md`` parts B and D ("ref B4" e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
+from planner.engine.errors import EngineInputError
 from planner.engine.facility import DEFAULT_POWER_USD_PER_KWH, DEFAULT_PUE
 
 __all__ = [
@@ -130,6 +132,12 @@ DRIVER_UNITS: dict[str, str] = {
 # --- Inputs -----------------------------------------------------------------------------------
 
 
+def _in_range(name: str, value: float, low: float, high: float) -> None:
+    """EngineInputError unless ``low ≤ value ≤ high`` (a finite number)."""
+    if not (isinstance(value, int | float) and math.isfinite(value) and low <= value <= high):
+        raise EngineInputError(f"{name} must be between {low:g} and {high:g}, not {value!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class WorkloadDemand:
     """Demand of one workload.
@@ -151,10 +159,16 @@ class WorkloadDemand:
     requests_per_month: float = 0.0
 
     def __post_init__(self) -> None:
-        if len(self.daily_profile) != 24 or min(self.daily_profile) < 0:
-            raise ValueError("daily_profile needs 24 non-negative values")
-        if sum(self.daily_profile) <= 0 or self.gpu_hours_per_month < 0:
-            raise ValueError("daily_profile must not be all zero; gpu_hours_per_month ≥ 0")
+        if len(self.daily_profile) != 24 or not all(
+            math.isfinite(v) and v >= 0 for v in self.daily_profile
+        ):
+            raise EngineInputError("daily_profile needs 24 non-negative values")
+        if sum(self.daily_profile) <= 0:
+            raise EngineInputError("daily_profile must not be all zero")
+        _in_range("gpu_hours_per_month", self.gpu_hours_per_month, 0, 1e12)
+        _in_range("growth_pct_per_month", self.growth_pct_per_month, -50, 50)
+        _in_range("output_tokens_per_month", self.output_tokens_per_month, 0, 1e18)
+        _in_range("requests_per_month", self.requests_per_month, 0, 1e16)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +192,13 @@ class CloudPricing:
     spot_share: float = DEFAULT_SPOT_SHARE
     spot_interruption_overhead: float = DEFAULT_SPOT_INTERRUPTION_OVERHEAD
     annual_price_decline: float = DEFAULT_ANNUAL_CLOUD_PRICE_DECLINE
+
+    def __post_init__(self) -> None:
+        _in_range("on_demand_usd_per_gpu_h", self.on_demand_usd_per_gpu_h, 0, 10_000)
+        for name in ("commit_1yr_discount", "commit_3yr_discount", "spot_discount", "spot_share"):
+            _in_range(name, getattr(self, name), 0, 1)
+        _in_range("spot_interruption_overhead", self.spot_interruption_overhead, 0, 10)
+        _in_range("annual_price_decline", self.annual_price_decline, 0, 0.9)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,9 +239,21 @@ class OwnedHardware:
 
     def __post_init__(self) -> None:
         if self.server_count < 1 or self.gpus_per_server < 1 or self.lifetime_months < 1:
-            raise ValueError("server_count, gpus_per_server and lifetime_months must be ≥ 1")
+            raise EngineInputError("server_count, gpus_per_server and lifetime_months must be ≥ 1")
         if not 0 <= self.residual_fraction < 1 or not 0 <= self.idle_power_fraction <= 1:
-            raise ValueError("residual_fraction in [0, 1) and idle_power_fraction in [0, 1]")
+            raise EngineInputError("residual_fraction in [0, 1) and idle_power_fraction in [0, 1]")
+        _in_range("server_count", self.server_count, 1, 1_000_000)
+        _in_range("gpus_per_server", self.gpus_per_server, 1, 1_024)
+        _in_range("lifetime_months", self.lifetime_months, 1, 240)
+        _in_range("server_price_usd", self.server_price_usd, 0, 1e9)
+        _in_range("server_power_kw", self.server_power_kw, 0, 1_000)
+        _in_range("network_power_kw", self.network_power_kw, 0, 1e6)
+        if self.network_usd is not None:
+            _in_range("network_usd", self.network_usd, 0, 1e12)
+        for name in ("storage_usd", "install_usd", "shipping_and_duties_usd"):
+            _in_range(name, getattr(self, name), 0, 1e12)
+        for name in ("spares_fraction", "maintenance_fraction_per_year"):
+            _in_range(name, getattr(self, name), 0, 1)
 
     @property
     def gpus(self) -> int:
@@ -284,6 +317,12 @@ class SiteCost:
     power_usd_per_kwh: float = DEFAULT_POWER_USD_PER_KWH
     staff_usd_per_month: float = DEFAULT_STAFF_USD_PER_MONTH
 
+    def __post_init__(self) -> None:
+        _in_range("pue", self.pue, 1, 4)
+        _in_range("facility_usd_per_kw_month", self.facility_usd_per_kw_month, 0, 100_000)
+        _in_range("power_usd_per_kwh", self.power_usd_per_kwh, 0, 10)
+        _in_range("staff_usd_per_month", self.staff_usd_per_month, 0, 1e10)
+
 
 @dataclass(frozen=True, slots=True)
 class TcoInputs:
@@ -311,7 +350,11 @@ class TcoInputs:
 
     def __post_init__(self) -> None:
         if not self.workloads or not self.sites or self.horizon_months < 1:
-            raise ValueError("need ≥ 1 workload, ≥ 1 site and horizon_months ≥ 1")
+            raise EngineInputError("need ≥ 1 workload, ≥ 1 site and horizon_months ≥ 1")
+        _in_range("horizon_months", self.horizon_months, 1, 240)
+        _in_range("cost_of_capital", self.cost_of_capital, 0, 1)
+        if self.discount_rate is not None:
+            _in_range("discount_rate", self.discount_rate, 0, 1)
 
     @property
     def npv_rate(self) -> float:
@@ -1041,7 +1084,7 @@ def _apply_driver(inputs: TcoInputs, site: SiteCost, driver: str, factor: float)
     if driver == "discount_rate":
         rate = inputs.npv_rate * factor
         return replace(inputs, discount_rate=rate), site, rate
-    raise ValueError(f"unknown driver {driver!r}; choose from {DEFAULT_DRIVERS}")
+    raise EngineInputError(f"unknown driver {driver!r}; choose from {DEFAULT_DRIVERS}")
 
 
 def _savings_npv(inputs: TcoInputs, site: SiteCost) -> float:
@@ -1086,7 +1129,7 @@ def sensitivity(
         ValueError: On an unknown driver or a swing outside (0, 1).
     """
     if not 0 < swing < 1:
-        raise ValueError("swing must be in (0, 1)")
+        raise EngineInputError("swing must be in (0, 1)")
     site = inputs.site(site_key)
     base = _savings_npv(inputs, site)
     bars = []
@@ -1140,7 +1183,7 @@ def monte_carlo(
         A :class:`MonteCarloResult`.
     """
     if paths < 1:
-        raise ValueError("paths must be ≥ 1")
+        raise EngineInputError("paths must be ≥ 1")
     report = progress or (lambda _f, _m: None)
     spec = uncertainty or UncertaintySpec()
     site = inputs.site(site_key)

@@ -9,8 +9,11 @@ from decimal import Decimal, InvalidOperation
 from django import forms
 
 from planner.engine import facility as fe
+from planner.engine import limits
 from planner.engine import tco as te
+from planner.engine.limits import DATE_MAX, DATE_MIN
 from planner.facility.models import Site, TcoSettings
+from planner.validation import DATE_MESSAGE, IsoDateInput
 from planner.versioning import VersionedFormMixin
 
 # Default and its source for each field, shown next to it (values are the engine constants).
@@ -121,8 +124,12 @@ def parse_upgrades(text: str) -> list[tuple[date, Decimal, str]]:
             raise forms.ValidationError(
                 f"Line {number}: {found_date.group(1)} is not a date."
             ) from None
-        if added <= 0:
+        if not added.is_finite() or added <= 0:
             raise forms.ValidationError(f"Line {number}: the added power must be above 0 kW.")
+        if added > limits.SITE_KW.high:
+            raise forms.ValidationError(f"Line {number}: {limits.SITE_KW.message()}")
+        if not DATE_MIN <= ready <= DATE_MAX:
+            raise forms.ValidationError(f"Line {number}: {DATE_MESSAGE}")
         note = _KW.sub("", _DATE.sub("", line)).strip()
         note = re.sub(r"^(on|from)\b\s*", "", note, flags=re.IGNORECASE).strip(" -–,;")
         upgrades.append((ready, added, note[:200]))
@@ -172,7 +179,7 @@ class SiteForm(VersionedFormMixin, forms.ModelForm):
             "switch_power_kw": "Switch draw (kW)",
         }
         widgets = {
-            "power_ready_date": forms.DateInput(attrs={"type": "date"}),
+            "power_ready_date": IsoDateInput(),
             "notes": forms.Textarea(attrs={"rows": 2}),
         }
 

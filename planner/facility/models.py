@@ -15,10 +15,12 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 
 from planner.engine import facility as fe
+from planner.engine import limits
 from planner.engine import tco as te
 from planner.engine.network import REGIONS
 from planner.engine.placement import OPTION_KINDS
 from planner.models.jobs import Job, JobStatus
+from planner.validation import date_constraint, date_in_range, in_range, range_constraint
 from planner.versioning import VersionedModel
 
 country_validator = RegexValidator(r"^[A-Z]{2}$", "Use a two-letter ISO 3166 code, e.g. NL.")
@@ -89,27 +91,33 @@ class Site(VersionedModel):
         help_text="ISO 3166 two-letter code; residency rules are checked against it.",
     )
     # Space and power.
-    racks_available = models.PositiveIntegerField(default=4)
+    racks_available = models.PositiveIntegerField(default=4, validators=in_range(limits.RACKS))
     usable_ru_per_rack = models.PositiveSmallIntegerField(
         default=42, validators=[MinValueValidator(1), MaxValueValidator(60)]
     )
     site_it_capacity_kw = models.DecimalField(
         max_digits=10,
         decimal_places=2,
-        validators=[MinValueValidator(0)],
+        validators=in_range(limits.SITE_KW),
         help_text="IT power available to the plan today, before planned upgrades.",
     )
     feeds_per_rack = models.PositiveSmallIntegerField(
         default=2, validators=[MinValueValidator(1), MaxValueValidator(8)]
     )
     voltage_v = models.DecimalField(
-        max_digits=7, decimal_places=1, default=Decimal("415"), validators=[MinValueValidator(1)]
+        max_digits=7,
+        decimal_places=1,
+        default=Decimal("415"),
+        validators=in_range(limits.VOLTAGE_V),
     )
     phase = models.PositiveSmallIntegerField(
         choices=[(1, "Single phase"), (3, "Three phase")], default=3
     )
     amperage_a = models.DecimalField(
-        max_digits=7, decimal_places=1, default=Decimal("32"), validators=[MinValueValidator(1)]
+        max_digits=7,
+        decimal_places=1,
+        default=Decimal("32"),
+        validators=in_range(limits.AMPERAGE_A),
     )
     breaker_derating_pct = models.DecimalField(
         max_digits=5,
@@ -128,10 +136,18 @@ class Site(VersionedModel):
         max_length=20, choices=CoolingMethod.choices, default=CoolingMethod.AIR
     )
     cooling_capacity_per_rack_kw = models.DecimalField(
-        max_digits=8, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=in_range(limits.COOLING_PER_RACK_KW),
     )
     cooling_capacity_site_kw = models.DecimalField(
-        max_digits=10, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
+        max_digits=10,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=in_range(limits.SITE_KW),
     )
     ashrae_class = models.CharField(max_length=2, choices=ASHRAE_CHOICES, default="A2")
     pue = models.DecimalField(
@@ -144,14 +160,14 @@ class Site(VersionedModel):
         max_digits=5,
         decimal_places=1,
         default=Decimal(str(fe.DEFAULT_DELTA_T_F)),
-        validators=[MinValueValidator(1)],
+        validators=in_range(limits.DELTA_T_F),
     )
     # Costs (USD).
     power_usd_per_kwh = models.DecimalField(
         max_digits=8,
         decimal_places=4,
         default=Decimal(str(fe.DEFAULT_POWER_USD_PER_KWH)),
-        validators=[MinValueValidator(0)],
+        validators=in_range(limits.POWER_USD_PER_KWH),
     )
     facility_usd_per_kw_month = models.DecimalField(
         max_digits=10,
@@ -164,17 +180,30 @@ class Site(VersionedModel):
         max_digits=12, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
     )
     power_ready_date = models.DateField(
-        null=True, blank=True, help_text="When the base capacity is energised for the plan."
+        null=True,
+        blank=True,
+        validators=date_in_range(),
+        help_text="When the base capacity is energised for the plan.",
     )
     # Rack make-up.
     servers_per_rack = models.PositiveSmallIntegerField(
-        null=True, blank=True, help_text="Empty packs the densest that power, cooling and RU allow."
+        null=True,
+        blank=True,
+        validators=in_range(limits.SERVERS_PER_RACK),
+        help_text="Empty packs the densest that power, cooling and RU allow.",
     )
-    switches_per_rack = models.PositiveSmallIntegerField(default=1)
+    switches_per_rack = models.PositiveSmallIntegerField(
+        default=1, validators=in_range(limits.DEVICES_PER_RACK)
+    )
     switch_power_kw = models.DecimalField(
-        max_digits=6, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
+        max_digits=6,
+        decimal_places=2,
+        default=Decimal("0"),
+        validators=in_range(limits.SWITCH_POWER_KW),
     )
-    pdus_per_rack = models.PositiveSmallIntegerField(default=2)
+    pdus_per_rack = models.PositiveSmallIntegerField(
+        default=2, validators=in_range(limits.DEVICES_PER_RACK)
+    )
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -183,6 +212,19 @@ class Site(VersionedModel):
         ordering = ["plan", "name", "pk"]
         constraints = [
             models.UniqueConstraint(fields=["plan", "name"], name="unique_site_name_per_plan"),
+            range_constraint(
+                "servers_per_rack",
+                limits.SERVERS_PER_RACK,
+                name="site_servers_per_rack_in_range",
+                nullable=True,
+            ),
+            range_constraint(
+                "cooling_capacity_per_rack_kw",
+                limits.COOLING_PER_RACK_KW,
+                name="site_cooling_per_rack_in_range",
+                nullable=True,
+            ),
+            date_constraint("power_ready_date", name="site_power_ready_date_in_range"),
         ]
 
     def __str__(self) -> str:
@@ -202,14 +244,19 @@ class PowerUpgrade(models.Model):
     """A dated increase of a site's IT power ("+400 kW on 2027-03-01")."""
 
     site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="upgrades")
-    ready_date = models.DateField()
+    ready_date = models.DateField(validators=date_in_range())
     added_kw = models.DecimalField(
-        max_digits=10, decimal_places=2, validators=[MinValueValidator(Decimal("0.01"))]
+        max_digits=10,
+        decimal_places=2,
+        validators=[MinValueValidator(Decimal("0.01")), *in_range(limits.SITE_KW)[1:]],
     )
     note = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["site", "ready_date", "pk"]
+        constraints = [
+            date_constraint("ready_date", name="power_upgrade_ready_date_in_range", nullable=False)
+        ]
 
     def __str__(self) -> str:
         return f"+{self.added_kw:g} kW on {self.ready_date.isoformat()}"

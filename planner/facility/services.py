@@ -28,6 +28,7 @@ from planner.engine import facility as fe
 from planner.engine import placement as pe
 from planner.engine import tco as te
 from planner.engine.deployment import Deployment
+from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.network import REGIONS, flag_regions, rtt_ms
 from planner.facility import selectors
 from planner.facility.models import (
@@ -112,6 +113,8 @@ class SiteEvaluation:
         cooling_envelope: The cooling method's kW-per-rack envelope with its source.
         notes: Sentences about estimates and assumptions.
         error: Why the engine rejected the site, if it did.
+        catalog_gap: Why the plan's servers cannot be checked (a figure missing from the
+            catalog), if so; the site's own figures are still summarised.
     """
 
     spec: fe.SiteSpec | None
@@ -125,6 +128,7 @@ class SiteEvaluation:
     cooling_envelope: fe.CoolingEnvelope | None
     notes: list[str] = field(default_factory=list)
     error: str = ""
+    catalog_gap: str = ""
 
     @property
     def status(self) -> str:
@@ -173,13 +177,22 @@ def site_evaluate(
     go_live = plan.target_go_live or timezone.localdate()
     assumed = plan.target_go_live is None
     try:
-        spec = selectors.site_spec(site, upgrades)
-    except ValueError as exc:
+        return _site_evaluate(plan, site, upgrades, deployments, go_live, assumed)
+    except EngineInputError as exc:
+        # A stored value the engine refuses (saved before today's ranges): say which.
         return SiteEvaluation(
             None, None, [], None, go_live, assumed, None, None, None, [], str(exc)
         )
+
+
+def _site_evaluate(plan, site, upgrades, deployments, go_live, assumed) -> SiteEvaluation:
+    spec = selectors.site_spec(site, upgrades)
+    catalog_gap = ""
     if deployments is None:
-        deployments = plan_selectors.plan_deployments(plan=plan)
+        try:
+            deployments = plan_selectors.plan_deployments(plan=plan)
+        except CatalogGapError as gap:
+            deployments, catalog_gap = [], str(gap)
     types = selectors.rack_types(deployments)
     feed_kw = fe.feed_usable_kw(
         spec.voltage_v, spec.amperage_a, spec.phase, spec.breaker_derating, spec.power_factor
@@ -216,6 +229,7 @@ def site_evaluate(
         capacity_at_go_live_kw=fe.site_capacity_kw_on(spec, go_live),
         cooling_envelope=fe.COOLING_ENVELOPES[spec.cooling_method],
         notes=notes,
+        catalog_gap=catalog_gap,
     )
 
 
@@ -263,6 +277,7 @@ class PlacementEvaluation:
         latency_notes: Option key → one sentence per user region.
         notes: Assumptions (generic options, missing sites, stale costs).
         cost_source: Where costs came from ("" when no TCO has finished).
+        catalog_gap: Why the plan cannot be scored (a figure missing from the catalog).
     """
 
     result: pe.PlacementResult | None
@@ -272,6 +287,7 @@ class PlacementEvaluation:
     latency_notes: dict[str, list[str]]
     notes: list[str]
     cost_source: str = ""
+    catalog_gap: str = ""
 
 
 def _site_location(site: Site) -> pe.Location:
@@ -305,7 +321,10 @@ def placement_evaluate(
     notes: list[str] = []
     if not workloads:
         return PlacementEvaluation(None, 0.0, None, {}, {}, ["The plan has no workloads yet."])
-    deployments = {d.workload_id: d for d in plan_selectors.plan_deployments(plan=plan)}
+    try:
+        deployments = {d.workload_id: d for d in plan_selectors.plan_deployments(plan=plan)}
+    except CatalogGapError as gap:
+        return PlacementEvaluation(None, 0.0, None, {}, {}, [], catalog_gap=str(gap))
 
     # Users: every workload's region shares, weighted by its peak accelerators.
     user_regions: dict[str, float] = {}
@@ -501,7 +520,8 @@ def placement_choice_save(
 ) -> PlacementDecision:
     """Record the consultant's choice and reason with the comparison as it stood.
 
-    ``decision`` as for :func:`placement_settings_save`.
+    ``decision`` as for :func:`placement_settings_save`. Submitting the recorded choice
+    again, with the same reason and scores, changes nothing.
 
     Raises:
         StaleEditError: The decision was saved by someone else since the form's check.
@@ -509,13 +529,7 @@ def placement_choice_save(
     row = evaluation.result.by_key(option_key)
     if decision is None or decision.pk is None:
         decision, _ = PlacementDecision.objects.get_or_create(plan=plan)
-    if decision.chosen_key == row.key and decision.reason == reason:
-        return decision  # recorded already: saving the form unchanged changes nothing
-    decision.chosen_key = row.key
-    decision.chosen_kind = row.kind
-    decision.chosen_label = row.label
-    decision.reason = reason
-    decision.scores = {
+    scores = {
         "options": [
             {
                 "key": o.key,
@@ -528,6 +542,13 @@ def placement_choice_save(
         ],
         "rtt_budget_ms": round(evaluation.rtt_budget_ms, 1),
     }
+    if (decision.chosen_key, decision.reason, decision.scores) == (row.key, reason, scores):
+        return decision  # the same choice resubmitted: keep who decided it and when
+    decision.chosen_key = row.key
+    decision.chosen_kind = row.kind
+    decision.chosen_label = row.label
+    decision.reason = reason
+    decision.scores = scores
     decision.decided_by = user
     decision.decided_at = timezone.now()
     decision.save()
@@ -551,8 +572,19 @@ def tco_inputs_build(*, plan: Plan, settings: TcoSettings | None = None) -> TcoB
     """Translate the plan (deployments, sites, TCO settings, catalog prices) into TcoInputs.
 
     Raises:
-        TcoNotReady: No workload has a chosen configuration, or no cloud price is known.
+        TcoNotReady: No workload has a chosen configuration, a chosen configuration lacks a
+            catalog figure, no cloud price is known, or the engine refuses a value (the
+            message names it).
     """
+    try:
+        return _tco_inputs_build(plan=plan, settings=settings)
+    except CatalogGapError as gap:
+        raise TcoNotReady(str(gap)) from gap
+    except EngineInputError as exc:
+        raise TcoNotReady(f"The TCO cannot be computed from these inputs: {exc}.") from exc
+
+
+def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
     settings = settings or selectors.tco_settings_get(plan=plan)
     deployments = [d for d in plan_selectors.plan_deployments(plan=plan) if d.accelerators > 0]
     if not deployments:
@@ -755,7 +787,10 @@ def placement_decision_for_edit(*, plan: Plan) -> PlacementDecision:
 
 
 def tco_settings_save(*, plan: Plan, form) -> TcoSettings:
+    """Save a valid TcoSettingsForm; an unchanged form stores nothing (defaults stay unsaved)."""
     settings = form.save(commit=False)
+    if not form.has_changed():
+        return settings
     settings.plan = plan
     settings.save()
     return settings

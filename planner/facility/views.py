@@ -15,6 +15,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from planner import jobs
 from planner import selectors as plan_selectors
+from planner.engine.errors import CatalogGapError
 from planner.facility import charts, selectors, services
 from planner.facility.forms import (
     PlacementChoiceForm,
@@ -46,7 +47,10 @@ def _require_editor(request: HttpRequest) -> None:
 @require_GET
 def site_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     plan = plan_or_404(request, plan_id)
-    deployments = plan_selectors.plan_deployments(plan=plan)
+    try:
+        deployments, catalog_gap = plan_selectors.plan_deployments(plan=plan), ""
+    except CatalogGapError as gap:
+        deployments, catalog_gap = [], str(gap)
     rows = [
         (site, services.site_evaluate(plan=plan, site=site, deployments=deployments))
         for site in selectors.site_list(plan=plan)
@@ -58,6 +62,7 @@ def site_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
             "plan": plan,
             "rows": rows,
             "deployments": deployments,
+            "catalog_gap": catalog_gap,
             "section": "sites",
             "can_edit": request.membership.can_edit,
         },

@@ -3,7 +3,11 @@
 from django.conf import settings
 from django.db import models
 
+from planner.engine.limits import Limit
+from planner.validation import in_range
 from planner.versioning import VersionedModel
+
+QUOTE_VALIDITY_DAYS = Limit(1, 365, "days", "a quote is valid for at most a year")
 
 
 class Role(models.TextChoices):
@@ -38,7 +42,9 @@ class Organisation(VersionedModel):
         help_text="The terms printed on every quote, one per line.",
     )
     quote_validity_days = models.PositiveSmallIntegerField(
-        default=30, help_text="Days a quote stays valid (shorter if a supplier offer expires)."
+        default=30,
+        validators=in_range(QUOTE_VALIDITY_DAYS),
+        help_text="Days a quote stays valid (shorter if a supplier offer expires).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -7,9 +7,16 @@ turns it into candidate configurations and the consultant's choice is kept on it
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import RegexValidator
 from django.db import models
 
+from planner.engine import limits
+from planner.validation import (
+    date_constraint,
+    date_in_range,
+    in_range,
+    range_constraint,
+)
 from planner.versioning import VersionedModel
 
 currency_validator = RegexValidator(r"^[A-Z]{3}$", "Use a three-letter ISO 4217 code, e.g. EUR.")
@@ -51,7 +58,7 @@ class Plan(VersionedModel):
     client = models.ForeignKey(Client, on_delete=models.PROTECT, related_name="plans")
     name = models.CharField(max_length=200)
     currency = models.CharField(max_length=3, default="USD", validators=[currency_validator])
-    target_go_live = models.DateField(null=True, blank=True)
+    target_go_live = models.DateField(null=True, blank=True, validators=date_in_range())
     notes = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
@@ -61,6 +68,7 @@ class Plan(VersionedModel):
 
     class Meta:
         ordering = ["-updated_at", "-pk"]
+        constraints = [date_constraint("target_go_live", name="plan_target_go_live_in_range")]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.client})"
@@ -114,28 +122,45 @@ class Workload(VersionedModel):
         "catalog.ModelArchitecture", on_delete=models.PROTECT, related_name="workloads"
     )
     precision = models.CharField(max_length=8, choices=Precision.choices, default=Precision.FP8)
-    input_tokens_mean = models.PositiveIntegerField(validators=[MinValueValidator(1)])
-    input_tokens_p95 = models.PositiveIntegerField(null=True, blank=True)
-    output_tokens_mean = models.PositiveIntegerField(validators=[MinValueValidator(1)])
-    output_tokens_p95 = models.PositiveIntegerField(null=True, blank=True)
+    input_tokens_mean = models.PositiveIntegerField(validators=in_range(limits.INPUT_TOKENS))
+    input_tokens_p95 = models.PositiveIntegerField(
+        null=True, blank=True, validators=in_range(limits.INPUT_TOKENS)
+    )
+    output_tokens_mean = models.PositiveIntegerField(validators=in_range(limits.OUTPUT_TOKENS))
+    output_tokens_p95 = models.PositiveIntegerField(
+        null=True, blank=True, validators=in_range(limits.OUTPUT_TOKENS)
+    )
     percentile = models.PositiveSmallIntegerField(choices=[(95, "p95"), (99, "p99")], default=95)
     ttft_ms = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Time to first token target, ms (interactive work)."
+        null=True,
+        blank=True,
+        validators=in_range(limits.TTFT_MS),
+        help_text="Time to first token target, ms (interactive work).",
     )
     tpot_ms = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Time per output token target, ms (interactive work)."
+        null=True,
+        blank=True,
+        validators=in_range(limits.TPOT_MS),
+        help_text="Time per output token target, ms (interactive work).",
     )
     e2e_s = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Whole-request time target, seconds (batch work)."
+        null=True,
+        blank=True,
+        validators=in_range(limits.E2E_S),
+        help_text="Whole-request time target, seconds (batch work).",
     )
-    peak_concurrency = models.PositiveIntegerField(null=True, blank=True)
+    peak_concurrency = models.PositiveIntegerField(
+        null=True, blank=True, validators=in_range(limits.PEAK_CONCURRENCY)
+    )
     peak_requests_per_s = models.FloatField(
-        null=True, blank=True, validators=[MinValueValidator(0.0001)]
+        null=True, blank=True, validators=in_range(limits.PEAK_REQUESTS_PER_S)
     )
     daily_profile = models.JSONField(default=default_daily_profile)
     region_shares = models.JSONField(default=dict, blank=True)
     headroom_pct = models.PositiveSmallIntegerField(
-        default=20, validators=[MaxValueValidator(300)], help_text="Spare capacity over peak, %."
+        default=20,
+        validators=in_range(limits.HEADROOM_PCT),
+        help_text="Capacity kept free at peak, %.",
     )
     n_plus_one = models.BooleanField(
         default=True, help_text="Add one replica per failure domain so a failure keeps the target."
@@ -161,6 +186,23 @@ class Workload(VersionedModel):
 
     class Meta:
         ordering = ["plan", "pk"]
+        constraints = [
+            range_constraint(
+                "headroom_pct", limits.HEADROOM_PCT, name="workload_headroom_pct_in_range"
+            ),
+            range_constraint(
+                "peak_requests_per_s",
+                limits.PEAK_REQUESTS_PER_S,
+                name="workload_peak_requests_per_s_in_range",
+                nullable=True,
+            ),
+            range_constraint(
+                "peak_concurrency",
+                limits.PEAK_CONCURRENCY,
+                name="workload_peak_concurrency_in_range",
+                nullable=True,
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.plan.name})"

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from planner.sharing import checklist
 from planner.sharing.models import DecisionKind, Section
+from planner.validation import IsoDateInput, date_in_range
 
 LATEST = "latest"
 
@@ -27,7 +28,7 @@ class ShareLinkForm(forms.Form):
     expires_at = forms.DateTimeField(
         required=False,
         label="Expires",
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
         input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%d"],
         help_text="Empty: the link works until you revoke it.",
     )
@@ -83,7 +84,10 @@ class SignOffForm(forms.Form):
     )
     name = forms.CharField(max_length=120, label="Signed by")
     signed_on = forms.DateField(
-        label="Date", widget=forms.DateInput(attrs={"type": "date"}), initial=timezone.localdate
+        label="Date",
+        widget=IsoDateInput(),
+        initial=timezone.localdate,
+        validators=date_in_range(),
     )
     note = forms.CharField(
         required=False, max_length=2000, label="Evidence or note",

@@ -15,6 +15,7 @@ from django.db import models
 from django.utils import timezone
 
 from planner.models.jobs import Job, JobStatus
+from planner.validation import date_in_range
 
 SNAPSHOT_SCHEMA_VERSION = 1
 
@@ -211,7 +212,7 @@ class ChecklistSignOff(AppendOnlyModel):
     )
     item_key = models.CharField(max_length=40)
     signed_by_name = models.CharField(max_length=120)
-    signed_on = models.DateField()
+    signed_on = models.DateField(validators=date_in_range())
     note = models.TextField(blank=True, validators=[MaxLengthValidator(2000)])
     withdrawn = models.BooleanField(
         default=False, help_text="A sign-off that takes back the previous one."

@@ -11,6 +11,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from catalog.models import Accelerator
 from catalog.selectors import catalog_version_pinned
 from planner import charts, selectors, sizing
+from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
 from planner.versioning import StaleEditError
@@ -199,8 +200,19 @@ def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     elif request.method == "POST":
         # Keep the stored workload for the candidates; the form keeps what was typed.
         workload.refresh_from_db()
-    with catalog_version_pinned():
-        context = _sizing_context(request, workload, form)
+    try:
+        with catalog_version_pinned():
+            context = _sizing_context(request, workload, form)
+    except EngineInputError as exc:
+        # A stored value outside today's ranges (saved before they existed): say which.
+        context = {
+            "plan": workload.plan,
+            "workload": workload,
+            "form": form,
+            "section": "overview",
+            "sizing_error": str(exc),
+            "candidates": [],
+        }
     template = "planner/workload_sizing.html"
     if request.htmx and request.htmx.target in ("sizing-results", "candidates"):
         template += "#results"
@@ -248,4 +260,9 @@ def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
         f"Chosen: {candidate.accelerators} × {candidate.accelerator_name} "
         f"({candidate.precision.upper()}, TP {candidate.tensor_parallel}).",
     )
+    try:
+        selectors.plan_deployments(plan=workload.plan)
+    except CatalogGapError as gap:
+        # Sizing needs no power figure; sites, TCO and sourcing do: say so now.
+        messages.warning(request, f"Sites, placement, TCO and sourcing cannot use it yet. {gap}")
     return redirect(url)

@@ -72,7 +72,10 @@ class Command(BaseCommand):
         except (SizingInputError, EstimateError) as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:
-            self.stdout.write(json.dumps(result))
+            self.stdout.write(json.dumps(result, allow_nan=False))
             return
         for key, label, fmt in HUMAN_FIELDS:
-            self.stdout.write(f"{label:<40} {fmt.format(result[key])}")
+            value = "unbounded (see the note)" if result[key] is None else fmt.format(result[key])
+            self.stdout.write(f"{label:<40} {value}")
+        for note in result["notes"]:
+            self.stdout.write(f"Note: {note}")
