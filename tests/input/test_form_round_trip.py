@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from tests.input.html_forms import HtmlForm, post_forms
+from tests.html_forms import HtmlForm, post_forms
 
 # Written on every save by design, not data a user typed: auto_now timestamps, and the
 # optimistic-locking counter the concurrency work adds.

@@ -16,7 +16,7 @@ from django.urls import reverse
 from planner.engine.errors import EngineInputError
 from planner.engine.limits import DATE_MAX, DATE_MIN, check_date
 from planner.engine.sweep import Workload as EngineWorkload
-from tests.input.html_forms import post_forms
+from tests.html_forms import post_forms
 
 DATE_REFUSAL = "Give a date between 2000-01-01 and 2100-12-31"
 FORTY_NINES = "9" * 40
