@@ -6,7 +6,6 @@ capacity / performance), store (the chosen candidate on the workload). Views cal
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
@@ -16,6 +15,7 @@ from django.utils import timezone
 
 from catalog.models import Accelerator, ModelArchitecture, ServerPlatform
 from catalog.selectors import catalog_version, cheapest_on_demand_by_accelerator
+from planner.engine import demand
 from planner.engine import sweep as sweep_engine
 from planner.engine.autoscaling import AutoscalingRecommendation, recommend_autoscaling
 from planner.engine.calibration import load_calibration
@@ -340,24 +340,26 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
     )
 
 
-def peak_concurrency_of(workload: Workload, candidate) -> float:
-    """Peak concurrent requests: given, or from peak requests/s by Little's law."""
-    if workload.peak_concurrency:
-        return float(workload.peak_concurrency)
-    if candidate.requests_per_s_per_replica and candidate.batch_per_replica:
-        seconds_per_request = candidate.batch_per_replica / candidate.requests_per_s_per_replica
-        return workload.peak_requests_per_s * seconds_per_request
-    return 0.0
+def peak_load(workload: Workload, candidate) -> demand.PeakLoad:
+    """The workload's peak traffic on the candidate's replica (the engine's demand input)."""
+    return demand.PeakLoad(
+        peak_concurrency=workload.peak_concurrency,
+        peak_requests_per_s=workload.peak_requests_per_s,
+        tensor_parallel=candidate.tensor_parallel,
+        accelerators_per_server=candidate.accelerators_per_server,
+        batch_per_replica=candidate.batch_per_replica,
+        requests_per_s_per_replica=candidate.requests_per_s_per_replica,
+        headroom_pct=float(workload.headroom_pct),
+        n_plus_one=workload.n_plus_one,
+    )
 
 
 def _autoscaling(workload: Workload, candidate, max_batch: int):
     if not candidate.feasible:
         return None
-    peak = peak_concurrency_of(workload, candidate)
-    profile = workload.daily_profile or [1.0]
-    average = peak * sum(profile) / len(profile) / max(profile)
+    peak = peak_load(workload, candidate).concurrency()
     return recommend_autoscaling(
-        average_concurrency=average,
+        average_concurrency=peak * demand.mean_to_peak(workload.daily_profile or [1.0]),
         peak_concurrency=peak,
         max_concurrency_per_replica=max_batch,
         target_batch_per_replica=candidate.batch_per_replica,
@@ -368,14 +370,8 @@ def _autoscaling(workload: Workload, candidate, max_batch: int):
 
 def replicas_by_hour(workload: Workload, candidate) -> list[int]:
     """Replicas needed in each UTC hour of the daily profile (peak sized as the candidate)."""
-    peak = peak_concurrency_of(workload, candidate)
-    batch = max(candidate.batch_per_replica, 1)
-    headroom = 1 - workload.headroom_pct / 100
-    spare = 1 if workload.n_plus_one else 0
-    return [
-        (math.ceil(peak * share / batch / headroom) + spare) if share > 0 else 0
-        for share in workload.daily_profile
-    ]
+    profile = workload.daily_profile or [1.0] * 24
+    return list(demand.replicas_by_hour(peak_load(workload, candidate), profile))
 
 
 @transaction.atomic
