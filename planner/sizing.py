@@ -6,6 +6,8 @@ capacity / performance), store (the chosen candidate on the workload). Views cal
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
@@ -374,6 +376,72 @@ def replicas_by_hour(workload: Workload, candidate) -> list[int]:
     return list(demand.replicas_by_hour(peak_load(workload, candidate), profile))
 
 
+# Every input that changes a candidate's replicas; the chosen plan records their hash.
+REPLAN_INPUTS = (
+    "model_id", "precision", "input_tokens_mean", "output_tokens_mean", "output_tokens_p95",
+    "percentile", "ttft_ms", "tpot_ms", "e2e_s", "peak_concurrency", "peak_requests_per_s",
+    "headroom_pct", "n_plus_one",
+)  # fmt: skip
+
+
+def workload_inputs_hash(workload: Workload) -> str:
+    """SHA-256 of the sizing inputs of the workload (the chosen replica plan's provenance)."""
+    values = {name: getattr(workload, name) for name in REPLAN_INPUTS}
+    return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _store_candidate(workload: Workload, candidate) -> None:
+    workload.chosen_replicas = candidate.replicas
+    workload.chosen_accelerators = candidate.accelerators
+    workload.chosen_servers = candidate.servers
+    workload.chosen_summary = {k: v for k, v in asdict(candidate).items()}
+    workload.chosen_inputs_hash = workload_inputs_hash(workload)
+    workload.chosen_problem = ""
+
+
+def chosen_replan(workload: Workload) -> None:
+    """Re-plan the chosen configuration's replicas for the workload's current inputs (unsaved).
+
+    Same accelerator, precision and TP; its replicas, accelerators, servers and summary follow
+    the sizing table. When it no longer serves the inputs the numbers are cleared and
+    ``chosen_problem`` says why, so no page or document counts a fleet that misses its target.
+    """
+    if not workload.has_choice:
+        return
+    key = chosen_key(workload)
+    result = workload_sweep(
+        workload, all_precisions=workload.chosen_precision != workload.precision
+    )
+    candidate = candidate_find(result, key)
+    if candidate is not None and candidate.feasible and candidate.replicas:
+        _store_candidate(workload, candidate)
+        return
+    reason = (
+        candidate.infeasible_reason
+        if candidate is not None and candidate.infeasible_reason
+        else "it is not a configuration of this model any more"
+    )
+    name = workload.chosen_accelerator.name.split(" (")[0]
+    workload.chosen_problem = (
+        f"The chosen {name} ({workload.chosen_precision.upper()}, TP "
+        f"{workload.chosen_tensor_parallel}) no longer serves this workload: {reason}. "
+        "Choose another configuration."
+    )
+    workload.chosen_replicas = workload.chosen_accelerators = workload.chosen_servers = None
+    workload.chosen_summary = {}
+    workload.chosen_inputs_hash = workload_inputs_hash(workload)
+
+
+def workload_save(*, form) -> Workload:
+    """Save a valid workload form; its chosen configuration is re-planned in the same save.
+
+    Raises:
+        StaleEditError: the row changed since the form was loaded (see planner.versioning).
+    """
+    chosen_replan(form.instance)
+    return form.save()
+
+
 @transaction.atomic
 def workload_choose(*, workload: Workload, candidate) -> Workload:
     """Save a feasible candidate as the workload's configuration."""
@@ -393,10 +461,7 @@ def workload_choose(*, workload: Workload, candidate) -> Workload:
     workload.chosen_server = server
     workload.chosen_precision = candidate.precision
     workload.chosen_tensor_parallel = candidate.tensor_parallel
-    workload.chosen_replicas = candidate.replicas
-    workload.chosen_accelerators = candidate.accelerators
-    workload.chosen_servers = candidate.servers
-    workload.chosen_summary = {k: v for k, v in asdict(candidate).items()}
+    _store_candidate(workload, candidate)
     workload.chosen_at = timezone.now()
     workload.save()
     return workload
