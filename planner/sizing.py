@@ -11,7 +11,6 @@ import json
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
-import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
@@ -21,10 +20,10 @@ from planner.engine import demand
 from planner.engine import sweep as sweep_engine
 from planner.engine.autoscaling import AutoscalingRecommendation, recommend_autoscaling
 from planner.engine.calibration import load_calibration
-from planner.engine.capacity import plan_replicas, replica_capacity
+from planner.engine.capacity import LoadCurve, load_curve, plan_replicas, replica_capacity
 from planner.engine.estimate import EstimateRequest, EstimateResult, estimate
 from planner.engine.network import REGIONS, RegionLatency, flag_regions
-from planner.engine.performance import Calibration, replica_shape, steady_state
+from planner.engine.performance import Calibration, replica_shape
 from planner.engine.specs import (
     AcceleratorSpec,
     ModelSpec,
@@ -280,19 +279,18 @@ def _replica_curve(
         tpot_target_ms=target.tpot_ms,
         percentile=float(target.percentile),
     )
-    empty = np.array([], dtype=float)
     if not (capacity.memory.feasible and capacity.max_batch >= 1):
-        return capacity, (empty, empty, empty, empty)
+        return capacity, LoadCurve((), (), (), ())
     shape = replica_shape(model, accelerator, precision, tensor_parallel, calibration())
-    batch = np.unique(np.geomspace(1, max(capacity.max_batch, 1), num=40).round())
-    state = steady_state(shape, batch, target.input_tokens, target.output_tokens)
-    return capacity, (batch, state.ttft_service_ms, state.tpot_ms, state.output_tokens_per_s)
+    return capacity, load_curve(
+        shape, capacity.max_batch, target.input_tokens, target.output_tokens
+    )
 
 
 def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
     """Memory breakdown per GPU, the latency/throughput curve over batch sizes, and why."""
     target = engine_workload(workload)
-    capacity, (batch, ttft, tpot, throughput) = _replica_curve(
+    capacity, curve = _replica_curve(
         model_spec(workload.model),
         accelerator_specs()[candidate.accelerator_slug],
         candidate.precision,
@@ -333,10 +331,10 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
         capacity_gb_per_gpu=capacity_gb,
         kv_cache_bytes_per_token=memory.kv_bytes_per_token_replica,
         max_concurrent_sequences=memory.max_concurrent_sequences,
-        batch_curve=tuple(float(b) for b in batch),
-        ttft_curve_ms=tuple(float(v) for v in ttft),
-        tpot_curve_ms=tuple(float(v) for v in tpot),
-        throughput_curve=tuple(float(v) for v in throughput),
+        batch_curve=curve.batch,
+        ttft_curve_ms=curve.ttft_ms,
+        tpot_curve_ms=curve.tpot_ms,
+        throughput_curve=curve.output_tokens_per_s,
         bottleneck=bottleneck,
         autoscaling=autoscaling,
     )
