@@ -50,7 +50,8 @@ def _check_profile(profile: Sequence[float]) -> list[float]:
 def mean_to_peak(profile: Sequence[float]) -> float:
     """Mean ÷ peak of a daily profile (load factor; 1 = flat), any scale."""
     values = _check_profile(profile)
-    return sum(values) / len(values) / max(values)  # load factor = average ÷ peak
+    # Load factor (average ÷ peak load), as utilities define it for a daily load curve.
+    return sum(values) / len(values) / max(values)
 
 
 def profile_shares(profile: Sequence[float]) -> tuple[float, ...]:
@@ -62,6 +63,7 @@ def profile_shares(profile: Sequence[float]) -> tuple[float, ...]:
 
 def concurrency_from_rate(requests_per_s: float, request_s: float) -> float:
     """Concurrent requests L = λ·W (Little's law: arrival rate × time in system)."""
+    # J. D. C. Little, "A proof for the queuing formula L = λW", Oper. Res. 9(3), 1961.
     if requests_per_s < 0 or request_s < 0:
         raise ValueError("rate and request time must be non-negative")
     return requests_per_s * request_s
@@ -138,6 +140,7 @@ class PeakLoad:
         if share <= 0:
             return 0  # an hour without traffic needs no replica (scale to zero)
         scale = min(float(share), 1.0)
+        # Seed guide step 4, anchors F9 (via plan_replicas): ceil(load ÷ cap ÷ (1 − h)) + N+1.
         return plan_replicas(
             tensor_parallel=self.tensor_parallel,
             accelerators_per_server=self.accelerators_per_server,
