@@ -12,7 +12,6 @@ or Infinity: a figure the engine cannot bound is ``null`` and ``notes`` says why
 
 import json
 import logging
-import math
 
 from django.http import Http404
 from django.utils import timezone
@@ -24,23 +23,13 @@ from ninja.security import HttpBearer, SessionAuth
 from planner.engine import limits
 from planner.engine.errors import EngineInputError
 from planner.engine.estimate import EstimateRequest
+from planner.engine.limits import finite_or_none
 from planner.models import ApiToken, Membership
 from planner.models.tokens import token_digest
 from planner.sizing import SizingInputError, estimate_as_dict, estimate_run
 from planner.versioning import StaleEditError
 
 logger = logging.getLogger(__name__)
-
-
-def finite_or_none(data):
-    """``data`` with every NaN or infinite float replaced by None (JSON has neither)."""
-    if isinstance(data, float) and not math.isfinite(data):
-        return None
-    if isinstance(data, dict):
-        return {k: finite_or_none(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [finite_or_none(v) for v in data]
-    return data
 
 
 class FiniteJSONRenderer(JSONRenderer):

@@ -75,14 +75,17 @@ def workload_get(*, organisation: Organisation, plan_id: int, workload_id: int) 
 
 
 def plan_deployments(*, plan: Plan) -> list[Deployment]:
-    """The hardware of every workload of the plan that has a chosen configuration.
+    """The hardware of every workload of the plan whose chosen configuration still serves it.
+
+    A choice that no longer meets the workload's inputs (``chosen_problem``) deploys nothing.
 
     Raises:
         CatalogGapError: A chosen configuration lacks a catalog figure its power needs; the
             message names the workload and what to do. Pages show it on the section.
     """
     deployments = []
-    for workload in workload_list(plan=plan).filter(chosen_accelerator__isnull=False):
+    chosen = workload_list(plan=plan).filter(chosen_accelerator__isnull=False, chosen_problem="")
+    for workload in chosen:
         accelerator = workload.chosen_accelerator
         server = workload.chosen_server
         per_server = (server.accelerators_per_server if server else None) or min(

@@ -6,23 +6,25 @@ capacity / performance), store (the chosen candidate on the workload). Views cal
 
 from __future__ import annotations
 
-import math
+import hashlib
+import json
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
-import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import Accelerator, ModelArchitecture, ServerPlatform
 from catalog.selectors import catalog_version, cheapest_on_demand_by_accelerator
+from planner.engine import demand
 from planner.engine import sweep as sweep_engine
 from planner.engine.autoscaling import AutoscalingRecommendation, recommend_autoscaling
 from planner.engine.calibration import load_calibration
-from planner.engine.capacity import plan_replicas, replica_capacity
+from planner.engine.capacity import LoadCurve, load_curve, plan_replicas, replica_capacity
 from planner.engine.estimate import EstimateRequest, EstimateResult, estimate
+from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, RegionLatency, flag_regions
-from planner.engine.performance import Calibration, replica_shape, steady_state
+from planner.engine.performance import Calibration, replica_shape
 from planner.engine.specs import (
     AcceleratorSpec,
     ModelSpec,
@@ -278,19 +280,18 @@ def _replica_curve(
         tpot_target_ms=target.tpot_ms,
         percentile=float(target.percentile),
     )
-    empty = np.array([], dtype=float)
     if not (capacity.memory.feasible and capacity.max_batch >= 1):
-        return capacity, (empty, empty, empty, empty)
+        return capacity, LoadCurve((), (), (), ())
     shape = replica_shape(model, accelerator, precision, tensor_parallel, calibration())
-    batch = np.unique(np.geomspace(1, max(capacity.max_batch, 1), num=40).round())
-    state = steady_state(shape, batch, target.input_tokens, target.output_tokens)
-    return capacity, (batch, state.ttft_service_ms, state.tpot_ms, state.output_tokens_per_s)
+    return capacity, load_curve(
+        shape, capacity.max_batch, target.input_tokens, target.output_tokens
+    )
 
 
 def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
     """Memory breakdown per GPU, the latency/throughput curve over batch sizes, and why."""
     target = engine_workload(workload)
-    capacity, (batch, ttft, tpot, throughput) = _replica_curve(
+    capacity, curve = _replica_curve(
         model_spec(workload.model),
         accelerator_specs()[candidate.accelerator_slug],
         candidate.precision,
@@ -331,33 +332,35 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
         capacity_gb_per_gpu=capacity_gb,
         kv_cache_bytes_per_token=memory.kv_bytes_per_token_replica,
         max_concurrent_sequences=memory.max_concurrent_sequences,
-        batch_curve=tuple(float(b) for b in batch),
-        ttft_curve_ms=tuple(float(v) for v in ttft),
-        tpot_curve_ms=tuple(float(v) for v in tpot),
-        throughput_curve=tuple(float(v) for v in throughput),
+        batch_curve=curve.batch,
+        ttft_curve_ms=curve.ttft_ms,
+        tpot_curve_ms=curve.tpot_ms,
+        throughput_curve=curve.output_tokens_per_s,
         bottleneck=bottleneck,
         autoscaling=autoscaling,
     )
 
 
-def peak_concurrency_of(workload: Workload, candidate) -> float:
-    """Peak concurrent requests: given, or from peak requests/s by Little's law."""
-    if workload.peak_concurrency:
-        return float(workload.peak_concurrency)
-    if candidate.requests_per_s_per_replica and candidate.batch_per_replica:
-        seconds_per_request = candidate.batch_per_replica / candidate.requests_per_s_per_replica
-        return workload.peak_requests_per_s * seconds_per_request
-    return 0.0
+def peak_load(workload: Workload, candidate) -> demand.PeakLoad:
+    """The workload's peak traffic on the candidate's replica (the engine's demand input)."""
+    return demand.PeakLoad(
+        peak_concurrency=workload.peak_concurrency,
+        peak_requests_per_s=workload.peak_requests_per_s,
+        tensor_parallel=candidate.tensor_parallel,
+        accelerators_per_server=candidate.accelerators_per_server,
+        batch_per_replica=candidate.batch_per_replica,
+        requests_per_s_per_replica=candidate.requests_per_s_per_replica,
+        headroom_pct=float(workload.headroom_pct),
+        n_plus_one=workload.n_plus_one,
+    )
 
 
 def _autoscaling(workload: Workload, candidate, max_batch: int):
     if not candidate.feasible:
         return None
-    peak = peak_concurrency_of(workload, candidate)
-    profile = workload.daily_profile or [1.0]
-    average = peak * sum(profile) / len(profile) / max(profile)
+    peak = peak_load(workload, candidate).concurrency()
     return recommend_autoscaling(
-        average_concurrency=average,
+        average_concurrency=peak * demand.mean_to_peak(workload.daily_profile or [1.0]),
         peak_concurrency=peak,
         max_concurrency_per_replica=max_batch,
         target_batch_per_replica=candidate.batch_per_replica,
@@ -368,14 +371,74 @@ def _autoscaling(workload: Workload, candidate, max_batch: int):
 
 def replicas_by_hour(workload: Workload, candidate) -> list[int]:
     """Replicas needed in each UTC hour of the daily profile (peak sized as the candidate)."""
-    peak = peak_concurrency_of(workload, candidate)
-    batch = max(candidate.batch_per_replica, 1)
-    headroom = 1 - workload.headroom_pct / 100
-    spare = 1 if workload.n_plus_one else 0
-    return [
-        (math.ceil(peak * share / batch / headroom) + spare) if share > 0 else 0
-        for share in workload.daily_profile
-    ]
+    profile = workload.daily_profile or [1.0] * 24
+    return list(demand.replicas_by_hour(peak_load(workload, candidate), profile))
+
+
+# Every input that changes a candidate's replicas; the chosen plan records their hash.
+REPLAN_INPUTS = (
+    "model_id", "precision", "input_tokens_mean", "output_tokens_mean", "output_tokens_p95",
+    "percentile", "ttft_ms", "tpot_ms", "e2e_s", "peak_concurrency", "peak_requests_per_s",
+    "headroom_pct", "n_plus_one",
+)  # fmt: skip
+
+
+def workload_inputs_hash(workload: Workload) -> str:
+    """SHA-256 of the sizing inputs of the workload (the chosen replica plan's provenance)."""
+    values = {name: getattr(workload, name) for name in REPLAN_INPUTS}
+    return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _store_candidate(workload: Workload, candidate) -> None:
+    workload.chosen_replicas = candidate.replicas
+    workload.chosen_accelerators = candidate.accelerators
+    workload.chosen_servers = candidate.servers
+    workload.chosen_summary = {k: v for k, v in asdict(candidate).items()}
+    workload.chosen_inputs_hash = workload_inputs_hash(workload)
+    workload.chosen_problem = ""
+
+
+def chosen_replan(workload: Workload) -> None:
+    """Re-plan the chosen configuration's replicas for the workload's current inputs (unsaved).
+
+    Same accelerator, precision and TP; its replicas, accelerators, servers and summary follow
+    the sizing table. When it no longer serves the inputs the numbers are cleared and
+    ``chosen_problem`` says why, so no page or document counts a fleet that misses its target.
+    """
+    if not workload.has_choice:
+        return
+    key = chosen_key(workload)
+    result = workload_sweep(
+        workload, all_precisions=workload.chosen_precision != workload.precision
+    )
+    candidate = candidate_find(result, key)
+    if candidate is not None and candidate.feasible and candidate.replicas:
+        _store_candidate(workload, candidate)
+        return
+    reason = (
+        candidate.infeasible_reason
+        if candidate is not None and candidate.infeasible_reason
+        else "it is not a configuration of this model any more"
+    )
+    name = workload.chosen_accelerator.name.split(" (")[0]
+    workload.chosen_problem = (
+        f"The chosen {name} ({workload.chosen_precision.upper()}, TP "
+        f"{workload.chosen_tensor_parallel}) no longer serves this workload: {reason}. "
+        "Choose another configuration."
+    )
+    workload.chosen_replicas = workload.chosen_accelerators = workload.chosen_servers = None
+    workload.chosen_summary = {}
+    workload.chosen_inputs_hash = workload_inputs_hash(workload)
+
+
+def workload_save(*, form) -> Workload:
+    """Save a valid workload form; its chosen configuration is re-planned in the same save.
+
+    Raises:
+        StaleEditError: the row changed since the form was loaded (see planner.versioning).
+    """
+    chosen_replan(form.instance)
+    return form.save()
 
 
 @transaction.atomic
@@ -397,10 +460,7 @@ def workload_choose(*, workload: Workload, candidate) -> Workload:
     workload.chosen_server = server
     workload.chosen_precision = candidate.precision
     workload.chosen_tensor_parallel = candidate.tensor_parallel
-    workload.chosen_replicas = candidate.replicas
-    workload.chosen_accelerators = candidate.accelerators
-    workload.chosen_servers = candidate.servers
-    workload.chosen_summary = {k: v for k, v in asdict(candidate).items()}
+    _store_candidate(workload, candidate)
     workload.chosen_at = timezone.now()
     workload.save()
     return workload
@@ -459,7 +519,7 @@ def estimate_as_dict(result: EstimateResult) -> dict:
     notes = []
     for key, value in data.items():
         if isinstance(value, float):
-            if math.isfinite(value):
+            if finite_or_none(value) is not None:
                 data[key] = round(value, 4)
             else:
                 data[key] = None

@@ -10,6 +10,7 @@ unchanged save would erase the date).
 from __future__ import annotations
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -52,15 +53,60 @@ def date_in_range() -> list:
     ]
 
 
+class RangeCheckConstraint(models.CheckConstraint):
+    """A database check that a field stays in ``[low, high]`` (or is NULL when nullable).
+
+    The database enforces it on every write. Model validation (``full_clean``, run by every
+    ModelForm) checks the same bounds in Python instead of Django's default, which asks the
+    database with one ``SELECT`` and a savepoint per constraint: with a dozen ranges on a
+    workload that tripled the queries of each htmx autosave. It deconstructs as a plain
+    ``CheckConstraint``, so migrations do not see a difference.
+    """
+
+    def __init__(self, *, field: str, low, high, nullable: bool, **kwargs) -> None:
+        self.field_name, self.low, self.high, self.nullable = field, low, high, nullable
+        condition = Q(**{f"{field}__gte": low, f"{field}__lte": high})
+        if nullable:
+            condition |= Q(**{f"{field}__isnull": True})
+        super().__init__(condition=condition, **kwargs)
+
+    def validate(self, model, instance, exclude=None, using=None) -> None:
+        if exclude and self.field_name in exclude:
+            return
+        value = getattr(instance, model._meta.get_field(self.field_name).attname)
+        if value is None:
+            return  # NULL passes a nullable check; a NOT NULL field is refused elsewhere
+        if not (self.low <= value <= self.high):
+            raise ValidationError(
+                self.get_violation_error_message(), code=self.violation_error_code
+            )
+
+    def deconstruct(self):
+        _, args, kwargs = super().deconstruct()
+        return "django.db.models.CheckConstraint", args, kwargs
+
+    def clone(self):
+        _, args, kwargs = super().deconstruct()
+        kwargs.pop("condition")
+        return type(self)(
+            *args,
+            field=self.field_name,
+            low=self.low,
+            high=self.high,
+            nullable=self.nullable,
+            **kwargs,
+        )
+
+
 def range_constraint(
     field: str, limit: Limit, *, name: str, nullable: bool = False
 ) -> models.CheckConstraint:
     """A database check that ``field`` stays within ``limit`` (NULL allowed when nullable)."""
-    condition = Q(**{f"{field}__gte": _number(limit.low), f"{field}__lte": _number(limit.high)})
-    if nullable:
-        condition |= Q(**{f"{field}__isnull": True})
-    return models.CheckConstraint(
-        condition=condition,
+    return RangeCheckConstraint(
+        field=field,
+        low=_number(limit.low),
+        high=_number(limit.high),
+        nullable=nullable,
         name=name,
         violation_error_message=(
             f"{field.replace('_', ' ').capitalize()}: {limit.message()}".replace("%", "%%")
@@ -70,9 +116,11 @@ def range_constraint(
 
 def date_constraint(field: str, *, name: str, nullable: bool = True) -> models.CheckConstraint:
     """A database check that the date ``field`` is between 2000-01-01 and 2100-12-31."""
-    condition = Q(**{f"{field}__gte": DATE_MIN, f"{field}__lte": DATE_MAX})
-    if nullable:
-        condition |= Q(**{f"{field}__isnull": True})
-    return models.CheckConstraint(
-        condition=condition, name=name, violation_error_message=DATE_MESSAGE
+    return RangeCheckConstraint(
+        field=field,
+        low=DATE_MIN,
+        high=DATE_MAX,
+        nullable=nullable,
+        name=name,
+        violation_error_message=DATE_MESSAGE,
     )

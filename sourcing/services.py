@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -28,6 +27,7 @@ from catalog.models import Accelerator, Part, ServerPlatform
 from planner.engine import bom as bom_engine
 from planner.engine import critical_path as cp
 from planner.engine import landed_cost as lc
+from planner.engine.deployment import racks_needed
 from planner.engine.errors import CatalogGapError
 from planner.engine.limits import DATE_MIN
 from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES
@@ -179,8 +179,7 @@ def _deployment_inputs(plan: Plan, settings: SourcingSettings):
                 accelerators_per_server=d.accelerators_per_server,
                 accelerator_slug=d.accelerator_slug,
                 accelerators_sold_separately=separate,
-                # Racks: servers ÷ servers per rack, rounded up (a partial rack is a rack).
-                racks=math.ceil(d.servers / settings.servers_per_rack),
+                racks=racks_needed(d.servers, settings.servers_per_rack),
                 storage_per_server=settings.storage_per_server,
                 storage_slug=(_part(DEFAULT_PART_SLUGS["storage"], "storage") or Part()).slug
                 or "nvme-drive",

@@ -30,10 +30,12 @@ from planner.engine.performance import (
 from planner.engine.specs import AcceleratorSpec, ModelSpec
 
 __all__ = [
+    "LoadCurve",
     "ReplicaCapacity",
     "ReplicaPlan",
     "batch_grid",
     "latency_capacity",
+    "load_curve",
     "offline_capacity",
     "plan_replicas",
     "replica_capacity",
@@ -414,4 +416,35 @@ def plan_replicas(
         racks=racks,
         headroom_pct=headroom_pct,
         failure_domains=domains,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LoadCurve:
+    """One replica's steady state over batch sizes 1..max batch (the latency/throughput chart).
+
+    Attributes:
+        batch: Batch sizes (geometric steps, whole numbers).
+        ttft_ms: Mean TTFT service time at each batch.
+        tpot_ms: Mean TPOT at each batch.
+        output_tokens_per_s: Output tokens/s of the replica at each batch.
+    """
+
+    batch: tuple[float, ...]
+    ttft_ms: tuple[float, ...]
+    tpot_ms: tuple[float, ...]
+    output_tokens_per_s: tuple[float, ...]
+
+
+def load_curve(
+    shape: ReplicaShape, max_batch: int, input_len: float, output_len: float, points: int = 40
+) -> LoadCurve:
+    """Steady state at ``points`` geometric batch sizes from 1 to ``max_batch`` (deduplicated)."""
+    batch = np.unique(np.geomspace(1, max(int(max_batch), 1), num=points).round())
+    state = steady_state(shape, batch, input_len, output_len)
+    return LoadCurve(
+        batch=tuple(float(b) for b in batch),
+        ttft_ms=tuple(float(v) for v in state.ttft_service_ms),
+        tpot_ms=tuple(float(v) for v in state.tpot_ms),
+        output_tokens_per_s=tuple(float(v) for v in state.output_tokens_per_s),
     )

@@ -123,3 +123,10 @@ def estimate_server(
 def servers_needed(accelerators: int, accelerators_per_server: int) -> int:
     """Servers to hold the accelerators (whole servers)."""
     return math.ceil(accelerators / accelerators_per_server)
+
+
+def racks_needed(servers: int, servers_per_rack: int) -> int:
+    """Racks for ``servers`` at ``servers_per_rack`` each: a partial rack is a rack."""
+    if servers_per_rack < 1:
+        raise ValueError("servers_per_rack must be ≥ 1")
+    return math.ceil(servers / servers_per_rack)

@@ -14,7 +14,7 @@ from datetime import date
 
 from planner.engine.errors import EngineInputError
 
-__all__ = ["DATE_MAX", "DATE_MIN", "DATE_REASON", "Limit", "check_date"]
+__all__ = ["DATE_MAX", "DATE_MIN", "DATE_REASON", "Limit", "check_date", "finite_or_none"]
 
 # Plans are for deployments in this century: a date outside it is a slip (year 1, 9999).
 DATE_MIN = date(2000, 1, 1)
@@ -101,3 +101,16 @@ LEAD_TIME_DAYS = Limit(0, 3_650, "days", "a lead time beyond ten years is not a 
 PROJECT_DAYS = Limit(0, 365, "days", "installation or burn-in longer than a year is not planned")
 LEAF_RADIX = Limit(2, 1_024, "ports", "switches have between 2 and 1024 ports")
 DRIVES_PER_SERVER = Limit(0, 64, "drives", "a server holds at most 64 drives")
+
+
+def finite_or_none(data):
+    """``data`` with every NaN or infinite float replaced by None, recursively through dicts,
+    lists and tuples: the engine's "unbounded" (e.g. TTFT when requests queue without bound)
+    is not a number JSON can carry."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {k: finite_or_none(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [finite_or_none(v) for v in data]
+    return data

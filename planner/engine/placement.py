@@ -28,6 +28,7 @@ from typing import Literal
 
 import numpy as np
 
+from planner.engine import demand
 from planner.engine.errors import EngineInputError
 
 __all__ = [
@@ -319,7 +320,7 @@ def traffic_steadiness(daily_profile: Sequence[float]) -> TrafficSteadiness:
     if (p < 0).any() or p.max() <= 0:
         raise EngineInputError("daily_profile must be non-negative with a positive peak")
     peak, mean = float(p.max()), float(p.mean())
-    mean_to_peak = mean / peak  # load factor = average ÷ peak
+    mean_to_peak = demand.mean_to_peak(daily_profile)
     cv = float(p.std()) / mean  # coefficient of variation, population std
     steadiness = (mean_to_peak - BURSTY_MEAN_TO_PEAK) / (STEADY_MEAN_TO_PEAK - BURSTY_MEAN_TO_PEAK)
     return TrafficSteadiness(

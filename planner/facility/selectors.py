@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from catalog.models import Accelerator, CloudOffering, PriceModel
 from catalog.selectors import cheapest_on_demand_by_accelerator
+from planner.engine import demand
 from planner.engine import facility as fe
 from planner.engine import tco as te
 from planner.engine.deployment import Deployment
@@ -27,10 +28,6 @@ from planner.facility.models import (
     TcoSettings,
 )
 from planner.models import Plan, Workload
-
-HOURS_PER_MONTH = te.HOURS_PER_MONTH
-SECONDS_PER_HOUR = 3600.0
-
 
 # --- Rows ---------------------------------------------------------------------------------------
 
@@ -270,32 +267,39 @@ def cloud_basis(deployments: Sequence[Deployment]) -> CloudBasis:
 
 
 def workload_demand(workload: Workload, deployment: Deployment) -> te.WorkloadDemand:
-    """One workload's month-1 demand as the TCO engine takes it.
+    """One workload's month-1 demand as the TCO engine takes it (planner.engine.demand).
 
-    Unit conversions only: the chosen accelerators serve the peak hour, so GPU-hours per
-    month = accelerators × (mean ÷ peak of the daily profile) × 730 h. Peak requests/s are
-    given, or follow from peak concurrency by Little's law (concurrency ÷ request time, the
-    request time being TTFT + output tokens × TPOT, or the batch time target).
+    Peak requests/s are given, or follow from peak concurrency by Little's law on the chosen
+    configuration's modelled request time (the basis its replicas were sized on); only a
+    choice saved without those figures falls back to the time at the latency targets.
     """
     profile = [float(v) for v in (workload.daily_profile or [1.0] * 24)]
-    peak = max(profile) or 1.0
-    mean_to_peak = sum(profile) / len(profile) / peak
-    gpu_hours = deployment.accelerators * mean_to_peak * HOURS_PER_MONTH
     if workload.peak_requests_per_s:
         peak_rps = float(workload.peak_requests_per_s)
     else:
-        if workload.ttft_ms and workload.tpot_ms:
-            request_s = (workload.ttft_ms + workload.output_tokens_mean * workload.tpot_ms) / 1000
-        else:
-            request_s = float(workload.e2e_s or 0)
-        peak_rps = (workload.peak_concurrency or 0) / request_s if request_s else 0.0
-    requests = peak_rps * mean_to_peak * HOURS_PER_MONTH * SECONDS_PER_HOUR
+        summary = workload.chosen_summary or {}
+        request_s = demand.modelled_request_s(
+            summary.get("batch_per_replica") or 0.0,
+            summary.get("requests_per_s_per_replica") or 0.0,
+        ) or demand.target_request_s(
+            ttft_ms=workload.ttft_ms,
+            tpot_ms=workload.tpot_ms,
+            output_tokens_mean=workload.output_tokens_mean,
+            e2e_s=workload.e2e_s,
+        )
+        peak_rps = demand.rate_from_concurrency(float(workload.peak_concurrency or 0), request_s)
+    month = demand.monthly_demand(
+        peak_accelerators=deployment.accelerators,
+        daily_profile=profile,
+        peak_requests_per_s=peak_rps,
+        output_tokens_mean=workload.output_tokens_mean,
+    )
     return te.WorkloadDemand(
         name=workload.name,
-        gpu_hours_per_month=gpu_hours,
+        gpu_hours_per_month=month.gpu_hours_per_month,
         daily_profile=tuple(profile),
-        output_tokens_per_month=requests * workload.output_tokens_mean,
-        requests_per_month=requests,
+        output_tokens_per_month=month.output_tokens_per_month,
+        requests_per_month=month.requests_per_month,
     )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -24,6 +23,7 @@ from django.utils import timezone
 
 from planner import jobs
 from planner import selectors as plan_selectors
+from planner.engine import demand as de
 from planner.engine import facility as fe
 from planner.engine import placement as pe
 from planner.engine import tco as te
@@ -154,7 +154,7 @@ class SiteEvaluation:
 
 
 def _figure(value: float) -> str:
-    if math.isinf(value):
+    if abs(value) == float("inf"):  # a check that never binds
         return "never"
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
 
@@ -334,9 +334,8 @@ def placement_evaluate(
         for key, share in (w.region_shares or {}).items():
             if key in REGIONS:
                 user_regions[key] = user_regions.get(key, 0.0) + weight * float(share) / 100
-        shape = [float(v) for v in (w.daily_profile or [1.0] * 24)]
-        peak = max(shape) or 1.0
-        profile = [p + weight * v / peak for p, v in zip(profile, shape, strict=True)]
+        shares = de.profile_shares(w.daily_profile or [1.0] * 24)
+        profile = [p + weight * v for p, v in zip(profile, shares, strict=True)]
     total = sum(user_regions.values())
     user_regions = {k: v / total for k, v in user_regions.items()} if total else {}
     if not user_regions:

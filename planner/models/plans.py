@@ -181,6 +181,13 @@ class Workload(VersionedModel):
         default=dict, blank=True, help_text="The candidate as the engine gave it when chosen."
     )
     chosen_at = models.DateTimeField(null=True, blank=True)
+    # The replica plan above is re-planned from the inputs on every save (planner.sizing).
+    chosen_inputs_hash = models.CharField(
+        max_length=64, blank=True, help_text="Hash of the inputs the chosen replicas came from."
+    )
+    chosen_problem = models.TextField(
+        blank=True, help_text="Why the chosen configuration no longer serves the inputs."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -214,6 +221,11 @@ class Workload(VersionedModel):
     @property
     def has_choice(self) -> bool:
         return self.chosen_accelerator_id is not None
+
+    @property
+    def choice_serves(self) -> bool:
+        """A choice whose re-planned replicas still meet the current inputs."""
+        return self.has_choice and not self.chosen_problem
 
     def clean(self) -> None:
         errors: dict[str, str] = {}

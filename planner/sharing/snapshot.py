@@ -108,7 +108,7 @@ def _workload(workload) -> dict[str, Any]:
     memory = None
     autoscaling = None
     by_hour: list[int] = []
-    if workload.has_choice:
+    if workload.choice_serves:  # a choice that no longer serves the inputs is not a plan
         chosen = {
             "accelerator_slug": workload.chosen_accelerator.slug,
             "accelerator_name": workload.chosen_accelerator.name,

@@ -184,35 +184,39 @@ def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     if request.method == "POST" and not request.membership.can_edit:
         return HttpResponse("Viewers can read plans but not change them.", status=403)
     form = WorkloadForm(request.POST or None, instance=workload)
-    saved = False
-    if request.method == "POST" and form.is_valid():
+    with catalog_version_pinned():
+        saved = False
+        if request.method == "POST" and form.is_valid():
+            try:
+                workload = sizing.workload_save(form=form)  # re-plans the chosen replicas
+            except StaleEditError as exc:
+                form.add_stale_error(exc)
+            else:
+                saved = True
+        if saved:
+            if not request.htmx:
+                messages.success(
+                    request, "Workload saved; candidates recomputed." + form.merge_note
+                )
+                if workload.chosen_problem:
+                    messages.error(request, workload.chosen_problem)
+                return redirect("workload_sizing", plan_id=plan_id, workload_id=workload.pk)
+            form.refresh_version()  # the page's hidden version follows each autosave
+        elif request.method == "POST":
+            # Keep the stored workload for the candidates; the form keeps what was typed.
+            workload.refresh_from_db()
         try:
-            workload = form.save()
-        except StaleEditError as exc:
-            form.add_stale_error(exc)
-        else:
-            saved = True
-    if saved:
-        if not request.htmx:
-            messages.success(request, "Workload saved; candidates recomputed." + form.merge_note)
-            return redirect("workload_sizing", plan_id=plan_id, workload_id=workload.pk)
-        form.refresh_version()  # the page's hidden version follows each autosave
-    elif request.method == "POST":
-        # Keep the stored workload for the candidates; the form keeps what was typed.
-        workload.refresh_from_db()
-    try:
-        with catalog_version_pinned():
             context = _sizing_context(request, workload, form)
-    except EngineInputError as exc:
-        # A stored value outside today's ranges (saved before they existed): say which.
-        context = {
-            "plan": workload.plan,
-            "workload": workload,
-            "form": form,
-            "section": "overview",
-            "sizing_error": str(exc),
-            "candidates": [],
-        }
+        except EngineInputError as exc:
+            # A stored value outside today's ranges (saved before they existed): say which.
+            context = {
+                "plan": workload.plan,
+                "workload": workload,
+                "form": form,
+                "section": "overview",
+                "sizing_error": str(exc),
+                "candidates": [],
+            }
     template = "planner/workload_sizing.html"
     if request.htmx and request.htmx.target in ("sizing-results", "candidates"):
         template += "#results"
