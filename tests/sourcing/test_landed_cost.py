@@ -177,3 +177,16 @@ def test_us_destination_uses_transaction_value_and_section_301(sourced_plan, org
     assert round_money(landed.customs_value.amount, "EUR") == round_money(goods_eur, "EUR")
     assert round_money(landed.duty.amount, "EUR") == round_money(goods_eur * D("0.25"), "EUR")
     assert "Section 301 List 3 (9903.88.03)" in [c.name for c in landed.duty_components]
+
+
+def test_snapshot_lines_say_which_rule_applied_and_what_is_not_priced(sourced_plan):
+    from planner.sharing.snapshot import plan_snapshot
+
+    bom = plan_snapshot(plan=sourced_plan)["bom"]
+    rows = {row["description"]: row for row in bom["lines"]}
+    rack = next(r for r in bom["lines"] if r["category"] == "rack")
+    assert rack["supply_rule"] == "domestic" and rack["ship_from"] == "NL" and rack["priced"]
+    assert "Domestic supply (NL → NL)" in rack["supply_rule_note"]
+    unpriced = [r for r in rows.values() if not r["priced"]]
+    assert unpriced and all(r["landed_net"] is None for r in unpriced)
+    assert bom["unpriced_lines"] == len(unpriced)
