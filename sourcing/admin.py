@@ -72,7 +72,7 @@ class SupplierAdmin(TenantAdmin):
 class OfferAdmin(TenantAdmin):
     organisation_path = "supplier__organisation"
     list_display = ("supplier", "item_label", "unit_price", "currency", "lead_time_days",
-                    "quoted_on", "valid_until", "origin_country", "incoterm")  # fmt: skip
+                    "quoted_on", "valid_until", "origin_country", "ship_from_country", "incoterm")  # fmt: skip
     list_filter = ("currency", "incoterm")
     inlines = [OfferPriceBreakInline]
 

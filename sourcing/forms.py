@@ -210,7 +210,7 @@ class OfferForm(VersionedFormMixin, forms.ModelForm):
         fields = [
             "item", "supplier_sku", "unit_price", "currency", "price_breaks_text",
             "minimum_order_qty", "lead_time_days", "quoted_on", "valid_until", "origin_country",
-            "incoterm", "freight_per_unit", "unit_weight_kg", "notes",
+            "ship_from_country", "incoterm", "freight_per_unit", "unit_weight_kg", "notes",
         ]  # fmt: skip
         widgets = {
             "quoted_on": DATE,
@@ -241,6 +241,9 @@ class OfferForm(VersionedFormMixin, forms.ModelForm):
 
     def clean_origin_country(self) -> str:
         return _upper(self.cleaned_data["origin_country"])
+
+    def clean_ship_from_country(self) -> str:
+        return _upper(self.cleaned_data["ship_from_country"])
 
     def clean_quoted_on(self) -> date:
         quoted = self.cleaned_data["quoted_on"]

@@ -331,7 +331,19 @@ class Offer(VersionedModel):
     )
     valid_until = models.DateField(validators=date_in_range())
     origin_country = models.CharField(
-        max_length=2, validators=[country_validator], help_text="Country of origin, e.g. CN."
+        max_length=2,
+        validators=[country_validator],
+        help_text="Country of origin (where the goods were made), e.g. CN: drives duties by origin.",
+    )
+    ship_from_country = models.CharField(
+        "ship-from country",
+        max_length=2,
+        blank=True,
+        validators=[country_validator],
+        help_text=(
+            "Country the goods are dispatched from, e.g. NL for stock in Venlo: decides whether "
+            "a customs border is crossed. Blank = the supplier's country."
+        ),
     )
     incoterm = models.CharField(max_length=3, choices=Incoterm.choices, default=Incoterm.FCA)
     freight_per_unit = money_field(
@@ -472,6 +484,13 @@ class TariffMeasure(models.Model):
     )
     condition = models.CharField(
         max_length=300, blank=True, help_text="Applies only when confirmed (e.g. covered chips)."
+    )
+    coverage_confirmed = models.BooleanField(
+        default=True,
+        help_text=(
+            "Untick when no source confirms the HS line is on this measure's list: the duty is "
+            "then shown as unknown (confirm), never 0 %. Tick it once confirmed, with the source."
+        ),
     )
     source = models.TextField(blank=True)
 

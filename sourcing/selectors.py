@@ -84,6 +84,7 @@ def offer_to_engine(offer: Offer, *, part_key: str) -> lc.Offer:
         minimum_order_qty=offer.minimum_order_qty,
         freight_per_unit=offer.freight_per_unit,
         offer_id=str(offer.pk),
+        ship_from=offer.ship_from_country or offer.supplier.country,
     )
 
 
@@ -171,6 +172,7 @@ def _measure(m: TariffMeasure) -> lc.ExtraMeasure:
         not_stacked_on=tuple(n.strip() for n in m.not_stacked_on.split(";") if n.strip()),
         condition=m.condition,
         source=m.source,
+        coverage_confirmed=m.coverage_confirmed,
     )
 
 

@@ -453,6 +453,8 @@ class LandedCostReport:
     vat_recoverable: lc.Money
     complete: bool
     problems: list[str]
+    reverse_charge_vat: lc.Money | None = None
+    unpriced_lines: int = 0
 
 
 def _choose(
@@ -562,6 +564,11 @@ def _shipment(
         cost.landed = landed
 
 
+def _ship_from(offer: Offer) -> str:
+    """The offer's ship-from country, defaulting to its supplier's country."""
+    return offer.ship_from_country or offer.supplier.country
+
+
 def landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
     """Choose an offer for every BOM line and price the consignments, in the plan currency.
 
@@ -600,31 +607,41 @@ def landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
         groups[key].lines.append(cost)
     dest = lc.normalise_country(settings.destination_country)
     for group in groups.values():
-        group.cross_border = group.supplier.country != dest or any(
-            c.chosen.origin_country != dest for c in group.lines
+        group.cross_border = any(
+            lc.supply_rule(_ship_from(c.chosen), dest) == "import" for c in group.lines
         )
         _shipment(group, settings=settings, plan=plan, tariffs=tariffs, fx=fx, basis=basis,
                   as_of=as_of)  # fmt: skip
     zero = lc.Money.zero(plan.currency)
-    net, gross, recoverable = zero, zero, zero
+    net, gross, recoverable, reverse_charge = zero, zero, zero, zero
     problems = []
+    unpriced = 0
     for group in groups.values():
         if group.result:
             net, gross = net + group.result.landed_cost_net, gross + group.result.landed_cost_gross
             recoverable = recoverable + group.result.vat_recoverable
+            reverse_charge = reverse_charge + (group.result.reverse_charge_vat or zero)
+            unpriced += group.result.unpriced_lines
             if not group.result.complete:
-                problems.append(f"{group.key}: duty unknown for some lines (no tariff rule).")
+                n = group.result.unpriced_lines
+                problems.append(
+                    f"{group.key}: {n} line{'s' if n != 1 else ''} not priced (duty or VAT "
+                    "unknown — see the line)."
+                )
         else:
+            unpriced += len(group.lines)
             problems.append(f"{group.key}: {group.error}")
     for cost in costs:
         if cost.service_cost:
             net, gross = net + cost.service_cost.money, gross + cost.service_cost.money
         if cost.problem:
+            unpriced += 1
             problems.append(f"{cost.line.description}: {cost.problem}")
     return LandedCostReport(
         currency=plan.currency, as_of=as_of, destination=dest, lines=costs,
         shipments=list(groups.values()), total_net=net, total_gross=gross,
         vat_recoverable=recoverable, complete=not problems, problems=problems,
+        reverse_charge_vat=reverse_charge, unpriced_lines=unpriced,
     )  # fmt: skip
 
 
@@ -920,10 +937,13 @@ def purchase_order_create(
 
 
 def order_is_cross_border(order: PurchaseOrder) -> bool:
-    """True when the supplier or any line's origin is outside the destination country."""
+    """True when any line ships from outside the destination's customs territory (an import).
+
+    Domestic and intra-EU supplies cross no customs border, wherever the goods were made.
+    """
     dest = order.destination_country
-    return order.supplier.country != dest or any(
-        line.offer.origin_country != dest for line in order.lines.all()
+    return any(
+        lc.supply_rule(_ship_from(line.offer), dest) == "import" for line in order.lines.all()
     )
 
 
@@ -1093,7 +1113,7 @@ def tariffs_load_defaults() -> tuple[int, int]:
                 rule=row, name=m.name, origin_countries=",".join(m.origin_countries),
                 pct=m.pct, start=m.start, end=m.end, stacks=m.stacks,
                 not_stacked_on=";".join(m.not_stacked_on), condition=m.condition,
-                source=m.source,
+                source=m.source, coverage_confirmed=m.coverage_confirmed,
             )  # fmt: skip
     for country, rule in lc.CUSTOMS_VALUE_BASIS.items():
         CustomsValuation.objects.update_or_create(

@@ -43,7 +43,11 @@ from planner.engine.errors import EngineInputError
 __all__ = [
     "CUSTOMS_VALUE_BASIS",
     "DEFAULT_INSURANCE_PCT",
+    "NOT_PRICED",
     "NO_RULE",
+    "NO_VAT_RATE",
+    "STANDARD_VAT_PCT",
+    "UNCONFIRMED",
     "AllocationMethod",
     "ConvertedAmount",
     "DutyComponent",
@@ -61,6 +65,7 @@ __all__ = [
     "Shipment",
     "ShipmentLandedCost",
     "ShipmentLine",
+    "SupplyRule",
     "TariffRule",
     "ValuationRule",
     "allocate",
@@ -73,6 +78,7 @@ __all__ = [
     "price_for_quantity",
     "round_money",
     "shipment_landed_cost",
+    "supply_rule",
 ]
 
 
@@ -261,13 +267,17 @@ class Offer:
         lead_time_days: Days from order to ready at the named place (Incoterm).
         quoted_on: Date of the quote.
         valid_until: Last day the quote may be used.
-        origin_country: ISO 3166 alpha-2 country of origin (drives extra duties).
+        origin_country: ISO 3166 alpha-2 country of origin: where the goods were made. Drives the
+            extra duties by origin (e.g. Section 301 on China origin).
         incoterm: Incoterms 2020 rule (default FCA, reference D22).
         price_breaks: Quantity breaks, ``PriceBreak(min_qty, unit_price)``.
         minimum_order_qty: Minimum units per order.
         freight_per_unit: Estimated international freight per unit in ``currency`` (used when
             comparing offers; shipments carry their own freight).
         offer_id: Stable identifier (for pinning).
+        ship_from: ISO alpha-2 country the goods are dispatched from: which customs border (if
+            any) is crossed, and so whether the supply is an import, a domestic supply or an
+            intra-EU supply. Empty = the origin country (callers pass the supplier's country).
     """
 
     supplier: str
@@ -283,6 +293,12 @@ class Offer:
     minimum_order_qty: int = 1
     freight_per_unit: Decimal = Decimal(0)
     offer_id: str = ""
+    ship_from: str = ""
+
+    @property
+    def ship_from_country(self) -> str:
+        """Dispatch country (``ship_from``, else the origin), ISO alpha-2."""
+        return normalise_country(self.ship_from or self.origin_country)
 
     @property
     def ident(self) -> str:
@@ -393,6 +409,10 @@ class ExtraMeasure:
             engine cannot tell (e.g. Section 232 covered chips, data-centre exemption); such a
             measure is applied only when the shipment line confirms it, otherwise a warning.
         source: Where the figure comes from.
+        coverage_confirmed: False when no source confirms that the HS line is on the measure's
+            list (e.g. Section 301 coverage of complete servers). The line's duty is then
+            unknown ("duty unknown — confirm coverage", never 0 %) until the shipment line
+            confirms the measure (applied) or excludes it (left out).
     """
 
     name: str
@@ -404,6 +424,7 @@ class ExtraMeasure:
     not_stacked_on: tuple[str, ...] = ()
     condition: str = ""
     source: str = ""
+    coverage_confirmed: bool = True
 
     def in_force(self, on: date) -> bool:
         """True when ``on`` is within [start, end]."""
@@ -537,6 +558,65 @@ def normalise_country(code: str) -> str:
     return _COUNTRY_ALIASES.get(code, code)
 
 
+# ---------------------------------------------------------------------------------------------
+# Supply rules: import, domestic supply, intra-EU supply
+# ---------------------------------------------------------------------------------------------
+
+SupplyRule = Literal["import", "domestic", "intra-EU"]
+
+# The EU customs union and VAT area. Monaco is part of the French VAT and customs territory
+# (Council Directive 2006/112/EC Art. 7(1)): a supply between Monaco and France is domestic, one
+# between Monaco and another member state is intra-EU. San Marino is in a customs union with the
+# EU but outside the VAT area (import VAT applies): not modelled, treated as an import.
+EU_VAT_AREA = frozenset((*_EU_MEMBERS, "MC"))
+_VAT_TERRITORY = {"MC": "FR"}
+
+# Standard VAT/GST rates for domestic supplies and reverse-charge self-accounting, % (reference
+# C4/D21: EU table from eclear.com / European Commission data; UK amavat.eu; JP Japan Customs FAQ
+# 1111; SG gov.sg from 1 Jan 2024). A tariff rule's own VAT rate for the HS line takes precedence.
+STANDARD_VAT_PCT: dict[str, Decimal] = {
+    "DE": Decimal(19), "FR": Decimal(20), "NL": Decimal(21), "IE": Decimal(23),
+    "HU": Decimal(27), "DK": Decimal(25), "SE": Decimal(25), "FI": Decimal("25.5"),
+    "LU": Decimal(17), "MC": Decimal(20), "GB": Decimal(20), "JP": Decimal(10),
+    "SG": Decimal(9),
+}  # fmt: skip
+SRC_STANDARD_VAT = (
+    "Standard VAT: EU table https://eclear.com/knowledge/eu-vat-rates/ (DE 19, FR 20, NL 21, "
+    "IE 23 %); UK 20 % amavat.eu; JP 10 % Japan Customs FAQ 1111; SG 9 % gov.sg [reference C4]"
+)
+SRC_INTRA_EU = (
+    "Intra-EU B2B supply of goods: exempt (zero-rated) in the member state of dispatch, "
+    "Directive 2006/112/EC Art. 138; the acquisition is taxed in the member state of arrival, "
+    "Art. 2(1)(b) and 40, and the customer accounts for the VAT (reverse charge) and deducts it "
+    "in the same return; no customs formalities inside the customs union (UCC Art. 4)"
+)
+SRC_DOMESTIC = (
+    "Domestic supply: no customs entry, so no customs duty, import VAT or brokerage; the "
+    "supplier charges the destination's VAT, deductible by a VAT-registered buyer "
+    "(Directive 2006/112/EC Art. 2(1)(a), 168)"
+)
+
+
+def _vat_territory(country: str) -> str:
+    country = normalise_country(country)
+    return _VAT_TERRITORY.get(country, country)
+
+
+def supply_rule(ship_from: str, destination: str) -> SupplyRule:
+    """Which rule taxes goods dispatched from ``ship_from`` to a buyer in ``destination``.
+
+    Returns:
+        ``"domestic"`` inside one VAT territory (Monaco counts as France), ``"intra-EU"`` between
+        two EU VAT-area countries (no customs border), otherwise ``"import"``.
+    """
+    origin, dest = _vat_territory(ship_from), _vat_territory(destination)
+    if origin == dest:
+        return "domestic"
+    if origin in EU_VAT_AREA and dest in EU_VAT_AREA:
+        return "intra-EU"
+    return "import"
+
+
 def normalise_hs(code: str) -> str:
     """HS/HTS code as digits only (``"8471.50.0150"`` → ``"8471500150"``)."""
     digits = re.sub(r"[^0-9]", "", code or "")
@@ -586,11 +666,25 @@ class DutyComponent:
 
 
 def _applicable_measures(
-    rule: TariffRule, origin: str, on: date, confirmed: frozenset[str], warnings: list[str]
+    rule: TariffRule,
+    origin: str,
+    on: date,
+    confirmed: frozenset[str],
+    warnings: list[str],
+    excluded: frozenset[str] = frozenset(),
+    unconfirmed: list[ExtraMeasure] | None = None,
 ) -> list[ExtraMeasure]:
     candidates = []
     for m in rule.extra_measures:
         if not (m.covers_origin(origin) and m.in_force(on)):
+            continue
+        if m.name in excluded:
+            warnings.append(f"{m.name} left out: confirmed not to cover this line")
+            continue
+        if not m.coverage_confirmed and m.name not in confirmed:
+            # Coverage of the HS line is not confirmed: the duty is unknown, never 0 %.
+            if unconfirmed is not None:
+                unconfirmed.append(m)
             continue
         if m.condition and m.name not in confirmed:
             warnings.append(f"{m.name} may apply ({m.condition}); not included unless confirmed")
@@ -664,7 +758,17 @@ def allocate(total: Money, weights: Sequence[Decimal]) -> tuple[Money, ...]:
 # ---------------------------------------------------------------------------------------------
 
 NO_RULE = "no rule — duty unknown"
-LineStatus = Literal["ok", "no rule — duty unknown", "DDP — taxes paid by seller"]
+UNCONFIRMED = "duty unknown — confirm coverage"
+NO_VAT_RATE = "VAT rate unknown"
+LineStatus = Literal[
+    "ok",
+    "no rule — duty unknown",
+    "duty unknown — confirm coverage",
+    "VAT rate unknown",
+    "DDP — taxes paid by seller",
+]
+# Statuses whose amounts are unknown: the line is "not priced" and the totals are incomplete.
+NOT_PRICED = frozenset({NO_RULE, UNCONFIRMED, NO_VAT_RATE})
 
 # Insurance default: premium % of the insured value, insured value = 110 % of (goods + freight)
 # (ICC Incoterms 2020: CIF/CIP cover is at least the price + 10 %, reference C6). The 0.3 %
@@ -682,7 +786,9 @@ class ShipmentLine:
         quantity: Units needed (the minimum order may raise it).
         hs_code: HS/HTS code of the part in the destination country.
         unit_weight_kg: Gross weight per unit in kg (needed for weight allocation).
-        confirmed_measures: Names of conditional extra measures confirmed to apply.
+        confirmed_measures: Names of extra measures confirmed to apply (conditional measures,
+            or measures whose list coverage is not confirmed by the seed data).
+        excluded_measures: Names of extra measures confirmed not to cover this line.
     """
 
     offer: Offer
@@ -690,6 +796,7 @@ class ShipmentLine:
     hs_code: str
     unit_weight_kg: Decimal | None = None
     confirmed_measures: frozenset[str] = frozenset()
+    excluded_measures: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -727,7 +834,13 @@ class LandedCostLine:
     """Landed cost of one shipment line; all amounts in the plan currency unless stated.
 
     ``duty``, ``vat``, ``landed_cost_gross`` and ``landed_cost_net`` are ``None`` when the
-    status is :data:`NO_RULE`.
+    line is not priced (status in :data:`NOT_PRICED`).
+
+    ``supply_rule`` says which rule taxed the line: ``"import"`` (customs duty and import VAT on
+    the customs value), ``"domestic"`` (no duty, no import VAT; ``vat`` is the domestic VAT the
+    supplier charges) or ``"intra-EU"`` (no duty, zero-rated; ``vat`` is 0 and
+    ``reverse_charge_vat`` is what the buyer self-accounts and deducts, net cash 0).
+    ``supply_rule_note`` is the sentence to show.
     """
 
     part_key: str
@@ -754,15 +867,25 @@ class LandedCostLine:
     status: LineStatus
     rule_source: str
     notes: tuple[str, ...] = ()
+    ship_from: str = ""
+    supply_rule: SupplyRule = "import"
+    supply_rule_note: str = ""
+    reverse_charge_vat: Money | None = None
+
+    @property
+    def priced(self) -> bool:
+        """False when duty or VAT is unknown (show "not priced", never 0)."""
+        return self.status not in NOT_PRICED
 
 
 @dataclass(frozen=True, slots=True)
 class ShipmentLandedCost:
     """Totals of a shipment in the plan currency.
 
-    ``duty``, ``vat`` and ``vat_recoverable`` are what the buyer pays (DDP lines excluded).
-    When ``complete`` is False some line lacks a tariff rule; the duty, VAT and landed totals
-    then cover only the lines whose duty is known and must be shown as incomplete.
+    ``duty``, ``vat`` and ``vat_recoverable`` are what the buyer pays (DDP lines excluded);
+    ``vat`` includes domestic VAT charged by suppliers, ``reverse_charge_vat`` is self-accounted
+    (no cash). When ``complete`` is False, ``unpriced_lines`` lines are not priced; the duty, VAT
+    and landed totals then cover only the priced lines and must be shown as incomplete.
     """
 
     key: str
@@ -783,6 +906,8 @@ class ShipmentLandedCost:
     complete: bool
     warnings: tuple[str, ...] = ()
     valuation_source: str = ""
+    unpriced_lines: int = 0
+    reverse_charge_vat: Money | None = None
 
 
 def _weights(lines: Sequence[ShipmentLine], goods: Sequence[Money], method: AllocationMethod):
@@ -864,6 +989,8 @@ def duty_components(
     on: date,
     confirmed: frozenset[str] = frozenset(),
     warnings: list[str] | None = None,
+    excluded: frozenset[str] = frozenset(),
+    unconfirmed: list[ExtraMeasure] | None = None,
 ) -> tuple[DutyComponent, ...]:
     """MFN duty, applicable extra measures and any surcharge on duty for one line.
 
@@ -872,16 +999,19 @@ def duty_components(
         value: Customs value of the line.
         origin: ISO alpha-2 country of origin.
         on: Customs entry date.
-        confirmed: Names of conditional measures confirmed to apply.
+        confirmed: Names of measures confirmed to apply (conditional or unconfirmed coverage).
         warnings: Receives a sentence for every measure left out and why.
+        excluded: Names of measures confirmed not to cover the line.
+        unconfirmed: Receives every measure in force whose coverage is not confirmed; the
+            caller must then treat the duty as unknown (the components omit them).
 
     Returns:
-        The components; their sum is the duty.
+        The components; their sum is the duty (a lower bound when ``unconfirmed`` received any).
     """
     mfn = value.times(rule.duty_pct / 100)  # ad valorem on the customs value (reference C7)
     parts = [DutyComponent("MFN duty", rule.duty_pct, mfn, rule.source)]
     for m in _applicable_measures(
-        rule, origin, on, confirmed, [] if warnings is None else warnings
+        rule, origin, on, confirmed, [] if warnings is None else warnings, excluded, unconfirmed
     ):
         parts.append(DutyComponent(m.name, m.pct, value.times(m.pct / 100), m.source))
     if rule.surcharge_on_duty_pct:
@@ -922,8 +1052,13 @@ def shipment_landed_cost(
     _check_currency(plan_currency)
     _check_shipment(shipment, as_of)
     valuation = (basis or CUSTOMS_VALUE_BASIS).get(normalise_country(shipment.destination))
-    if valuation is None:
+    crosses_border = any(
+        supply_rule(line.offer.ship_from_country, shipment.destination) == "import"
+        for line in shipment.lines
+    )
+    if valuation is None and crosses_border:
         raise LandedCostError(f"No customs valuation rule for destination {shipment.destination}.")
+    valuation = valuation or ValuationRule("CIF", source="no customs entry")
     import_on = shipment.import_on or as_of
     incoterm = shipment.lines[0].offer.incoterm  # one Incoterm per shipment (checked above)
     buyer_pays_freight = incoterm not in _SELLER_PAYS_CARRIAGE
@@ -957,10 +1092,25 @@ def shipment_landed_cost(
             base * _INSURED_VALUE_FACTOR * shipment.insurance_pct / 100, plan_currency
         )
     inland_total = shipment.inland_freight or Money.zero(plan_currency)
+    dest = normalise_country(shipment.destination)
+    rules = [supply_rule(line.offer.ship_from_country, dest) for line in shipment.lines]
+    # A customs broker is paid only for lines that cross a customs border.
+    broker_weights = [
+        w if r == "import" else Decimal(0) for w, r in zip(weights, rules, strict=True)
+    ]
+    if "import" in rules and not any(broker_weights):
+        broker_weights = [Decimal(r == "import") for r in rules]
+    brokerage_total = shipment.brokerage
+    if "import" not in rules and shipment.brokerage.amount:
+        warnings.append(
+            f"Brokerage of {shipment.brokerage.amount} {shipment.brokerage.currency} not charged: "
+            "no line of this shipment crosses a customs border."
+        )
+        brokerage_total = Money.zero(shipment.brokerage.currency)
     shares = {
         "freight": [conv(m) for m in allocate(freight_total, weights)],
         "insurance": [conv(m) for m in allocate(insurance_total, weights)],
-        "brokerage": [conv(m) for m in allocate(shipment.brokerage, weights)],
+        "brokerage": [conv(m) for m in allocate(brokerage_total, broker_weights)],
         "inland": [conv(m) for m in allocate(inland_total, weights)],
     }
 
@@ -981,39 +1131,103 @@ def shipment_landed_cost(
             paid = paid + ins
 
         rule = find_tariff_rule(tariffs, line.hs_code, shipment.destination, import_on)
+        kind = rules[i]
+        ship_from = line.offer.ship_from_country
         status: LineStatus = "ok"
         duty: Money | None
         vat: Money | None
         vat_base: Money | None
+        gross: Money | None
+        net: Money | None
+        reverse_charge: Money | None = None
         components: tuple[DutyComponent, ...] = ()
-        if rule is None:
+        basis_label = valuation.basis
+        rule_source = rule.source if rule else ""
+        if kind != "import":
+            # No customs border: no customs value, duty, import VAT or brokerage (reference C4).
+            cv, basis_label = zero, "none — no customs entry"
+            vat_pct = rule.vat_pct if rule else STANDARD_VAT_PCT.get(_vat_territory(dest))
+            label = "domestic supply" if kind == "domestic" else "intra-EU supply"
+            duty = zero
+            components = (DutyComponent(f"No customs duty ({label})", Decimal(0), zero),)
+            rule_source = SRC_DOMESTIC if kind == "domestic" else SRC_INTRA_EU
+            if rule is None:
+                rule_source += f"; {SRC_STANDARD_VAT}"
+            vat_recoverable = rule.vat_recoverable if rule else True
+            # VAT base: the price paid to the supplier (delivery it invoices is in the price).
+            vat_base = g
+            if vat_pct is None:
+                status, vat, gross, net = NO_VAT_RATE, None, None, None
+                warnings.append(
+                    f"{line.offer.part_key}: no VAT rate for {dest} — {label} not priced."
+                )
+                note = f"{label.capitalize()} ({ship_from} → {dest}): VAT rate unknown"
+            elif kind == "domestic":
+                vat = vat_base.times(vat_pct / 100)
+                gross = paid + vat
+                net = gross - vat if vat_recoverable else gross
+                note = (
+                    f"Domestic supply ({ship_from} → {dest}): no customs duty, no import VAT; "
+                    f"{dest} VAT {vat_pct} % charged by the supplier"
+                    + (" (deductible)" if vat_recoverable else "")
+                )
+            else:
+                vat = zero
+                reverse_charge = vat_base.times(vat_pct / 100)
+                gross = net = paid
+                note = (
+                    f"Intra-EU B2B supply ({ship_from} → {dest}): zero-rated, no customs duty; "
+                    f"reverse charge — buyer self-accounts {dest} VAT {vat_pct} % and deducts it "
+                    "(net cash 0)"
+                )
+            notes.append(note)
+        elif rule is None:
             status, duty, vat, vat_base, gross, net = NO_RULE, None, None, None, None, None
             warnings.append(
                 f"{line.offer.part_key}: no tariff rule for HS {line.hs_code} into "
                 f"{shipment.destination} on {import_on} — duty unknown, total incomplete."
             )
             vat_recoverable = False
+            note = f"Import ({ship_from} → {dest}, origin {line.offer.origin_country}): no rule"
         else:
+            note = (
+                f"Import ({ship_from} → {dest}, origin {line.offer.origin_country}): customs "
+                f"duty and import VAT on the {valuation.basis} customs value"
+            )
             line_warnings: list[str] = []
+            unconfirmed: list[ExtraMeasure] = []
             components = duty_components(
                 rule, cv, line.offer.origin_country, import_on, line.confirmed_measures,
-                line_warnings,
+                line_warnings, line.excluded_measures, unconfirmed,
             )  # fmt: skip
             notes.extend(line_warnings)
             warnings.extend(f"{line.offer.part_key}: {w}" for w in line_warnings)
-            duty = sum((c.amount for c in components), zero)
-            vat_base = cv + duty
-            if valuation.vat_base_includes_inland_freight:
-                vat_base = vat_base + inl
-            vat = vat_base.times(rule.vat_pct / 100)
             vat_recoverable = rule.vat_recoverable
-            if buyer_pays_taxes:
-                gross = paid + duty + vat
+            if unconfirmed:
+                status, duty, vat, vat_base, gross, net = UNCONFIRMED, None, None, None, None, None
+                for m in unconfirmed:
+                    text = (
+                        f"{m.name} ({m.pct} %) may cover HS {line.hs_code} of "
+                        f"{line.offer.origin_country} origin on {import_on}: coverage not "
+                        "confirmed — duty unknown, confirm it"
+                    )
+                    notes.append(text)
+                    warnings.append(f"{line.offer.part_key}: {text}.")
             else:
-                status = "DDP — taxes paid by seller"
-                notes.append("DDP: duty and import VAT are paid by the seller (importer of record)")
-                gross = paid
-            net = gross - vat if (vat_recoverable and buyer_pays_taxes) else gross
+                duty = sum((c.amount for c in components), zero)
+                vat_base = cv + duty
+                if valuation.vat_base_includes_inland_freight:
+                    vat_base = vat_base + inl
+                vat = vat_base.times(rule.vat_pct / 100)
+                if buyer_pays_taxes:
+                    gross = paid + duty + vat
+                else:
+                    status = "DDP — taxes paid by seller"
+                    notes.append(
+                        "DDP: duty and import VAT are paid by the seller (importer of record)"
+                    )
+                    gross = paid
+                net = gross - vat if (vat_recoverable and buyer_pays_taxes) else gross
         results.append(
             LandedCostLine(
                 part_key=line.offer.part_key,
@@ -1029,7 +1243,7 @@ def shipment_landed_cost(
                 brokerage=shares["brokerage"][i],
                 inland_freight=shares["inland"][i],
                 customs_value=cv,
-                customs_value_basis=valuation.basis,
+                customs_value_basis=basis_label,
                 duty=duty,
                 duty_components=components,
                 vat_base=vat_base,
@@ -1038,8 +1252,12 @@ def shipment_landed_cost(
                 landed_cost_gross=gross,
                 landed_cost_net=net,
                 status=status,
-                rule_source=rule.source if rule else "",
+                rule_source=rule_source,
                 notes=tuple(notes),
+                ship_from=ship_from,
+                supply_rule=kind,
+                supply_rule_note=note,
+                reverse_charge_vat=reverse_charge,
             )
         )
 
@@ -1063,9 +1281,11 @@ def shipment_landed_cost(
         vat_recoverable=total(r.vat for r in known_taxes if r.vat_recoverable),
         landed_cost_gross=total(r.landed_cost_gross for r in results),
         landed_cost_net=total(r.landed_cost_net for r in results),
-        complete=all(r.status != NO_RULE for r in results),
+        complete=all(r.priced for r in results),
         warnings=tuple(warnings),
         valuation_source=valuation.source,
+        unpriced_lines=sum(not r.priced for r in results),
+        reverse_charge_vat=total(r.reverse_charge_vat for r in results),
     )
 
 

@@ -63,6 +63,38 @@ SRC_301_LIST3 = (
     "Section 301 List 3, 25 % on China origin from 10 May 2019 (https://ilogixchb.com/section301); "
     "8473.30.1180 GPU boards report 9903.88.03 (CBP NY N338976) [reference C3 item 1, D19]"
 )
+SRC_301_UNCONFIRMED = (
+    "Section 301 List 3, 25 % on China origin from 10 May 2019 (https://ilogixchb.com/section301); "
+    "whether this HS line is on a 301 list is NOT confirmed by a primary source in the store "
+    "(reference C3 item 1 and F: 'verify per HTS line in the USTR lists') — the duty is shown as "
+    "unknown until a maintainer confirms or removes the measure [reference C3, F]"
+)
+SRC_IEEPA_FENTANYL = (
+    "IEEPA 'fentanyl' duty on China origin, HTS 9903.01.24: 10 % from EO 14195 (Feb 2025, "
+    "effective 4 Feb 2025), 20 % under EO 14228 from 4 Mar 2025 (U.S. note 2(u)), 10 % for "
+    "entries from 10 Nov 2025 (EO of 4 Nov 2025: https://www.strtrade.com/trade-news-resources/"
+    "str-trade-report/trade-report/november/tariff-changes-for-imports-from-china-made-official ; "
+    "https://gohnm.com/hnm-informational-notice-us-china-tariff-trade-deal); still applied to the "
+    "electronics excluded from the reciprocal duty (https://jdsupra.com/legalnews/trump-exempts-"
+    "certain-electronics-from-2626789); ended for entries from 24 Feb 2026 by Learning Resources "
+    "v. Trump (https://www.joneswalker.com/en/insights/blogs/perspectives/u-s-supreme-court-holds-"
+    "ieepa-does-not-authorize-presidential-tariffs.html?id=102mjzb) [reference C3 items 3 and 5]"
+)
+SRC_IEEPA_RECIPROCAL_EXCLUDED = (
+    "IEEPA reciprocal duty (EO 14257, 2 Apr 2025): 8471, 8473.30, 8486, 8517.62, 8542 excluded "
+    "by the 11 Apr 2025 memorandum / CBP CSMS #64724565, declare 9903.01.32 (https://www.troutman."
+    "com/insights/white-house-releases-list-of-products-excluded-from-reciprocal-tariffs/ ; "
+    "https://info.expeditors.com/newsflash/cbp-publishes-updated-guidance-on-goods-excluded-from-"
+    "reciprocal-tariffs); ended for entries from 24 Feb 2026 (Learning Resources v. Trump) "
+    "[reference C3 items 3 and 5]"
+)
+SRC_IEEPA_RECIPROCAL_CN = (
+    "IEEPA reciprocal duty on China origin (EO 14257): 10 % baseline from 5 Apr 2025, 84 % from "
+    "9 Apr, 125 % from 10 Apr, 10 % from 14 May 2025, kept at 10 % to 10 Nov 2026 by the EO of "
+    "4 Nov 2025 (https://www.mondaq.com/unitedstates/international-trade-investment/1702374/) ; "
+    "ended for entries from 24 Feb 2026 (Learning Resources v. Trump, reference C3 item 5). Other "
+    "origins' country rates are not seeded: add them for 2025 entries of non-excluded goods"
+)
 SRC_301_SEMIS = (
     "Section 301 four-year review: China-origin semiconductors 8541/8542 25 % → 50 % from "
     "1 Jan 2025 (https://lighthilltrade.com/section-301-tariffs-key-updates) [reference C3 item 2, D19]"
@@ -110,6 +142,26 @@ SRC_UK_CABLE = (
     "UK Global Tariff 8544 42 90 2.0 %, 8544 42 10 0 % (UK Trade Tariff via HSRates, accessed "
     "2026-02-22) [tertiary]"
 )
+SRC_FIBRE = (
+    "HS 8544.70 optical fibre cables: EU TARIC 8544 70 00 0.00 %, UK 0.00 %, US 8544.70.00.00 "
+    "Free (HSRates from DG TAXUD TARIC, HMRC and USITC HTS, accessed 2026-02-22, https://custom-"
+    "tariffs-seo.pages.dev/en/codes/8544-70-optical-fibre-cables [tertiary]; US 'Free' confirmed "
+    "by CBP NY N324842 and NY N344044 [primary]). Caution: the EU also levies anti-dumping 88 % + "
+    "countervailing 10.3 % on CN-origin single-mode cables, excluding cables whose fibres are all "
+    "fitted with connectors (< 500 m) (https://celna24.pl/customs-tariff/85447000) — not seeded"
+)
+SRC_RACK = (
+    "HS 9403.20 other metal furniture (racks): EU TARIC 9403 20 80 0.00 %, UK 0.00 % (HSRates, "
+    "accessed 2026-02-22, https://custom-tariffs-seo.pages.dev/en/codes/9403-20-other-metal-"
+    "furniture [tertiary]); US 9403.20.00 general Free (https://dripcapital.com/hts-code/94/03/20 "
+    "[tertiary]). Not an ITA line. CBP classified empty server cabinet racks in 9403.10.0040, also "
+    "Free (ZT Group ruling, 2019) — check the rack's classification"
+)
+SRC_US_RACK_301 = (
+    "China origin 9403.20.00: 'the duty provided in the applicable subheading + 25%' "
+    "(https://htshub.com/us-hs/search/9403, 2025 HTS) [tertiary; dated from List 3's 25 % step "
+    "(https://ilogixchb.com/section301), verify in the USTR lists]"
+)
 SRC_UK_ITA = (
     "UK Global Tariff keeps ITA goods at 0 % [reference C2 says 'most others'; verify in the UK "
     "Trade Tariff]"
@@ -120,6 +172,7 @@ EU_VAT_PCT: dict[str, Decimal] = {"DE": D(19), "FR": D(20), "NL": D(21), "IE": D
 # HS lines covered by the ITA (0 % MFN), with their description.
 _ITA_LINES = (
     ("847150", "Processing units (complete servers)"),
+    ("847170", "Storage units of ADP machines (drives, arrays)"),
     ("847180", "Units of ADP machines"),
     ("847330", "Parts of ADP machines (boards, GPU modules)"),
     ("851762", "Switching and routing apparatus, NICs"),
@@ -130,6 +183,44 @@ SECTION_232 = "Section 232 advanced computing chips (9903.79.01)"
 SECTION_122 = "Section 122 surcharge (9903.03.01)"
 SECTION_301_LIST3 = "Section 301 List 3 (9903.88.03)"
 SECTION_301_SEMIS = "Section 301 semiconductors (2025 review)"
+IEEPA_FENTANYL = "IEEPA fentanyl duty, China (9903.01.24)"
+IEEPA_RECIPROCAL = "IEEPA reciprocal duty (EO 14257)"
+IEEPA_RECIPROCAL_EXCLUDED = "IEEPA reciprocal duty — excluded (9903.01.32)"
+IEEPA_END = date(2026, 2, 23)  # last entry day: Learning Resources v. Trump (reference C3 item 5)
+
+# Dated IEEPA measures on China origin: (pct, first day, last day).
+_FENTANYL_STEPS = (
+    (D(10), date(2025, 2, 4), date(2025, 3, 3)),
+    (D(20), date(2025, 3, 4), date(2025, 11, 9)),
+    (D(10), date(2025, 11, 10), IEEPA_END),
+)
+_RECIPROCAL_CN_STEPS = (
+    (D(10), date(2025, 4, 5), date(2025, 4, 8)),
+    (D(84), date(2025, 4, 9), date(2025, 4, 9)),
+    (D(125), date(2025, 4, 10), date(2025, 5, 13)),
+    (D(10), date(2025, 5, 14), IEEPA_END),
+)
+
+
+def _ieepa(*, excluded_from_reciprocal: bool) -> tuple[ExtraMeasure, ...]:
+    """The 2025 IEEPA measures for one US line, each step dated; they stack on MFN and 301."""
+    fentanyl = tuple(
+        ExtraMeasure(IEEPA_FENTANYL, ("CN",), pct, start, end, source=SRC_IEEPA_FENTANYL)
+        for pct, start, end in _FENTANYL_STEPS
+    )
+    if excluded_from_reciprocal:
+        reciprocal = (
+            ExtraMeasure(
+                IEEPA_RECIPROCAL_EXCLUDED, (), D(0), date(2025, 4, 5), IEEPA_END,
+                source=SRC_IEEPA_RECIPROCAL_EXCLUDED,
+            ),
+        )  # fmt: skip
+    else:
+        reciprocal = tuple(
+            ExtraMeasure(IEEPA_RECIPROCAL, ("CN",), pct, start, end, source=SRC_IEEPA_RECIPROCAL_CN)
+            for pct, start, end in _RECIPROCAL_CN_STEPS
+        )
+    return fentanyl + reciprocal
 
 
 def _us_rules() -> list[TariffRule]:
@@ -159,12 +250,23 @@ def _us_rules() -> list[TariffRule]:
         SECTION_301_LIST3, ("CN",), D(25), date(2019, 5, 10), source=SRC_US_PDU_301
     )
     semis = ExtraMeasure(SECTION_301_SEMIS, ("CN",), D(50), date(2025, 1, 1), source=SRC_301_SEMIS)
+    # 301 coverage not confirmed in the store (reference C3 item 1, F): duty "unknown — confirm".
+    list3_unconfirmed = ExtraMeasure(
+        SECTION_301_LIST3, ("CN",), D(25), date(2019, 5, 10), source=SRC_301_UNCONFIRMED,
+        coverage_confirmed=False,
+    )  # fmt: skip
+    list3_rack = ExtraMeasure(
+        SECTION_301_LIST3, ("CN",), D(25), date(2019, 5, 10), source=SRC_US_RACK_301
+    )
+    excluded = _ieepa(excluded_from_reciprocal=True)  # CSMS #64724565 electronics
+    not_excluded = _ieepa(excluded_from_reciprocal=False)
     measures = {
-        "847150": (s232,),  # 301 coverage of complete servers not confirmed (reference C3, F)
-        "847180": (s232,),
-        "847330": (list3, s232),
-        "851762": (),  # 301 coverage not confirmed in the store; 122 exempt (electronics)
-        "854231": (semis,),
+        "847150": (list3_unconfirmed, s232, *excluded),
+        "847170": (list3_unconfirmed, *excluded),
+        "847180": (list3_unconfirmed, s232, *excluded),
+        "847330": (list3, s232, *excluded),
+        "851762": (list3_unconfirmed, *excluded),  # 122: certain electronics exempt
+        "854231": (semis, *excluded),
     }
     rules = [
         TariffRule(hs, "US", D(0), D(0), True, measures[hs], description=desc, source=SRC_ITA)
@@ -172,18 +274,26 @@ def _us_rules() -> list[TariffRule]:
     ]
     rules += [
         TariffRule(
-            "85444290", "US", D("2.6"), D(0), True, (list3_cable, s122),
+            "85444290", "US", D("2.6"), D(0), True, (list3_cable, s122, *not_excluded),
             description="Insulated conductors ≤ 1,000 V with connectors, other", source=SRC_US_CABLE,
         ),
         TariffRule(
-            "85444220", "US", D(0), D(0), True, (s122,),
+            "85444220", "US", D(0), D(0), True, (s122, *not_excluded),
             description="Insulated conductors with connectors, telecommunications",
             source=SRC_US_CABLE,
         ),
         TariffRule(
-            "853710", "US", D("2.7"), D(0), True, (list3_pdu, s122),
+            "853710", "US", D("2.7"), D(0), True, (list3_pdu, s122, *not_excluded),
             description="Rack PDUs (boards for distribution of electricity ≤ 1,000 V)",
             source=SRC_US_PDU,
+        ),
+        TariffRule(
+            "854470", "US", D(0), D(0), True, (list3_unconfirmed, s122, *not_excluded),
+            description="Optical fibre cables", source=SRC_FIBRE,
+        ),
+        TariffRule(
+            "940320", "US", D(0), D(0), True, (list3_rack, s122, *not_excluded),
+            description="Other metal furniture (racks)", source=SRC_RACK,
         ),
     ]  # fmt: skip
     return rules
@@ -214,6 +324,14 @@ def _eu_rules() -> list[TariffRule]:
                 description="Rack PDUs (boards for distribution of electricity ≤ 1,000 V)",
                 source=f"{SRC_EU_PDU}; {SRC_EU_VAT}",
             ),
+            TariffRule(
+                "854470", country, D(0), vat, description="Optical fibre cables",
+                source=f"{SRC_FIBRE}; {SRC_EU_VAT}",
+            ),
+            TariffRule(
+                "940320", country, D(0), vat, description="Other metal furniture (racks)",
+                source=f"{SRC_RACK}; {SRC_EU_VAT}",
+            ),
         ]  # fmt: skip
     return rules
 
@@ -234,6 +352,14 @@ def _uk_rules() -> list[TariffRule]:
             description="Insulated conductors with connectors, telecommunications",
             source=f"{SRC_UK_CABLE}; {SRC_UK_VAT}",
         ),
+        TariffRule(
+            "854470", "GB", D(0), D(20), description="Optical fibre cables",
+            source=f"{SRC_FIBRE}; {SRC_UK_VAT}",
+        ),
+        TariffRule(
+            "940320", "GB", D(0), D(20), description="Other metal furniture (racks)",
+            source=f"{SRC_RACK}; {SRC_UK_VAT}",
+        ),
     ]  # fmt: skip
     return rules
 
@@ -250,6 +376,8 @@ def _sg_rules() -> list[TariffRule]:
         *_ITA_LINES,
         ("854442", "Insulated conductors ≤ 1,000 V with connectors"),
         ("853710", "Rack PDUs (boards for distribution of electricity ≤ 1,000 V)"),
+        ("854470", "Optical fibre cables"),
+        ("940320", "Other metal furniture (racks)"),
     )
     rules = []
     for hs, desc in lines:

@@ -377,6 +377,11 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
             "vat_recoverable": None,
             "landed_net": None,
             "landed_gross": None,
+            "ship_from": (offer.ship_from_country or offer.supplier.country) if offer else "",
+            "supply_rule": "",
+            "supply_rule_note": "",
+            "reverse_charge_vat": None,
+            "priced": False,
         }
         if offer is not None:
             valid_until.append(offer.valid_until)
@@ -398,6 +403,11 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
                 vat_recoverable=landed.vat_recoverable,
                 landed_net=_money(landed.landed_cost_net),
                 landed_gross=_money(landed.landed_cost_gross),
+                ship_from=landed.ship_from,
+                supply_rule=landed.supply_rule,
+                supply_rule_note=landed.supply_rule_note,
+                reverse_charge_vat=_money(landed.reverse_charge_vat),
+                priced=landed.priced,
             )
             by_currency[landed.unit_price.currency] += goods_original
         elif cost.service_cost is not None and offer is not None:
@@ -409,6 +419,8 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
                 goods=_money(cost.service_cost),
                 landed_net=_money(cost.service_cost),
                 landed_gross=_money(cost.service_cost),
+                supply_rule="service",
+                priced=True,
             )
             by_currency[source.currency] += source.amount
         lines.append(row)
@@ -446,6 +458,7 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
         "as_of": _iso(report.as_of),
         "destination": report.destination,
         "complete": report.complete,
+        "unpriced_lines": report.unpriced_lines,
         "problems": list(report.problems),
         "lines": lines,
         "shipments": shipments,

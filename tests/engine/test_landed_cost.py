@@ -11,6 +11,7 @@ import pytest
 
 from planner.engine.landed_cost import (
     NO_RULE,
+    UNCONFIRMED,
     ExtraMeasure,
     FxRate,
     FxTable,
@@ -27,8 +28,17 @@ from planner.engine.landed_cost import (
     price_for_quantity,
     round_money,
     shipment_landed_cost,
+    supply_rule,
 )
-from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES, SECTION_122, SECTION_232
+from planner.engine.tariff_defaults import (
+    DEFAULT_TARIFF_RULES,
+    IEEPA_FENTANYL,
+    IEEPA_RECIPROCAL,
+    IEEPA_RECIPROCAL_EXCLUDED,
+    SECTION_122,
+    SECTION_232,
+    SECTION_301_LIST3,
+)
 
 AS_OF = date(2025, 6, 1)
 FX = FxTable(
@@ -168,13 +178,20 @@ def test_us_duty_on_transaction_value_excluding_freight():
 
 
 def test_us_section_301_stacks_by_origin_and_date():
-    # CN origin on 2025-06-01: MFN 0 % + 301 List 3 25 % = 25 % × 10,000 = 2,500
-    # (on the transaction value, not on 10,550 which would give 2,637.50).
+    # CN origin on 2025-06-01: MFN 0 % + 301 List 3 25 % + IEEPA fentanyl 20 % (from 4 Mar 2025)
+    # + IEEPA reciprocal 0 % (8473.30 excluded, 9903.01.32) = 45 % × 10,000 = 4,500
+    # (on the transaction value, not on 10,550 which would give 4,747.50).
     cn = us_cost([us_board("CN")]).lines[0]
-    assert cn.duty.rounded() == D("2500.00")
-    assert [c.name for c in cn.duty_components] == ["MFN duty", "Section 301 List 3 (9903.88.03)"]
+    assert cn.duty.rounded() == D("4500.00")
+    assert [c.name for c in cn.duty_components] == [
+        "MFN duty",
+        "Section 301 List 3 (9903.88.03)",
+        IEEPA_FENTANYL,
+        IEEPA_RECIPROCAL_EXCLUDED,
+    ]
     assert "9903.88.03" in cn.duty_components[1].source
-    # Non-CN origin: no 301.
+    assert [c.pct for c in cn.duty_components] == [0, 25, 20, 0]
+    # Non-CN origin: no 301, no fentanyl duty; reciprocal excluded → 0.
     assert us_cost([us_board("MY")]).lines[0].duty.amount == 0
     # Before the 25 % step (10 May 2019): outside the window → not applied.
     early = us_cost(
@@ -563,3 +580,218 @@ def test_no_valid_offer_raises():
             plan_currency="EUR",
             as_of=AS_OF,
         )
+
+
+# --- Supply rules: domestic, intra-EU, import (ship-from vs origin) ------------------------------
+
+
+def test_domestic_de_to_de_no_duty_no_import_vat_domestic_vat_19():
+    # German supplier, goods made in Taiwan, delivered to a German site: no customs border.
+    # goods 10,000 EUR; freight 500 + insurance 50 paid by the buyer (FCA).
+    # No customs value, duty 0, no import VAT, no brokerage (350 not charged).
+    # Domestic VAT 19 % × 10,000 = 1,900 charged by the supplier (deductible).
+    # gross = 10,000 + 500 + 50 + 1,900 = 12,450; net = 10,550.
+    # (As an import it would have been VAT 19 % × CIF 10,550 = 2,004.50 plus brokerage 350.)
+    de = offer(origin="TW", ship_from="DE")
+    result = cost(
+        [ShipmentLine(de, 1, "8471.50.0150")], "DE", "500", "50",
+        brokerage=Money(D(350), "EUR"),
+    )  # fmt: skip
+    line = result.lines[0]
+    assert line.supply_rule == "domestic" and line.ship_from == "DE"
+    assert line.origin_country == "TW"
+    assert line.customs_value.amount == 0
+    assert line.customs_value_basis == "none — no customs entry"
+    assert line.duty.amount == 0
+    assert line.brokerage.amount == 0
+    assert line.vat.rounded() == D("1900.00")
+    assert line.reverse_charge_vat is None
+    assert line.landed_cost_gross.rounded() == D("12450.00")
+    assert line.landed_cost_net.rounded() == D("10550.00")
+    assert "Domestic supply (DE → DE)" in line.supply_rule_note
+    assert "VAT 19 %" in line.supply_rule_note
+    assert result.brokerage.amount == 0
+    assert any("Brokerage" in w and "not charged" in w for w in result.warnings)
+    assert result.complete
+
+
+def test_intra_eu_nl_to_de_reverse_charge():
+    # Dutch distributor, DAP German site, goods 10,000 EUR (carriage in the price).
+    # Intra-EU B2B supply: zero-rated, no duty, no import VAT, no brokerage.
+    # Reverse charge: the buyer self-accounts DE VAT 19 % × 10,000 = 1,900 and deducts it:
+    # shown, cash 0. gross = net = 10,000.
+    nl = offer(origin="TW", ship_from="NL", incoterm="DAP")
+    result = cost([ShipmentLine(nl, 1, "847150")], "DE", "0", "0", brokerage=Money(D(350), "EUR"))
+    line = result.lines[0]
+    assert line.supply_rule == "intra-EU"
+    assert line.duty.amount == 0 and line.vat.amount == 0
+    assert line.reverse_charge_vat.rounded() == D("1900.00")
+    assert line.landed_cost_gross.rounded() == D("10000.00")
+    assert line.landed_cost_net.rounded() == D("10000.00")
+    assert "reverse charge" in line.supply_rule_note and "19 %" in line.supply_rule_note
+    assert result.reverse_charge_vat.rounded() == D("1900.00")
+    assert result.vat.amount == 0
+    assert "Art. 138" in line.rule_source
+
+
+def test_brokerage_only_on_lines_that_cross_the_border():
+    # One consignment: a German-stocked NIC (domestic) and a US-shipped NIC (import), 5,000 each.
+    # Brokerage 350 goes to the import line only; insurance 0, freight 0.
+    local = offer("nic:a", "5000", origin="TW", ship_from="DE")
+    imported = offer("nic:b", "5000", origin="TW", ship_from="US")
+    result = cost(
+        [ShipmentLine(local, 1, "851762"), ShipmentLine(imported, 1, "851762")],
+        "DE", "0", "0", brokerage=Money(D(350), "EUR"),
+    )  # fmt: skip
+    assert [line.supply_rule for line in result.lines] == ["domestic", "import"]
+    assert [line.brokerage.amount for line in result.lines] == [D(0), D(350)]
+    # Import VAT 19 % × CIF 5,000 = 950; domestic VAT 19 % × 5,000 = 950.
+    assert [line.vat.rounded() for line in result.lines] == [D("950.00"), D("950.00")]
+
+
+def test_supply_rule_customs_union_and_monaco():
+    assert supply_rule("DE", "DE") == "domestic"
+    assert supply_rule("NL", "DE") == "intra-EU"
+    assert supply_rule("MC", "FR") == "domestic"  # Monaco is in the French VAT territory
+    assert supply_rule("MC", "DE") == "intra-EU"
+    assert supply_rule("CH", "DE") == "import"
+    assert supply_rule("GB", "IE") == "import"
+    assert supply_rule("DE", "US") == "import"
+    # Ship-from defaults to the origin when not given.
+    assert offer(origin="NL").ship_from_country == "NL"
+
+
+# --- US: China-origin switches and servers, dated Section 301 and IEEPA --------------------------
+
+
+def _us_switch(origin="CN", on=AS_OF, hs="8517.62.0090", **line_kw):
+    o = offer(
+        "switch:sn5600", "20000", ccy="USD", origin=origin,
+        quoted_on=date(2025, 1, 1), valid_until=date(2026, 12, 31),
+    )  # fmt: skip
+    return cost([ShipmentLine(o, 1, hs, **line_kw)], "US", "0", "0", ccy="USD", plan="USD",
+                as_of=on)  # fmt: skip
+
+
+def test_cn_switch_into_us_is_unknown_until_301_coverage_is_confirmed():
+    # 8517.62 of China origin on 2025-06-01: no primary source says the line is on a 301 list,
+    # so the duty is "unknown — confirm", never 0 %.
+    result = _us_switch()
+    line = result.lines[0]
+    assert line.status == UNCONFIRMED == "duty unknown — confirm coverage"
+    assert not line.priced
+    assert line.duty is None and line.vat is None and line.landed_cost_net is None
+    assert not result.complete and result.unpriced_lines == 1
+    assert any(SECTION_301_LIST3 in w and "confirm" in w for w in result.warnings)
+    # Taiwan origin: no China measure in force → priced at 0 % with the exclusion shown.
+    tw = _us_switch(origin="TW").lines[0]
+    assert tw.priced and tw.duty.amount == 0
+    assert IEEPA_RECIPROCAL_EXCLUDED in [c.name for c in tw.duty_components]
+
+
+def test_cn_switch_into_us_stacks_dated_301_and_ieepa_measures():
+    # Transaction value 20,000 USD.
+    # Coverage confirmed on 2025-06-01: 301 25 % + fentanyl 20 % + reciprocal excluded 0 %
+    # = 45 % → 9,000.
+    confirmed = frozenset({SECTION_301_LIST3})
+    assert _us_switch(confirmed_measures=confirmed).duty.rounded() == D("9000.00")
+    # Confirmed not covered: the IEEPA fentanyl duty alone, by date:
+    excluded = frozenset({SECTION_301_LIST3})
+    by_date = {
+        date(2025, 2, 10): D("2000.00"),  # 10 % (EO 14195, from 4 Feb 2025)
+        date(2025, 6, 1): D("4000.00"),  # 20 % (EO 14228, from 4 Mar 2025)
+        date(2025, 12, 1): D("2000.00"),  # 10 % (from 10 Nov 2025)
+        date(2026, 3, 1): D("0.00"),  # IEEPA ended 24 Feb 2026; 122 exempts 8517.62
+    }
+    for on, duty in by_date.items():
+        result = _us_switch(on=on, excluded_measures=excluded)
+        assert result.duty.rounded() == duty, on
+        assert result.complete
+
+
+def test_cn_servers_into_us_never_zero_without_confirmation():
+    for hs in ("8471.50.0150", "8471.80.4000", "8471.70"):
+        line = _us_switch(hs=hs).lines[0]
+        assert line.status == UNCONFIRMED, hs
+        assert line.duty is None
+
+
+def test_cn_rack_into_us_reciprocal_steps_by_date():
+    # 9403.20 is not on the reciprocal exclusion list. 1,000 USD of China-origin racks:
+    # 2025-04-20: 301 25 % + fentanyl 20 % + reciprocal 125 % = 170 % → 1,700.
+    # 2025-06-01: 25 + 20 + 10 = 55 % → 550.
+    def rack(on):
+        o = offer("rack:42u", "1000", ccy="USD", origin="CN", quoted_on=date(2025, 1, 1),
+                  valid_until=date(2026, 12, 31))  # fmt: skip
+        return cost([ShipmentLine(o, 1, "9403.20.0090")], "US", "0", "0", ccy="USD", plan="USD",
+                    as_of=on).duty.rounded()  # fmt: skip
+
+    assert rack(date(2025, 4, 20)) == D("1700.00")
+    assert rack(date(2025, 6, 1)) == D("550.00")
+    names = {
+        m.name for r in DEFAULT_TARIFF_RULES if r.hs_prefix == "940320" for m in r.extra_measures
+    }
+    assert IEEPA_RECIPROCAL in names
+
+
+# --- Server into Germany and India ---------------------------------------------------------------
+
+
+def test_tw_server_into_germany_cif_ita_zero_vat_19_on_cif_plus_duty():
+    # Taiwan-made server shipped from Taiwan, FCA, 250,000 EUR; freight 2,400; brokerage 350.
+    # Insurance default: 0.3 % × 110 % × (250,000 + 2,400) = 832.92.
+    # CIF = 250,000 + 2,400 + 832.92 = 253,232.92; duty 0 % (ITA, 8471.50).
+    # Import VAT 19 % × (253,232.92 + 0) = 48,114.2548 → 48,114.25.
+    # gross = 253,232.92 + 350 + 48,114.2548 = 301,697.1748 → 301,697.17; net = 253,582.92.
+    o = offer(price="250000", origin="TW", ship_from="TW")
+    result = cost(
+        [ShipmentLine(o, 1, "8471.50.0150")], "DE", "2400", None, brokerage=Money(D(350), "EUR")
+    )
+    line = result.lines[0]
+    assert line.supply_rule == "import"
+    assert line.insurance.money.rounded() == D("832.92")
+    assert line.customs_value.rounded() == D("253232.92")
+    assert [(c.name, c.pct) for c in line.duty_components] == [("MFN duty", 0)]
+    assert "ITA" in line.rule_source
+    assert line.vat_base.rounded() == D("253232.92")
+    assert line.vat.rounded() == D("48114.25")
+    assert line.landed_cost_gross.rounded() == D("301697.17")
+    assert line.landed_cost_net.rounded() == D("253582.92")
+
+
+def test_tw_server_into_india_bcd_sws_igst():
+    # 250,000 USD, freight 2,400, insurance 800: CIF 253,200; AV = CIF × 1.01 = 255,732.
+    # Seeded 8471.50: BCD 0 %, SWS 10 % of BCD = 0, IGST 18 % × 255,732 = 46,031.76.
+    o = offer(price="250000", ccy="USD", origin="TW", ship_from="TW")
+    seeded = cost([ShipmentLine(o, 1, "84715000")], "IN", "2400", "800", ccy="USD", plan="USD")
+    line = seeded.lines[0]
+    assert line.customs_value.rounded() == D("255732.00")
+    assert line.duty.amount == 0
+    assert line.vat.rounded() == D("46031.76")
+    # The stacking with a (hypothetical) 10 % BCD line: BCD 25,573.20; SWS 10 % × BCD = 2,557.32;
+    # IGST 18 % × (255,732 + 25,573.20 + 2,557.32) = 18 % × 283,862.52 = 51,095.2536.
+    bcd10 = TariffRule("8471", "IN", D(10), D(18), surcharge_on_duty_pct=D(10), source="test")
+    res = shipment_landed_cost(
+        Shipment("s", "IN", (ShipmentLine(o, 1, "84715000"),), Money(D(2400), "USD"),
+                 Money(D(0), "USD"), Money(D(800), "USD")),
+        tariffs=[bcd10], fx=FX, plan_currency="USD", as_of=AS_OF,
+    )  # fmt: skip
+    parts = {c.name: c.amount.rounded() for c in res.lines[0].duty_components}
+    assert parts == {"MFN duty": D("25573.20"), "Surcharge on duty": D("2557.32")}
+    assert res.lines[0].vat.rounded() == D("51095.25")
+
+
+# --- Catalog HS lines now have rules ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dest", ["DE", "NL", "FR", "IE", "US", "GB"])
+@pytest.mark.parametrize("hs", ["8544.70.00", "9403.20.00", "8471.70.00"])
+def test_catalog_hs_lines_have_a_sourced_rule(dest, hs):
+    rule = find_tariff_rule(DEFAULT_TARIFF_RULES, hs, dest, AS_OF)
+    assert rule is not None and rule.source
+    assert rule.duty_pct == 0  # ITA (8471.70, 8544.70) and 0 % furniture (9403.20), sourced
+
+
+def test_jp_storage_is_ita_zero():
+    rule = find_tariff_rule(DEFAULT_TARIFF_RULES, "8471.70", "JP", AS_OF)
+    assert rule.duty_pct == 0 and "ITA" in rule.source and rule.vat_pct == 10

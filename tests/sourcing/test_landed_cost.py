@@ -1,6 +1,7 @@
 """Landed cost: the cheapest valid offer by default, the alternative, FX with its rate and
 date, duty on the right customs value, and unknown duty shown as unknown."""
 
+import re
 from datetime import date
 from decimal import Decimal
 
@@ -42,16 +43,26 @@ def test_cheapest_valid_offer_with_fx_freight_insurance_and_vat(sourced_plan, or
     assert alt.net_cost.amount == D(596000) and alt.ready_on == date(2026, 12, 21)
 
 
-def test_price_breaks_and_unknown_duty(sourced_plan, org_a):
+def test_price_breaks_domestic_supply_and_unpriced_lines(sourced_plan, org_a):
     report = landed_cost_report(plan=sourced_plan, organisation=org_a)
 
     nic = _cost(report, "nic:scale-out")
     assert nic.landed.unit_price.amount == D("1090")  # break from 16 units
-    rack = _cost(report, "rack:42u")
-    assert rack.landed.status == "no rule — duty unknown"
-    assert rack.landed.duty is None and rack.landed.landed_cost_net is None
+    # The Dutch distributor delivers to a Dutch site: a domestic supply, whatever the origin —
+    # no customs duty, no import VAT, no brokerage; 21 % Dutch VAT charged, recoverable.
+    rack = _cost(report, "rack:42u").landed
+    assert rack.supply_rule == "domestic" and rack.ship_from == "NL"
+    assert rack.duty.amount == 0 and rack.brokerage.amount == 0
+    assert rack.vat.amount == rack.goods.amount * D("0.21")
+    assert rack.landed_cost_net.amount == rack.goods.amount
+    assert "Domestic supply (NL → NL)" in rack.supply_rule_note
+    assert nic.landed.supply_rule == "domestic" and nic.landed.origin_country == "TW"
+    # The US-shipped servers cross the border: import VAT on CIF.
+    assert _cost(report, "server:nvidia-dgx-h100").landed.supply_rule == "import"
+    # Lines without an offer are not priced and counted.
     assert _cost(report, "cable:cable-fiber-mpo").problem == "no offer"
     assert not report.complete
+    assert report.unpriced_lines == sum(1 for c in report.lines if c.problem)
 
 
 def test_landed_cost_page(client, consultant_a, sourced_plan):
@@ -60,11 +71,50 @@ def test_landed_cost_page(client, consultant_a, sourced_plan):
     page = client.get(reverse("sourcing:landed_cost", args=[sourced_plan.pk])).content.decode()
 
     assert "US Dist" in page and "Dutch Dist" in page
-    assert "no rule — duty unknown" in page
+    assert "Domestic supply (NL → NL)" in page
+    assert 'data-rule="import"' in page and 'data-rule="domestic"' in page
     assert "1 USD = 0.9200 EUR on 2026-07-31" in page
     assert "expired on 2026-05-31; not used" in page
-    assert "incomplete" in page
+    assert re.search(r"incomplete: \d+ lines? not priced", page)
+    assert 'data-testid="not-priced">not priced' in page
     assert "ready 2026-12-21" in page
+
+
+def test_cn_switch_into_us_is_not_priced_until_coverage_confirmed(
+    client, consultant_a, sourced_plan, org_a, offers_a
+):
+    """A China-origin switch shipped from China into the US: Section 301 coverage of 8517.62 is
+    not confirmed, so the line is "not priced" (never 0 %) until a maintainer confirms it."""
+    from catalog.models import Part
+    from sourcing.models import TariffMeasure
+    from tests.sourcing.conftest import make_offer
+
+    settings = sourcing_settings_get(plan=sourced_plan)
+    settings.destination_country = "US"
+    settings.save()
+    switch = Part.objects.get(slug="switch-ib-64x400g")
+    us = offers_a["server_us"].supplier
+    make_offer(us, part=switch, unit_price=D("30000"), currency="USD", origin_country="CN",
+               ship_from_country="CN", incoterm="FCA")  # fmt: skip
+    BomLine.objects.create(
+        plan=sourced_plan, part_key="manual:switch", category="switch", description="Switch",
+        quantity=1, part=switch, hs_code="8517.62.0090", origin="manual",
+    )  # fmt: skip
+
+    landed = _cost(landed_cost_report(plan=sourced_plan, organisation=org_a), "manual:switch")
+    assert landed.landed.status == "duty unknown — confirm coverage"
+    assert landed.landed.duty is None and landed.landed.landed_cost_net is None
+    client.force_login(consultant_a)
+    page = client.get(reverse("sourcing:landed_cost", args=[sourced_plan.pk])).content.decode()
+    assert "duty unknown — confirm coverage" in page and "Section 301 List 3" in page
+
+    # Confirmed in the admin: 25 % on the transaction value 30,000 USD (IEEPA ended 24 Feb 2026).
+    TariffMeasure.objects.filter(
+        rule__destination="US", rule__hs_prefix="851762", name__startswith="Section 301"
+    ).update(coverage_confirmed=True)
+    landed = _cost(landed_cost_report(plan=sourced_plan, organisation=org_a), "manual:switch")
+    goods_eur = D(30000) / D("1.087")
+    assert round_money(landed.landed.duty.amount, "EUR") == round_money(goods_eur / 4, "EUR")
 
 
 def test_pinned_and_fastest_offers(client, consultant_a, sourced_plan, org_a, offers_a):
@@ -113,7 +163,7 @@ def test_us_destination_uses_transaction_value_and_section_301(sourced_plan, org
     gpu = Accelerator.objects.get(slug="h100-sxm")
     _nl, us = offers_a["server_nl"].supplier, offers_a["server_us"].supplier
     make_offer(us, accelerator=gpu, unit_price=D("25000"), currency="USD", origin_country="CN",
-               incoterm="FCA", freight_per_unit=D("100"))  # fmt: skip
+               ship_from_country="CN", incoterm="FCA", freight_per_unit=D("100"))  # fmt: skip
     BomLine.objects.create(
         plan=sourced_plan, part_key="manual:gpu", category="accelerator", description="GPU",
         quantity=4, accelerator=gpu, hs_code="8473.30.1180", origin="manual",
@@ -127,3 +177,16 @@ def test_us_destination_uses_transaction_value_and_section_301(sourced_plan, org
     assert round_money(landed.customs_value.amount, "EUR") == round_money(goods_eur, "EUR")
     assert round_money(landed.duty.amount, "EUR") == round_money(goods_eur * D("0.25"), "EUR")
     assert "Section 301 List 3 (9903.88.03)" in [c.name for c in landed.duty_components]
+
+
+def test_snapshot_lines_say_which_rule_applied_and_what_is_not_priced(sourced_plan):
+    from planner.sharing.snapshot import plan_snapshot
+
+    bom = plan_snapshot(plan=sourced_plan)["bom"]
+    rows = {row["description"]: row for row in bom["lines"]}
+    rack = next(r for r in bom["lines"] if r["category"] == "rack")
+    assert rack["supply_rule"] == "domestic" and rack["ship_from"] == "NL" and rack["priced"]
+    assert "Domestic supply (NL → NL)" in rack["supply_rule_note"]
+    unpriced = [r for r in rows.values() if not r["priced"]]
+    assert unpriced and all(r["landed_net"] is None for r in unpriced)
+    assert bom["unpriced_lines"] == len(unpriced)

@@ -34,6 +34,30 @@ def test_load_tariffs_is_idempotent_and_keeps_sources(db):
     assert "Section 301 List 3 (9903.88.03)" in names
     measure = TariffMeasure.objects.get(rule__hs_prefix="85444290", name__startswith="Section 122")
     assert not measure.stacks and measure.end == date(2026, 7, 24)
+    # Section 301 coverage of switches is not confirmed: stored as such, with its source.
+    switch_301 = TariffMeasure.objects.get(
+        rule__hs_prefix="851762", rule__destination="US", name__startswith="Section 301"
+    )
+    assert not switch_301.coverage_confirmed and "NOT confirmed" in switch_301.source
+    # The dated IEEPA fentanyl steps (10 %, 20 %, 10 %) stored for the same rule.
+    steps = TariffMeasure.objects.filter(
+        rule=switch_301.rule, name__startswith="IEEPA fentanyl"
+    ).order_by("start")
+    assert [(m.pct, m.start, m.end) for m in steps] == [
+        (10, date(2025, 2, 4), date(2025, 3, 3)),
+        (20, date(2025, 3, 4), date(2025, 11, 9)),
+        (10, date(2025, 11, 10), date(2026, 2, 23)),
+    ]
+
+
+def test_tariff_page_flags_unconfirmed_coverage(client, staff_a):
+    call_command("load_tariffs")
+    client.force_login(staff_a)
+
+    page = client.get(reverse("sourcing:tariffs")).content.decode()
+
+    assert 'data-testid="coverage-unconfirmed"' in page
+    assert "IEEPA reciprocal duty — excluded (9903.01.32)" in page
 
 
 def test_fx_csv_import_reports_line_numbers_and_saves_nothing(client, staff_a):
