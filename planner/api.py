@@ -137,10 +137,19 @@ class EstimateOut(Schema):
     max_concurrent_sequences: int
     kv_cache_gb_per_gpu: float
     utilisation: float | None
-    expected_error_pct: float
-    provenance: str
+    expected_error_pct: float = Field(
+        ...,
+        description="Error band (±%): the error on reference runs held out of the fit for the "
+        "nearest calibrated group; the wider 90th-percentile error when the architecture has "
+        "no reference runs.",
+    )
+    provenance: str = Field(..., description="Where the efficiency factors and the band come from.")
     calibration_version: str
     notes: list[str] = Field(default_factory=list, description="Why a figure is null, if one is.")
+    architecture: str = Field(..., description="Architecture class, e.g. 'dense GQA'.")
+    calibrated_architecture: bool = Field(
+        ..., description="False: uncalibrated for this architecture (no reference runs)."
+    )
 
 
 class ErrorOut(Schema):

@@ -6,6 +6,30 @@ from pathlib import Path
 
 from planner.engine.calibration import DEFAULT_CALIBRATION_PATH
 
+# Held-out columns of the validation table, in order, after the in-sample one.
+SPLIT_COLUMNS = (
+    ("time", "Time split"),
+    ("family", "Family split"),
+    ("precision", "Precision split"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationCell:
+    """Median and 90th-percentile absolute error of one scenario under one validation."""
+
+    runs: int
+    median_abs_error_pct: float
+    p90_abs_error_pct: float
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationRow:
+    """One scenario (or "all") across the validation columns; None where a column has no run."""
+
+    scenario: str
+    cells: tuple[ValidationCell | None, ...]
+
 
 @dataclass(frozen=True, slots=True)
 class CalibrationReport:
@@ -22,6 +46,47 @@ class CalibrationReport:
     @property
     def in_sample(self) -> dict:
         return self.summary.get("in_sample", {})
+
+    @property
+    def splits(self) -> dict:
+        """Split name -> stored validation summary ("time", "family", "precision")."""
+        return self.summary.get("splits") or {}
+
+    @property
+    def validation_columns(self) -> list[tuple[str, str, str]]:
+        """(key, title, description) of the columns the stored data has."""
+        columns = [("in_sample", "In-sample", "fitted and scored on the same runs")]
+        for key, title in SPLIT_COLUMNS:
+            if key in self.splits:
+                columns.append((key, title, self.splits[key].get("description", "")))
+        return columns
+
+    def validation_rows(self) -> list[ValidationRow]:
+        """Median and p90 absolute error by scenario, in-sample beside each split.
+
+        The first row is every run; scenarios follow in name order.
+        """
+        sources = [
+            self.in_sample if key == "in_sample" else self.splits[key]
+            for key, _, _ in self.validation_columns
+        ]
+
+        def cell(stats: dict | None) -> ValidationCell | None:
+            if not stats or not stats.get("runs"):
+                return None
+            return ValidationCell(
+                runs=int(stats["runs"]),
+                median_abs_error_pct=float(stats.get("median_abs_error_pct", 0.0)),
+                p90_abs_error_pct=float(stats.get("p90_abs_error_pct", 0.0)),
+            )
+
+        scenarios = sorted({name for s in sources for name in s.get("by_scenario", {})})
+        rows = [ValidationRow("all", tuple(cell(s) for s in sources))]
+        rows += [
+            ValidationRow(name, tuple(cell(s.get("by_scenario", {}).get(name)) for s in sources))
+            for name in scenarios
+        ]
+        return rows
 
 
 def calibration_report(path: str | Path = DEFAULT_CALIBRATION_PATH) -> CalibrationReport:

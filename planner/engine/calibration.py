@@ -26,9 +26,10 @@ import datetime as dt
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -43,21 +44,31 @@ from planner.engine.performance import (
     replica_shape,
 )
 from planner.engine.specs import AcceleratorSpec, ModelSpec
+from planner.engine.uncertainty import architecture_class
 
 __all__ = [
     "DEFAULT_CALIBRATION_PATH",
     "BenchmarkRun",
     "CalibrationFit",
+    "DEFAULT_TIME_CUTOFF",
+    "ROUND_PUBLISHED",
+    "SplitValidation",
     "ErrorRow",
     "ErrorTable",
     "Calibration",
+    "architecture_runs",
+    "error_bands",
     "error_table",
     "fit_calibration",
     "load_benchmark_runs",
     "load_calibration",
     "predict_run",
+    "leave_one_out",
     "save_calibration",
+    "time_split",
+    "update_split_validation",
     "usable_runs",
+    "validate_splits",
 ]
 
 DEFAULT_CALIBRATION_PATH = Path(__file__).with_name("data") / "calibration.json"
@@ -75,6 +86,21 @@ MEASURED_BYTES_PER_GB = 2**30
 RESIDUAL_CLIP = math.log(3.0)
 # Prior width (log space) of a family's factors around the global ones.
 PRIOR_SIGMA = 0.35
+
+
+# When each source round was published: MLPerf Inference results from MLCommons' announcement
+# of the round (v4.0 27 Mar 2024, v4.1 28 Aug 2024, v5.0 2 Apr 2025); the TensorRT-LLM v0.17
+# performance tables and the ROCm vLLM v0.10.0 tables from the month of that release
+# (February 2025, July 2025), taken as the month's first day.
+ROUND_PUBLISHED: Mapping[str, dt.date] = {
+    "v4.0": dt.date(2024, 3, 27),
+    "v4.1": dt.date(2024, 8, 28),
+    "v5.0": dt.date(2025, 4, 2),
+    "trtllm-v0.17": dt.date(2025, 2, 1),
+    "rocm-vllm-v0.10.0": dt.date(2025, 7, 1),
+}
+# Default time split: fit on everything published before the newest MLPerf round, predict it.
+DEFAULT_TIME_CUTOFF = dt.date(2025, 3, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +148,11 @@ class BenchmarkRun:
     tpot_p99_limit_ms: float | None
     output_tokens_per_s: float
     serving_stack: str = "vllm"
+
+    @property
+    def published_on(self) -> dt.date | None:
+        """Publication date of the run's source round (None for an unknown round)."""
+        return ROUND_PUBLISHED.get(self.source_round)
 
 
 def _num(value: str) -> float | None:
@@ -514,6 +545,7 @@ class ErrorTable:
         rows: One row per predicted run.
         median_abs_error_pct: Median |error| over all rows.
         max_abs_error_pct: Largest |error|.
+        p90_abs_error_pct: 90th percentile of |error| (numpy's linear interpolation).
         by_accelerator: slug -> {"runs", "median_abs_error_pct", "max_abs_error_pct"}.
         by_scenario: scenario -> same.
         by_group: "family/precision" -> same.
@@ -523,6 +555,7 @@ class ErrorTable:
     rows: tuple[ErrorRow, ...]
     median_abs_error_pct: float
     max_abs_error_pct: float
+    p90_abs_error_pct: float
     by_accelerator: Mapping[str, Mapping[str, float]]
     by_scenario: Mapping[str, Mapping[str, float]]
     by_group: Mapping[str, Mapping[str, float]]
@@ -533,6 +566,7 @@ def _stats(errors: Sequence[float]) -> dict[str, float]:
     return {
         "runs": len(errors),
         "median_abs_error_pct": round(float(np.median(errors)), 2) if errors else 0.0,
+        "p90_abs_error_pct": round(float(np.percentile(errors, 90)), 2) if errors else 0.0,
         "max_abs_error_pct": round(float(np.max(errors)), 2) if errors else 0.0,
     }
 
@@ -550,6 +584,7 @@ def _table(rows: Sequence[ErrorRow], group_of: Mapping[str, str]) -> ErrorTable:
         rows=tuple(rows),
         median_abs_error_pct=float(np.median(errors)) if errors else 0.0,
         max_abs_error_pct=float(np.max(errors)) if errors else 0.0,
+        p90_abs_error_pct=float(np.percentile(errors, 90)) if errors else 0.0,
         by_accelerator={k: _stats(v) for k, v in sorted(by_acc.items())},
         by_scenario={k: _stats(v) for k, v in sorted(by_scn.items())},
         by_group={k: _stats(v) for k, v in sorted(by_grp.items())},
@@ -618,6 +653,9 @@ class CalibrationFit:
         holdout_accelerator: Errors when each accelerator is left out of the fit.
         excluded: (ref_id, reason) for every run not used.
         assumptions: Assumptions made about the reference data.
+        splits: Time, family and precision split validations (fresh refits), empty when
+            not run.
+        error_bands: :func:`error_bands` of the splits, None when they were not run.
     """
 
     calibration: Calibration
@@ -626,6 +664,8 @@ class CalibrationFit:
     holdout_accelerator: ErrorTable | None
     excluded: tuple[tuple[str, str], ...]
     assumptions: tuple[str, ...]
+    splits: tuple[SplitValidation, ...] = ()
+    error_bands: dict | None = None
 
 
 def _holdout(
@@ -646,6 +686,192 @@ def _holdout(
     return _table(rows, {c.run.ref_id: c.group for c in cases})
 
 
+# --- validation the way the planner is used: on runs the fit has not seen --------------------
+
+T = TypeVar("T")
+
+
+def time_split(
+    items: Iterable[T], cutoff: dt.date, published_on: Callable[[T], dt.date | None]
+) -> tuple[list[T], list[T]]:
+    """Split items into those published before ``cutoff`` and those published on or after it.
+
+    Items whose publication date is unknown are in neither list: they can be neither trained
+    on as "past" nor scored as "future".
+
+    Returns:
+        (before, on_or_after), each in input order.
+    """
+    before: list[T] = []
+    after: list[T] = []
+    for item in items:
+        published = published_on(item)
+        if published is None:
+            continue
+        (before if published < cutoff else after).append(item)
+    return before, after
+
+
+def leave_one_out(
+    items: Iterable[T], key: Callable[[T], str]
+) -> list[tuple[str, list[T], list[T]]]:
+    """Folds that each hold out every item of one key value (a family, a precision).
+
+    Returns:
+        [(held-out key value, training items, held-out items)] in key order; a value that
+        holds every item has no training data and gives no fold.
+    """
+    items = list(items)
+    folds = []
+    for value in sorted({key(item) for item in items}):
+        held = [item for item in items if key(item) == value]
+        train = [item for item in items if key(item) != value]
+        if train:
+            folds.append((value, train, held))
+    return folds
+
+
+@dataclass(frozen=True, slots=True)
+class SplitValidation:
+    """Errors on runs held out of the fit.
+
+    Attributes:
+        name: "time", "family" or "precision".
+        description: What was held out, in one sentence.
+        folds: (held-out label, training runs, held-out runs) per refit.
+        table: Errors of the held-out runs, each predicted by the fit that did not see it.
+    """
+
+    name: str
+    description: str
+    folds: tuple[tuple[str, int, int], ...]
+    table: ErrorTable
+
+
+def _split_validation(
+    name: str,
+    description: str,
+    folds: Sequence[tuple[str, Sequence[_RunCase], Sequence[_RunCase]]],
+    base: Calibration,
+    group_of: Mapping[str, str],
+) -> SplitValidation:
+    """Refit from the roofline start on each fold's training runs and predict its held-out runs.
+
+    A fresh fit (not warm-started from the full fit) so nothing about the held-out runs leaks
+    into the parameters; a held-out group the training runs lack falls back to the global
+    factors, as an uncalibrated accelerator does in the planner.
+    """
+    rows: list[ErrorRow] = []
+    for _, train, held in folds:
+        rows.extend(_rows_for(held, _fit(train, base)))
+    return SplitValidation(
+        name=name,
+        description=description,
+        folds=tuple((label, len(train), len(held)) for label, train, held in folds),
+        table=_table(rows, group_of),
+    )
+
+
+def validate_splits(
+    cases: Sequence[_RunCase], base: Calibration, cutoff: dt.date = DEFAULT_TIME_CUTOFF
+) -> tuple[SplitValidation, ...]:
+    """Time split, leave-one-family-out and leave-one-precision-out errors (slow: one fit each).
+
+    Args:
+        cases: Prepared usable runs.
+        base: Calibration whose non-fitted settings (memory utilisation, scheduler cap, TPOT
+            tail ratio) the refits keep.
+        cutoff: Runs published before it are fitted, the others predicted.
+
+    Returns:
+        The time, family and precision validations, in that order (the time split is left
+        out when no run is published on either side of the cutoff).
+    """
+    group_of = {c.run.ref_id: c.group for c in cases}
+    results = []
+    before, after = time_split(cases, cutoff, lambda c: c.run.published_on)
+    if before and after:
+        rounds = sorted({c.run.source_round for c in after})
+        results.append(
+            _split_validation(
+                "time",
+                f"fitted on the {len(before)} runs published before {cutoff.isoformat()}, "
+                f"predicting the {len(after)} later ones ({', '.join(rounds)})",
+                [(f"from {cutoff.isoformat()}", before, after)],
+                base,
+                group_of,
+            )
+        )
+    for name, key, what in (
+        ("family", lambda c: c.group.split("/")[0], "accelerator family"),
+        ("precision", lambda c: c.group.split("/")[1], "precision"),
+    ):
+        folds = leave_one_out(cases, key)
+        if folds:
+            results.append(
+                _split_validation(
+                    name,
+                    f"each {what} in turn fitted without its runs and predicted "
+                    f"({', '.join(label for label, _, _ in folds)})",
+                    folds,
+                    base,
+                    group_of,
+                )
+            )
+    return tuple(results)
+
+
+# A calibrated group needs this many runs after the time split's cut-off for a band of its own.
+MIN_BAND_RUNS = 5
+
+
+def _band(stats: Mapping | None) -> dict | None:
+    if not stats or not stats.get("runs"):
+        return None
+    return {k: stats[k] for k in ("runs", "median_abs_error_pct", "p90_abs_error_pct")}
+
+
+def error_bands(splits: Mapping[str, Mapping], architecture_runs: Mapping[str, int]) -> dict:
+    """Held-out error bands by how near an estimate is to the fit, for
+    :mod:`planner.engine.uncertainty`.
+
+    * a calibrated "family/precision" group: its runs in the time split (new runs of hardware
+      the fit knows), when it has at least ``MIN_BAND_RUNS`` of them, else all of the time
+      split;
+    * a calibrated family at a precision it was not measured at: the precision split;
+    * a family with no reference runs: the family split.
+
+    Args:
+        splits: The stored split summaries (``summary.splits`` of the JSON).
+        architecture_runs: Architecture class -> reference runs.
+
+    Returns:
+        {"groups", "calibrated", "other_precision", "roofline", "architecture_runs"}, each
+        band {"runs", "median_abs_error_pct", "p90_abs_error_pct"} or None.
+    """
+    time = splits.get("time") or {}
+    groups = {
+        g: _band(st)
+        for g, st in sorted((time.get("by_group") or {}).items())
+        if st.get("runs", 0) >= MIN_BAND_RUNS
+    }
+    return {
+        "groups": groups,
+        "calibrated": _band(time),
+        "other_precision": _band(splits.get("precision")),
+        "roofline": _band(splits.get("family")),
+        "architecture_runs": dict(sorted(architecture_runs.items())),
+    }
+
+
+def architecture_runs(cases: Sequence[_RunCase], models: Mapping[str, ModelSpec]) -> dict[str, int]:
+    """Reference runs per architecture class (:func:`uncertainty.architecture_class`)."""
+    counts: dict[str, int] = defaultdict(int)
+    for case in cases:
+        counts[architecture_class(models[case.run.model_slug])] += 1
+    return dict(counts)
+
+
 def fit_calibration(
     runs: Iterable[BenchmarkRun],
     accelerators: Mapping[str, AcceleratorSpec],
@@ -653,6 +879,8 @@ def fit_calibration(
     base: Calibration | None = None,
     holdout: bool = True,
     tpot_p99_over_mean: float | None = None,
+    splits: bool = False,
+    time_cutoff: dt.date = DEFAULT_TIME_CUTOFF,
 ) -> CalibrationFit:
     """Fit efficiency factors to the reference runs.
 
@@ -670,6 +898,9 @@ def fit_calibration(
         holdout: Also run the leave-one-family-out and leave-one-accelerator-out checks.
         tpot_p99_over_mean: TPOT tail ratio to store (see :func:`tpot_p99_over_p50`); the
             base calibration's value when None.
+        splits: Also run the time, family and precision split validations
+            (:func:`validate_splits`).
+        time_cutoff: Publication date of the time split.
 
     Returns:
         The fit.
@@ -693,6 +924,7 @@ def fit_calibration(
     table = _table(_rows_for(cases, fitted), {c.run.ref_id: c.group for c in cases})
     holdout_family = _holdout(cases, base, "family", fitted) if holdout else None
     holdout_accel = _holdout(cases, base, "accelerator", fitted) if holdout else None
+    split_results = validate_splits(cases, base, time_cutoff) if splits else ()
     group_runs = {g: int(s["runs"]) for g, s in table.by_group.items()}
     group_error = {g: float(s["median_abs_error_pct"]) for g, s in table.by_group.items()}
     global_error = (
@@ -727,6 +959,12 @@ def fit_calibration(
         holdout_accelerator=holdout_accel,
         excluded=tuple(excluded_pairs),
         assumptions=assumptions,
+        splits=split_results,
+        error_bands=(
+            error_bands(_splits_json(split_results), architecture_runs(cases, models))
+            if split_results
+            else None
+        ),
     )
 
 
@@ -750,6 +988,7 @@ def _table_json(table: ErrorTable | None, with_rows: bool) -> dict | None:
     data = {
         "runs": len(table.rows),
         "median_abs_error_pct": round(table.median_abs_error_pct, 2),
+        "p90_abs_error_pct": round(table.p90_abs_error_pct, 2),
         "max_abs_error_pct": round(table.max_abs_error_pct, 2),
         "within_35_pct_share": round(table.within_35_pct, 4),
         "by_scenario": table.by_scenario,
@@ -759,6 +998,17 @@ def _table_json(table: ErrorTable | None, with_rows: bool) -> dict | None:
     if with_rows:
         data["rows"] = [dataclasses.asdict(r) for r in table.rows]
     return data
+
+
+def _splits_json(splits: Sequence[SplitValidation]) -> dict:
+    return {
+        split.name: {
+            "description": split.description,
+            "folds": [{"held_out": h, "train_runs": t, "held_runs": n} for h, t, n in split.folds],
+            **(_table_json(split.table, with_rows=False) or {}),
+        }
+        for split in splits
+    }
 
 
 def save_calibration(fit: CalibrationFit, path: str | Path = DEFAULT_CALIBRATION_PATH) -> None:
@@ -798,11 +1048,13 @@ def save_calibration(fit: CalibrationFit, path: str | Path = DEFAULT_CALIBRATION
             "in_sample": _table_json(fit.table, with_rows=False),
             "holdout_by_family": _table_json(fit.holdout_family, with_rows=False),
             "holdout_by_accelerator": _table_json(fit.holdout_accelerator, with_rows=False),
+            "splits": _splits_json(fit.splits),
             "target": "median abs error <= 15 %, no row worse than 35 %",
             "target_met": bool(
                 fit.table.median_abs_error_pct <= 15.0 and fit.table.max_abs_error_pct <= 35.0
             ),
         },
+        "error_bands": fit.error_bands,
         "assumptions": list(fit.assumptions),
         "excluded": [{"ref_id": ref, "reason": reason} for ref, reason in fit.excluded],
         "rows": [dataclasses.asdict(r) for r in fit.table.rows],
@@ -810,6 +1062,12 @@ def save_calibration(fit: CalibrationFit, path: str | Path = DEFAULT_CALIBRATION
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _band_pair(band: Mapping | None) -> tuple[float, float] | None:
+    if not band:
+        return None
+    return float(band["median_abs_error_pct"]), float(band["p90_abs_error_pct"])
 
 
 def load_calibration(path: str | Path = DEFAULT_CALIBRATION_PATH) -> Calibration:
@@ -826,6 +1084,7 @@ def load_calibration(path: str | Path = DEFAULT_CALIBRATION_PATH) -> Calibration
         return Calibration()
     data = json.loads(path.read_text(encoding="utf-8"))
     params = data["parameters"]
+    bands = data.get("error_bands") or {}
     return Calibration(
         global_factors=EfficiencyFactors(**params["global"]),
         group_factors={k: EfficiencyFactors(**v) for k, v in params["groups"].items()},
@@ -844,13 +1103,66 @@ def load_calibration(path: str | Path = DEFAULT_CALIBRATION_PATH) -> Calibration
         group_runs={k: int(v) for k, v in data["group_runs"].items()},
         group_error_pct={k: float(v) for k, v in data["group_error_pct"].items()},
         global_error_pct=float(data["global_error_pct"]),
+        group_band_pct={g: _band_pair(st) for g, st in (bands.get("groups") or {}).items()},
+        calibrated_band_pct=_band_pair(bands.get("calibrated")),
+        other_precision_band_pct=_band_pair(bands.get("other_precision")),
+        roofline_band_pct=_band_pair(bands.get("roofline")),
+        architecture_runs={k: int(v) for k, v in (bands.get("architecture_runs") or {}).items()},
         version=str(data["version"]),
         fitted_at=str(data["fitted_at"]),
     )
 
 
+def _reference_cases(
+    data_dir: Path, calibration: Calibration
+) -> tuple[list[_RunCase], Mapping[str, AcceleratorSpec], Mapping[str, ModelSpec]]:
+    from planner.engine.specs import load_accelerators_csv, load_models_csv
+
+    accelerators = load_accelerators_csv(data_dir / "accelerators.csv")
+    models = load_models_csv(data_dir / "models.csv")
+    runs = load_benchmark_runs(data_dir / "benchmarks_public.csv", accelerators)
+    usable, _ = usable_runs(runs, accelerators, models)
+    cases = [
+        _prepare(r, accelerators[r.accelerator_slug], models[r.model_slug], calibration)
+        for r in usable
+    ]
+    return [c for c in cases if c.infeasible_reason is None], accelerators, models
+
+
+def update_split_validation(
+    data_dir: str | Path,
+    path: str | Path = DEFAULT_CALIBRATION_PATH,
+    time_cutoff: dt.date = DEFAULT_TIME_CUTOFF,
+) -> tuple[SplitValidation, ...]:
+    """Add the split validations to a stored calibration without refitting it.
+
+    The fitted parameters, rows, group errors and hold-out summaries stay as they are; the
+    in-sample summary is recomputed from the stored parameters (same figures, plus the p90)
+    and ``summary.splits`` is replaced.
+
+    Returns:
+        The split validations written.
+    """
+    data_dir, path = Path(data_dir), Path(path)
+    calibration = load_calibration(path)
+    cases, _, models = _reference_cases(data_dir, calibration)
+    group_of = {c.run.ref_id: c.group for c in cases}
+    in_sample = _table(_rows_for(cases, calibration), group_of)
+    splits = validate_splits(cases, calibration, time_cutoff)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["summary"]["in_sample"] = _table_json(in_sample, with_rows=False)
+    data["summary"]["splits"] = _splits_json(splits)
+    data["error_bands"] = error_bands(data["summary"]["splits"], architecture_runs(cases, models))
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return splits
+
+
 def build_calibration(
-    data_dir: str | Path, path: str | Path = DEFAULT_CALIBRATION_PATH, holdout: bool = True
+    data_dir: str | Path,
+    path: str | Path = DEFAULT_CALIBRATION_PATH,
+    holdout: bool = True,
+    splits: bool = True,
+    time_cutoff: dt.date = DEFAULT_TIME_CUTOFF,
 ) -> CalibrationFit:
     """Fit on the reference CSVs in ``data_dir`` and write the JSON data file.
 
@@ -859,6 +1171,8 @@ def build_calibration(
             benchmarks_public.csv (``catalog/data``).
         path: Output JSON path.
         holdout: Run the k-fold by hardware checks (slow: one refit per fold).
+        splits: Run the time, family and precision split validations (slow: fresh refits).
+        time_cutoff: Publication date of the time split.
 
     Returns:
         The fit that was saved.
@@ -876,6 +1190,8 @@ def build_calibration(
         models,
         holdout=holdout,
         tpot_p99_over_mean=tpot_p99_over_p50(bench),
+        splits=splits,
+        time_cutoff=time_cutoff,
     )
     save_calibration(fit, path)
     return fit

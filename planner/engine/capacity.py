@@ -43,6 +43,9 @@ __all__ = [
     "valid_tp_degrees",
 ]
 
+# Points of the fine grid that replaces an interpolated batch landing past its latency target.
+_REFINE_POINTS = 33
+
 
 def batch_grid(max_batch: int, points: int = 96) -> np.ndarray:
     """Candidate batch sizes 1..max_batch: every integer up to 32, then geometric steps.
@@ -229,7 +232,15 @@ def latency_capacity(
         lo = hi - 1
         frac = margin[lo] / (margin[lo] - margin[hi])
         best = np.asarray([grid[lo] + frac * (grid[hi] - grid[lo])])
-    state, ttft_p, tpot_p, _ = evaluate(best)
+    state, ttft_p, tpot_p, over = evaluate(best)
+    if over[0] > 0:
+        # Latency is not linear in the batch (expert activation, queueing), so the straight
+        # line can land past the target: keep the largest of a fine grid between the last
+        # feasible grid point (margin ≤ 0 there) and the interpolated one that meets it.
+        fine = np.linspace(grid[lo], best[0], _REFINE_POINTS)
+        fine_margin = evaluate(fine)[3]
+        best = fine[[int(np.flatnonzero(fine_margin <= 0)[-1])]]
+        state, ttft_p, tpot_p, _ = evaluate(best)
     return (
         PerformancePoint(
             batch=max(1, int(best[0])),

@@ -24,6 +24,7 @@ from planner.engine.errors import EngineInputError
 from planner.engine.memory import BYTES_PER_GB, SERVING_STACKS
 from planner.engine.performance import Calibration, latency_under_load, replica_shape
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
+from planner.engine.uncertainty import error_band
 
 __all__ = ["EstimateError", "EstimateRequest", "EstimateResult", "estimate"]
 
@@ -92,9 +93,13 @@ class EstimateResult:
         max_concurrent_sequences: Sequences of input+output tokens whose KV fits per replica.
         kv_cache_gb_per_gpu: KV budget per GPU, GB.
         utilisation: Concurrency / max concurrency per replica (request-rate mode), else None.
-        expected_error_pct: Median abs % error of the reference runs nearest this estimate.
-        provenance: Where the efficiency factors come from.
+        expected_error_pct: Error band (±%): the held-out error of the nearest calibrated
+            group, wider when the architecture has no reference runs
+            (:func:`planner.engine.uncertainty.error_band`).
+        provenance: Where the efficiency factors and the band come from.
         calibration_version: Version of the calibration used.
+        architecture: Architecture class of the model, e.g. "dense GQA".
+        calibrated_architecture: False when no reference run has this architecture class.
     """
 
     output_tokens_per_s: float
@@ -114,6 +119,8 @@ class EstimateResult:
     expected_error_pct: float
     provenance: str
     calibration_version: str
+    architecture: str = ""
+    calibrated_architecture: bool = True
 
 
 def _validate(request: EstimateRequest, model: ModelSpec, accelerator: AcceleratorSpec) -> None:
@@ -282,7 +289,7 @@ def estimate(
         requests_per_s = point.requests_per_s * replicas
         batch = point.batch
     memory = chosen.memory
-    factors = chosen.factors
+    band = error_band(calibration, accelerator.family, request.precision, model)
     return EstimateResult(
         output_tokens_per_s=tokens_per_s,
         requests_per_s=requests_per_s,
@@ -298,7 +305,9 @@ def estimate(
         max_concurrent_sequences=memory.max_concurrent_sequences,
         kv_cache_gb_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GB,
         utilisation=utilisation,
-        expected_error_pct=factors.expected_error_pct,
-        provenance=factors.provenance,
+        expected_error_pct=band.pct,
+        provenance=band.basis,
         calibration_version=calibration.version,
+        architecture=band.architecture,
+        calibrated_architecture=band.calibrated_architecture,
     )

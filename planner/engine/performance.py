@@ -129,6 +129,13 @@ class Calibration:
         group_runs: "family/precision" -> reference runs used.
         group_error_pct: "family/precision" -> median abs % error of the fit on that group.
         global_error_pct: Median abs % error for hardware left out of the fit (k-fold).
+        group_band_pct: "family/precision" -> (median, p90) abs % error of that group's runs
+            published after the time split's cut-off (:mod:`planner.engine.uncertainty`).
+        calibrated_band_pct: (median, p90) of the whole time split, None when not stored.
+        other_precision_band_pct: (median, p90) of the precision split, None when not stored.
+        roofline_band_pct: (median, p90) of the family split (accelerator families held out
+            of the fit), None when not stored.
+        architecture_runs: Architecture class -> reference runs of that class.
         version: Version string of the calibration data.
         fitted_at: ISO date of the fit ("" for defaults).
     """
@@ -151,6 +158,11 @@ class Calibration:
     group_runs: Mapping[str, int] = field(default_factory=dict)
     group_error_pct: Mapping[str, float] = field(default_factory=dict)
     global_error_pct: float = 35.0
+    group_band_pct: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    calibrated_band_pct: tuple[float, float] | None = None
+    other_precision_band_pct: tuple[float, float] | None = None
+    roofline_band_pct: tuple[float, float] | None = None
+    architecture_runs: Mapping[str, int] = field(default_factory=dict)
     version: str = "roofline-defaults"
     fitted_at: str = ""
 

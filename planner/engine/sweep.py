@@ -18,6 +18,7 @@ from planner.engine.capacity import plan_replicas, replica_capacity, valid_tp_de
 from planner.engine.errors import EngineInputError
 from planner.engine.performance import Calibration
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
+from planner.engine.uncertainty import error_band
 
 __all__ = ["SweepCandidate", "SweepResult", "Workload", "sweep"]
 
@@ -95,8 +96,11 @@ class SweepCandidate:
         usd_per_accelerator_hour: Price basis, None when unknown.
         usd_per_million_output_tokens: Cost at the latency target, None without a price.
         usd_per_hour: Fleet cost per hour at peak size, None without price or peak load.
-        expected_error_pct: Error band of the estimate.
-        provenance: Where the efficiency factors come from.
+        expected_error_pct: Error band (±%) of the estimate
+            (:func:`planner.engine.uncertainty.error_band`).
+        provenance: Where the efficiency factors and the band come from.
+        calibrated_architecture: False when no reference run has the model's architecture
+            class (the band is then the wider 90th-percentile one).
     """
 
     accelerator_slug: str
@@ -119,6 +123,7 @@ class SweepCandidate:
     usd_per_hour: float | None = None
     expected_error_pct: float | None = None
     provenance: str | None = None
+    calibrated_architecture: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +222,7 @@ def sweep(
                     )
                     continue
                 point = cap.point
+                band = error_band(calibration, accelerator.family, precision, model)
                 cost = None
                 if price is not None and point.output_tokens_per_s > 0:
                     cost = tp * price / (point.output_tokens_per_s * 3600.0) * 1e6
@@ -257,8 +263,9 @@ def sweep(
                         usd_per_accelerator_hour=price,
                         usd_per_million_output_tokens=cost,
                         usd_per_hour=fleet_cost,
-                        expected_error_pct=cap.factors.expected_error_pct,
-                        provenance=cap.factors.provenance,
+                        expected_error_pct=band.pct,
+                        provenance=band.basis,
+                        calibrated_architecture=band.calibrated_architecture,
                     )
                 )
 

@@ -28,5 +28,6 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
         "figure_json": calibration_figure(rows),
         "by_accelerator": sorted(report.in_sample.get("by_accelerator", {}).items()),
         "by_scenario": sorted(report.in_sample.get("by_scenario", {}).items()),
+        "validation_rows": report.validation_rows(),
     }
     return render(request, "planner/calibration.html", context)

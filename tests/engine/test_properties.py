@@ -98,7 +98,9 @@ def test_sweep_gives_candidates_or_a_clear_error(**kwargs):
         return
     accelerators = [ACCELERATORS["h100-sxm"], ACCELERATORS["l40s"]]
     try:
-        result = sweep(workload, MODELS["llama-3.1-8b"], accelerators, CAL, usd_per_accelerator_hour={})
+        result = sweep(
+            workload, MODELS["llama-3.1-8b"], accelerators, CAL, usd_per_accelerator_hour={}
+        )
     except EngineInputError as exc:
         assert str(exc)
         return

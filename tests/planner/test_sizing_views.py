@@ -249,6 +249,24 @@ def test_calibration_page_lists_every_reference_run(client, consultant_a):
     assert filtered and all(r["accelerator_slug"] == "h100-sxm" for r in filtered)
 
 
+def test_calibration_page_shows_held_out_errors_beside_in_sample(client, consultant_a):
+    client.force_login(consultant_a)
+    response = client.get(reverse("calibration"))
+    content = response.content.decode()
+    assert 'data-testid="calibration-validation"' in content
+    for title in ("In-sample", "Time split", "Family split", "Precision split"):
+        assert f'<th class="num" scope="col">{title}</th>' in content
+    every = response.context["validation_rows"][0]
+    assert every.scenario == "all"
+    in_sample, time_split = every.cells[0], every.cells[1]
+    assert (
+        f"{in_sample.median_abs_error_pct:.1f} % / {in_sample.p90_abs_error_pct:.1f} %" in content
+    )
+    assert (
+        f"{time_split.median_abs_error_pct:.1f} % / {time_split.p90_abs_error_pct:.1f} %" in content
+    )
+
+
 def test_network_delay_flags_regions_too_far_for_the_ttft_target(client, consultant_a, workload):
     workload.region_shares = {"eu-west": 50, "ap-southeast-2": 50}
     workload.ttft_ms = 150
@@ -263,3 +281,17 @@ def test_network_delay_flags_regions_too_far_for_the_ttft_target(client, consult
     assert sydney.breaks_ttft and 240 < sydney.rtt_ms < 290
     assert [latency.region for latency in dublin.breaking_regions] == ["ap-southeast-2"]
     assert 'data-testid="network-delay"' in page.content.decode()
+
+
+def test_candidate_table_says_when_the_architecture_is_uncalibrated(client, consultant_a, plan):
+    moe = Workload.objects.create(
+        plan=plan, name="MoE chat", model=ModelArchitecture.objects.get(slug="qwen3-30b-a3b"),
+        precision="fp8", input_tokens_mean=1000, output_tokens_mean=200, ttft_ms=1000,
+        tpot_ms=50, peak_concurrency=100, region_shares={"eu-west": 100},
+    )  # fmt: skip
+    client.force_login(consultant_a)
+    page = client.get(reverse("workload_sizing", args=[plan.pk, moe.pk]))
+    feasible = [c for _, c, _ in page.context["candidates"] if c.feasible]
+    assert feasible and all(c.calibrated_architecture is False for c in feasible)
+    assert all("uncalibrated for this architecture" in c.provenance for c in feasible)
+    assert "uncalibrated for this architecture</span>" in page.content.decode()

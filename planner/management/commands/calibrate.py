@@ -1,15 +1,32 @@
 """Fit the performance model's efficiency factors on the published reference runs.
 
 Writes planner/engine/data/calibration.json (versioned with the code) and prints the error
-of every reference run and the summary by accelerator and scenario. The hold-out checks
-refit once per hardware fold and take a few minutes; --no-holdout skips them.
+of every reference run, the summary by accelerator and scenario, and the in-sample error
+beside the time-split, family-split and precision-split errors (runs held out of the fit).
+The hold-out checks and splits refit many times and take several minutes; --no-holdout and
+--no-splits skip them, --splits-only recomputes the splits and keeps the stored fit, and
+--report-only prints what is stored.
 """
 
+import datetime as dt
+
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from planner.calibration_report import calibration_report
-from planner.engine.calibration import DEFAULT_CALIBRATION_PATH, build_calibration
+from planner.engine.calibration import (
+    DEFAULT_CALIBRATION_PATH,
+    DEFAULT_TIME_CUTOFF,
+    build_calibration,
+    update_split_validation,
+)
+
+
+def _cutoff(value: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError as exc:
+        raise CommandError(f"--cutoff {value!r} is not a date (YYYY-MM-DD)") from exc
 
 
 class Command(BaseCommand):
@@ -18,15 +35,37 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--no-holdout", action="store_true", help="Skip the hold-out refits.")
         parser.add_argument(
+            "--no-splits", action="store_true", help="Skip the time/family/precision splits."
+        )
+        parser.add_argument(
             "--report-only", action="store_true", help="Print the stored fit without refitting."
+        )
+        parser.add_argument(
+            "--splits-only",
+            action="store_true",
+            help="Recompute the split validations and keep the stored fit as it is.",
+        )
+        parser.add_argument(
+            "--cutoff",
+            default=DEFAULT_TIME_CUTOFF.isoformat(),
+            help="Time split: fit on runs published before this date (YYYY-MM-DD), "
+            "predict the later ones.",
         )
         parser.add_argument("--output", default=str(DEFAULT_CALIBRATION_PATH))
 
     def handle(self, *args, **options) -> None:
-        if not options["report_only"]:
+        cutoff = _cutoff(options["cutoff"])
+        if options["splits_only"]:
+            self.stdout.write("Refitting without the held-out runs (this takes a while)…")
+            update_split_validation(settings.CATALOG_DATA_DIR, options["output"], cutoff)
+        elif not options["report_only"]:
             self.stdout.write("Fitting on the reference runs (this takes a while)…")
             build_calibration(
-                settings.CATALOG_DATA_DIR, options["output"], holdout=not options["no_holdout"]
+                settings.CATALOG_DATA_DIR,
+                options["output"],
+                holdout=not options["no_holdout"],
+                splits=not options["no_splits"],
+                time_cutoff=cutoff,
             )
         report = calibration_report(options["output"])
         write = self.stdout.write
@@ -60,9 +99,29 @@ class Command(BaseCommand):
             holdout = report.summary.get(key)
             if holdout:
                 write(
-                    f"\nHold-out by {label}: median {holdout.get('median_abs_error_pct', 0):.1f} %, "
+                    f"\nHold-out by {label} (warm-started from the full fit): median "
+                    f"{holdout.get('median_abs_error_pct', 0):.1f} %, "
                     f"max {holdout.get('max_abs_error_pct', 0):.1f} %"
                 )
+        self._write_validation(report)
         target = report.summary.get("target", {})
         met = report.summary.get("target_met")
         write(f"\nTarget {target}: {'met' if met else 'NOT met'}")
+
+    def _write_validation(self, report) -> None:
+        write = self.stdout.write
+        columns = report.validation_columns
+        write("\nAbsolute error by scenario, median / p90 % (runs), in-sample beside held out:")
+        write(f"  {'scenario':<16}" + "".join(f" {title:>22}" for _, title, _ in columns))
+        for row in report.validation_rows():
+            cells = "".join(
+                f" {'—':>22}"
+                if cell is None
+                else f" {f'{cell.median_abs_error_pct:.1f} / {cell.p90_abs_error_pct:.1f} ({cell.runs})':>22}"
+                for cell in row.cells
+            )
+            write(f"  {row.scenario:<16}{cells}")
+        for _key, title, description in columns[1:]:
+            write(f"  {title}: {description}")
+        if len(columns) == 1:
+            write("  No split validation stored: run `calibrate` or `calibrate --splits-only`.")

@@ -25,7 +25,8 @@ HUMAN_FIELDS = (
     ("weights_gb", "Weights (GB)", "{:,.1f}"),
     ("kv_cache_bytes_per_token", "KV cache per token (bytes)", "{:,.0f}"),
     ("max_concurrent_sequences", "Max concurrent sequences per replica", "{:,}"),
-    ("expected_error_pct", "Expected error (±%)", "{:.0f}"),
+    ("expected_error_pct", "Error band (±%)", "{:.0f}"),
+    ("architecture", "Architecture", "{}"),
     ("provenance", "Provenance", "{}"),
 )
 
