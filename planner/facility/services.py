@@ -132,7 +132,8 @@ class SiteEvaluation:
 
     @property
     def check_rows(self) -> list[dict[str, str]]:
-        """The checks with their figures formatted for display (``inf`` reads "never")."""
+        """The checks with their figures formatted for display (``inf`` reads "never" when the
+        check fails, "no limit" when it passes, without a unit)."""
         if self.report is None:
             return []
         return [
@@ -140,18 +141,19 @@ class SiteEvaluation:
                 "key": c.key,
                 "title": c.title,
                 "status": c.status,
-                "value": _figure(c.value),
+                "value": _figure(c.value, c.status),
                 "limit": "—" if c.limit is None else _figure(c.limit),
-                "unit": c.unit,
+                # "never days late" and "already days of slack" read badly: the word alone.
+                "unit": "" if math.isinf(c.value) else c.unit,
                 "reason": c.reason,
             }
             for c in self.report.checks
         ]
 
 
-def _figure(value: float) -> str:
-    if math.isinf(value):
-        return "never"
+def _figure(value: float, status: str = "") -> str:
+    if math.isinf(value):  # unreachable (a failing check) or unbounded (power already there)
+        return "never" if status == "fail" else "no limit"
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
 
 
