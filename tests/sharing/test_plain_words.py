@@ -83,6 +83,7 @@ def test_the_share_page_speaks_plain_words_and_lists_its_sources(client, link):
     # Small words: the enrichment workload runs on one replica; Amsterdam has power already.
     assert "1 replica" in text and not re.search(r"\b1 replicas|\b1 servers|1–1 ", text)
     assert "never days" not in text and "no limit days" not in text
+    assert "(s)" not in text  # "1 rack", "3 racks": counts with their noun in the right number
 
 
 @pytest.mark.parametrize("kind", ["quote", "report", "checklist"])
