@@ -1,9 +1,18 @@
 """Filter forms for the catalog lists, built from each kind's declared filters."""
 
 from django import forms
+from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Q, QuerySet
 
 from catalog.kinds import CatalogKind
+
+
+def _choice_labels(kind: CatalogKind, name: str) -> dict:
+    """The labels of a field's choices (``{"on_demand": "On demand"}``), if it has any."""
+    try:
+        return dict(kind.model._meta.get_field(name).flatchoices)
+    except FieldDoesNotExist:  # a lookup across a relation, e.g. accelerator__slug
+        return {}
 
 
 def filter_form_class(kind: CatalogKind, queryset: QuerySet) -> type[forms.Form]:
@@ -18,6 +27,7 @@ def filter_form_class(kind: CatalogKind, queryset: QuerySet) -> type[forms.Form]
                 widget=forms.TextInput(attrs={"type": "search", "placeholder": "Type to filter"}),
             )
         elif spec.kind == "choice":
+            labels = _choice_labels(kind, spec.fields[0])
             values = (
                 queryset.exclude(**{spec.fields[0]: ""})
                 .exclude(**{f"{spec.fields[0]}__isnull": True})
@@ -28,7 +38,7 @@ def filter_form_class(kind: CatalogKind, queryset: QuerySet) -> type[forms.Form]
             fields[spec.name] = forms.ChoiceField(
                 label=spec.label,
                 required=False,
-                choices=[("", "Any")] + [(v, v) for v in values],
+                choices=[("", "Any")] + [(v, labels.get(v, v)) for v in values],
             )
         elif spec.kind == "min":
             fields[spec.name] = forms.FloatField(

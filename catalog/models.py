@@ -280,7 +280,7 @@ class CloudOffering(Sourced):
         ]
 
     def __str__(self) -> str:
-        return f"{self.provider} {self.instance_type} ({self.region}, {self.price_model})"
+        return f"{self.provider} {self.instance_type} ({self.region}, {self.get_price_model_display()})"
 
     @property
     def usd_per_accelerator_hour(self):

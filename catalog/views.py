@@ -14,7 +14,7 @@ from catalog import selectors
 from catalog.csv_io import CatalogImportError, export_rows, read_csv_text
 from catalog.filters import filter_form_class, filter_queryset, sort_queryset
 from catalog.forms import CatalogUploadForm, CompareForm
-from catalog.kinds import KINDS, CatalogKind
+from catalog.kinds import FIELD_LABELS, KINDS, CatalogKind
 from catalog.services import catalog_import_create
 from planner import jobs
 from planner.charts import accelerator_compare_figure
@@ -60,6 +60,12 @@ def display_cell(value) -> tuple[str, bool]:
     return str(value), False
 
 
+def _cell_value(row, attr: str):
+    """A column's value, with a choice field's label ("On demand") instead of its key."""
+    display = getattr(row, f"get_{attr}_display", None)
+    return display() if display and getattr(row, attr) else getattr(row, attr)
+
+
 def _kind_or_404(key: str) -> CatalogKind:
     try:
         return KINDS[key]
@@ -98,7 +104,10 @@ def catalog_list(request: HttpRequest, kind_key: str) -> HttpResponse:
         "kinds": KINDS.values(),
         "form": form,
         "table": [
-            (getattr(row, kind.lookup), [display_cell(getattr(row, c.attr)) for c in kind.columns])
+            (
+                getattr(row, kind.lookup),
+                [display_cell(_cell_value(row, c.attr)) for c in kind.columns],
+            )
             for row in rows
         ],
         "link_column": next(
@@ -140,11 +149,12 @@ def catalog_detail(request: HttpRequest, kind_key: str, lookup: str) -> HttpResp
             continue
         value = getattr(item, model_field.name)
         display = getattr(item, f"get_{model_field.name}_display", None)
+        label = FIELD_LABELS.get(model_field.name)
         fields.append(
             {
-                "label": model_field.verbose_name,
+                "label": label or model_field.verbose_name,
                 "value": display() if display and value else value,
-                "unit": _unit_for(model_field.name),
+                "unit": "" if label else _unit_for(model_field.name),  # labels carry the unit
                 "related": value if model_field.is_relation else None,
             }
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -457,6 +458,26 @@ class LandedCostReport:
     unpriced_lines: int = 0
 
 
+_OFFER_WARNING = re.compile(r"^(Pinned offer|Offer) (\d+) ")
+
+
+def _offer_words(warnings: list[str], by_id: dict) -> list[str]:
+    """Warnings about an offer name its supplier, price and quote date, not its row id."""
+    out = []
+    for warning in warnings:
+        match = _OFFER_WARNING.match(warning)
+        offer = by_id.get(match.group(2)) if match else None
+        if offer is not None:
+            what = "the pinned offer" if match.group(1) == "Pinned offer" else "the offer"
+            words = (
+                f"{what} of {offer.supplier} ({offer.unit_price:,.2f} {offer.currency} per "
+                f"unit, quoted {offer.quoted_on:%Y-%m-%d}) "
+            )
+            warning = (words[0].upper() + words[1:]) + warning[match.end() :]
+        out.append(warning)
+    return out
+
+
 def _choose(
     cost: LineCost, *, settings: SourcingSettings, plan: Plan, tariffs, fx, basis, as_of: date
 ) -> None:
@@ -474,11 +495,11 @@ def _choose(
                 o for o in engine_offers if o.valid_until >= as_of or o.offer_id == str(
                     line.pinned_offer_id)
             ]  # fmt: skip
-            cost.warnings += [
-                f"Offer {o.ident} expired on {o.valid_until}; not used."
-                for o in engine_offers
-                if o not in valid
-            ]
+            cost.warnings += _offer_words(
+                [f"Offer {o.ident} expired on {o.valid_until}; not used."
+                 for o in engine_offers if o not in valid],
+                by_id,
+            )  # fmt: skip
             if not valid:
                 cost.problem = cost.problem or "every offer has expired"
                 return
@@ -522,7 +543,9 @@ def _choose(
     if choice.alternative:
         cost.alternative = by_id[choice.alternative.offer.offer_id]
     # "Duty unknown" is shown as the line's status; the other warnings are listed.
-    cost.warnings += [w for w in choice.warnings if not w.startswith("Duty unknown")]
+    cost.warnings += _offer_words(
+        [w for w in choice.warnings if not w.startswith("Duty unknown")], by_id
+    )
 
 
 def _shipment(

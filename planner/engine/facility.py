@@ -526,6 +526,11 @@ def rack_capacity(site: SiteSpec, load: RackLoad) -> RackCapacity:
     )
 
 
+def _n(count: int, noun: str) -> str:
+    """``1 rack``, ``3 racks``: a count with its noun in the right number."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _status(value: float, limit: float | None, warn_fraction: float = WARN_FRACTION) -> Status:
     if limit is None:
         return "pass"
@@ -606,7 +611,7 @@ def check_facility(
             rack_kw,
             all_feeds_kw,
             "kW",
-            f"The fullest rack draws {rack_kw:.2f} kW against {site.feeds_per_rack} feed(s) of "
+            f"The fullest rack draws {rack_kw:.2f} kW against {_n(site.feeds_per_rack, 'feed')} of "
             f"{formula} each.",
         )
     )
@@ -687,7 +692,7 @@ def check_facility(
     by_cooling = "unlimited" if cap.by_cooling is None else str(cap.by_cooling)
     status = "fail" if per_rack > cap.max_servers else "pass"
     reason = (
-        f"{per_rack} server(s) per rack planned; at most {cap.max_servers} fit "
+        f"{_n(per_rack, 'server')} per rack planned; at most {cap.max_servers} fit "
         f"(power {cap.by_power}, cooling {by_cooling}, rack units {cap.by_rack_units}), "
         f"bound by {binding}."
     )
@@ -713,7 +718,8 @@ def check_facility(
             float(racks_needed),
             float(site.racks_available),
             "racks",
-            f"{load.server_count} server(s) at {per_rack} per rack need {racks_needed} rack(s); "
+            f"{_n(load.server_count, 'server')} at {per_rack} per rack need "
+            f"{_n(racks_needed, 'rack')}; "
             f"{site.racks_available} available.",
         )
     )
@@ -722,7 +728,7 @@ def check_facility(
     cap_at_go_live = site_capacity_kw_on(site, go_live)
     upgrades_in = [u for u in site.planned_upgrades if u.ready_date <= go_live]
     extra = (
-        f" including {len(upgrades_in)} upgrade(s) of +{sum(u.added_kw for u in upgrades_in):g} kW"
+        f" including {_n(len(upgrades_in), 'upgrade')} of +{sum(u.added_kw for u in upgrades_in):g} kW"
         if upgrades_in
         else ""
     )
@@ -830,13 +836,13 @@ def check_facility(
         if slack < 0:
             status = "fail"
             reason = (
-                f"{it_kw:.1f} kW is available {when}, {-slack} day(s) after go-live "
+                f"{it_kw:.1f} kW is available {when}, {_n(-slack, 'day')} after go-live "
                 f"{go_live.isoformat()}."
             )
         elif slack < power_ready_margin_days:
             status = "warn"
             reason = (
-                f"{it_kw:.1f} kW is available {when}, only {slack} day(s) before go-live; "
+                f"{it_kw:.1f} kW is available {when}, only {_n(slack, 'day')} before go-live; "
                 "a slip in power works moves go-live."
             )
         else:

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from planner.charts import FONT
 from planner.engine.tco import DRIVER_UNITS
+from planner.labels import DRIVER_LABELS, LINE_LABELS
 
 COLOURS = {
     "cloud_on_demand": "#dc2626",
@@ -21,27 +22,6 @@ COLOURS = {
     "owned": "#2563eb",
     "colocation": "#059669",
     "hybrid": "#7c3aed",
-}
-LINE_LABELS = {
-    "capex": "Hardware (capex)",
-    "spares": "Spares",
-    "residual_value": "Residual value (credit)",
-    "maintenance": "Maintenance",
-    "power": "Power",
-    "facility": "Facility / colocation",
-    "staff": "Staff",
-    "cloud_overflow": "Cloud overflow",
-    "cloud_on_demand": "Cloud on-demand",
-    "cloud_committed": "Cloud commitment",
-    "cloud_spot": "Cloud spot",
-}
-DRIVER_LABELS = {
-    "utilisation": "Demand (utilisation)",
-    "power_price": "Power price",
-    "hardware_price": "Hardware price",
-    "cloud_price": "Cloud price",
-    "lifetime": "Hardware lifetime",
-    "discount_rate": "Discount rate",
 }
 
 

@@ -29,6 +29,7 @@ from planner.engine import placement as pe
 from planner.engine import tco as te
 from planner.engine.deployment import Deployment
 from planner.engine.errors import CatalogGapError, EngineInputError
+from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, flag_regions, rtt_ms
 from planner.facility import selectors
 from planner.facility.models import (
@@ -136,7 +137,8 @@ class SiteEvaluation:
 
     @property
     def check_rows(self) -> list[dict[str, str]]:
-        """The checks with their figures formatted for display (``inf`` reads "never")."""
+        """The checks with their figures formatted for display (``inf`` reads "never" when the
+        check fails, "no limit" when it passes, without a unit)."""
         if self.report is None:
             return []
         return [
@@ -144,18 +146,20 @@ class SiteEvaluation:
                 "key": c.key,
                 "title": c.title,
                 "status": c.status,
-                "value": _figure(c.value),
+                "value": _figure(c.value, c.status),
                 "limit": "—" if c.limit is None else _figure(c.limit),
-                "unit": c.unit,
+                # "never days late" and "already days of slack" read badly: the word alone.
+                "unit": "" if finite_or_none(c.value) is None else c.unit,
                 "reason": c.reason,
             }
             for c in self.report.checks
         ]
 
 
-def _figure(value: float) -> str:
-    if abs(value) == float("inf"):  # a check that never binds
-        return "never"
+def _figure(value: float, status: str = "") -> str:
+    # Infinite: unreachable (a failing check) or unbounded (power already there).
+    if finite_or_none(value) is None:
+        return "never" if status == "fail" else "no limit"
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
 
 

@@ -1,7 +1,9 @@
 """Typed contexts of the PDF documents, built from a revision's snapshot (never the live plan).
 
 Each builder takes the snapshot dict (``planner.sharing.snapshot``) plus the revision's
-publication facts and returns a frozen dataclass the template reads. Money stays ``Decimal``
+publication facts and returns a frozen dataclass the template reads. Documents go to clients,
+so the snapshot's texts are read in plain words, their sources in ``head.sources``
+(:func:`planner.sharing.citations.client_snapshot`). Money stays ``Decimal``
 here; it is rounded to cents only by :func:`money_text` when shown.
 """
 
@@ -13,8 +15,10 @@ from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from planner.labels import DRIVER_LABELS, LINE_LABELS, label
 from planner.pdf import svg
 from planner.sharing import checklist as checklist_rules
+from planner.sharing.citations import client_snapshot
 
 CENT = Decimal("0.01")
 
@@ -49,6 +53,7 @@ class DocumentHead:
     published_at: datetime | None
     published_by: str
     title: str
+    sources: tuple[dict[str, Any], ...] = ()  # the appendix: number, title, publisher, date, url
 
 
 def document_head(snapshot: dict, *, revision_number: int, published_at, published_by: str,
@@ -67,6 +72,7 @@ def document_head(snapshot: dict, *, revision_number: int, published_at, publish
         published_at=published_at,
         published_by=published_by,
         title=title,
+        sources=tuple(snapshot.get("sources", ())),
     )
 
 
@@ -132,6 +138,7 @@ class QuoteContext:
 
 def quote_context(snapshot: dict, **head) -> QuoteContext:
     """The quote of a revision: BOM lines, landed cost, totals, lead times and terms."""
+    snapshot = client_snapshot(snapshot)
     bom = snapshot.get("bom") or {}
     quote = snapshot.get("quote") or {}
     timeline = snapshot.get("timeline") or {}
@@ -214,6 +221,7 @@ def checklist_items(snapshot: dict) -> list[dict[str, Any]]:
 
 
 def checklist_context(snapshot: dict, **head) -> ChecklistContext:
+    snapshot = client_snapshot(snapshot)
     items = checklist_items(snapshot)
     return ChecklistContext(
         head=document_head(snapshot, title="Pre-purchase checklist", **head),
@@ -276,7 +284,7 @@ def report_charts(snapshot: dict) -> dict[str, Chart]:
                 for i, v in enumerate(values):
                     by_year[line][i // 12 + 1] += float(v)
             years = sorted({y for v in by_year.values() for y in v})
-            stacks = [svg.Series(line, [by_year[line].get(y, 0.0) for y in years])
+            stacks = [svg.Series(label(line, LINE_LABELS), [by_year[line].get(y, 0.0) for y in years])
                       for line in by_year]  # fmt: skip
             charts["yearly"] = Chart("yearly", f"Yearly cost of {cheapest['label']}",
                 svg.stacked_bar_chart([f"Year {y}" for y in years], stacks,
@@ -297,7 +305,7 @@ def report_charts(snapshot: dict) -> dict[str, Chart]:
                                title="Cumulative cost, Monte Carlo P10/P50/P90 (USD)",
                                y_label="USD", x_label="month", label_every=6))  # fmt: skip
         if tco.get("tornado"):
-            bars = [svg.RangeBar(f"{b['driver']}", float(b["low_value_usd"]),
+            bars = [svg.RangeBar(label(b["driver"], DRIVER_LABELS), float(b["low_value_usd"]),
                                  float(b["high_value_usd"])) for b in tco["tornado"]]  # fmt: skip
             base = float(tco["tornado"][0]["base_value_usd"])
             charts["tornado"] = Chart("tornado", "Sensitivity",
@@ -360,6 +368,7 @@ def _risks(snapshot: dict, checklist: list[dict]) -> list[str]:
 
 def report_context(snapshot: dict, **head) -> ReportContext:
     """The plan report: summary, workloads, placement, facility, TCO, BOM, timeline, risks."""
+    snapshot = client_snapshot(snapshot)
     tco = snapshot.get("tco") or {}
     cheapest = _cheapest_option(tco)
     timeline = snapshot.get("timeline") or {}

@@ -29,6 +29,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from planner.pdf import context as pdf_context
 from planner.sharing import checklist
+from planner.sharing.citations import client_snapshot
 from planner.sharing.models import PlanRevision, RevisionBody
 
 BODY_TEMPLATE = "sharing/_revision_body.html"
@@ -38,6 +39,7 @@ FINGERPRINT_TEMPLATES = (
     BODY_TEMPLATE,
     "sharing/_section_comments.html",
     "sharing/_checklist_table.html",
+    "includes/source_list.html",
 )
 FINGERPRINT_SOURCES = (
     "planner/pdf/context.py",
@@ -45,6 +47,8 @@ FINGERPRINT_SOURCES = (
     "planner/sharing/checklist.py",
     "planner/sharing/templatetags/sharing_tags.py",
     "planner/sharing/body.py",
+    "planner/sharing/citations.py",
+    "planner/labels.py",
 )
 # Where a section's comments go; snapshot text is escaped, so it can never contain "<!--".
 SLOT = "<!--planner:section-comments:{key}-->"
@@ -72,7 +76,7 @@ class Body:
 
 def revision_view_context(revision: PlanRevision) -> dict:
     """What the shared revision body template reads from a snapshot."""
-    snapshot = revision.snapshot
+    snapshot = client_snapshot(revision.snapshot)  # plain words; sources in an appendix
     items = pdf_context.checklist_items(snapshot)
     head = {
         "revision_number": revision.number,

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import Any
 
+from planner.labels import count_range
+
 DONE = "done"
 SIGN_OFF = "sign_off"
 MISSING = "missing"
@@ -197,7 +199,8 @@ def _autoscaling(s: dict) -> _Finding:
             found.evidence.append(
                 f"{w['name']}: scale on {a['primary_signal']} above "
                 f"{a['scale_up_kv_usage']:.0%} (then {a['secondary_signal']} ≥ "
-                f"{a['scale_up_queue_depth']}), {a['min_replicas']}–{a['max_replicas']} replicas."
+                f"{a['scale_up_queue_depth']}), "
+                f"{count_range(a['min_replicas'], a['max_replicas'], 'replica')}."
             )
     return found
 

@@ -190,3 +190,23 @@ def test_snapshot_lines_say_which_rule_applied_and_what_is_not_priced(sourced_pl
     unpriced = [r for r in rows.values() if not r["priced"]]
     assert unpriced and all(r["landed_net"] is None for r in unpriced)
     assert bom["unpriced_lines"] == len(unpriced)
+
+
+def test_an_expired_offer_is_named_in_a_row_under_its_own_line(client, consultant_a, sourced_plan,
+                                                              offers_a):  # fmt: skip
+    import re
+
+    client.force_login(consultant_a)
+    page = client.get(reverse("sourcing:landed_cost", args=[sourced_plan.pk])).content.decode()
+    old = offers_a["server_nl_old"]
+    rows = re.findall(r"<tr[^>]*>.*?</tr>", page, flags=re.S)
+    notes = [i for i, row in enumerate(rows) if 'data-testid="line-warnings"' in row]
+    assert notes
+    expired = next(i for i in notes if "expired on 2026-05-31; not used" in rows[i])
+    line = rows[expired - 1]  # the line's own row, right above its warnings
+    assert 'data-testid="landed-line"' in line and "DGX" in line
+    assert (
+        f"The offer of {old.supplier.name} (250,000.00 EUR per unit, quoted 2026-03-01)"
+        in (rows[expired])
+    )
+    assert f"Offer {old.pk} " not in page  # a row id says nothing to a reader

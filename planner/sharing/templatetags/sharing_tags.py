@@ -4,6 +4,7 @@ from decimal import Decimal, InvalidOperation
 
 from django import template
 
+from planner import labels
 from planner.pdf.context import money_text
 
 register = template.Library()
@@ -45,3 +46,21 @@ def pct(value, digits: int = 0) -> str:
     if value in (None, ""):
         return "—"
     return f"{float(value) * 100:.{int(digits)}f} %"
+
+
+@register.filter
+def replicas(value) -> str:
+    """``1 replica``, ``3 replicas``."""
+    return labels.count(int(value), "replica")
+
+
+@register.filter
+def servers(value) -> str:
+    """``1 server``, ``2 servers``."""
+    return labels.count(int(value), "server")
+
+
+@register.simple_tag
+def replica_range(low, high) -> str:
+    """``1 replica``, ``3–5 replicas``."""
+    return labels.count_range(int(low), int(high), "replica")

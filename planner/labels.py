@@ -1,0 +1,47 @@
+"""Human labels of the TCO's internal keys, for every page and document that shows them.
+
+Line items and sensitivity drivers are stored under engine keys (``cloud_on_demand``,
+``hardware_price``); people read these labels instead. :func:`label` falls back to the key
+with spaces, capitalised, so a new key never shows with underscores.
+"""
+
+from __future__ import annotations
+
+LINE_LABELS = {
+    "capex": "Hardware (capex)",
+    "spares": "Spares",
+    "residual_value": "Residual value (credit)",
+    "maintenance": "Maintenance",
+    "power": "Power",
+    "facility": "Facility / colocation",
+    "staff": "Staff",
+    "cloud_overflow": "Cloud overflow",
+    "cloud_on_demand": "Cloud on-demand",
+    "cloud_committed": "Cloud commitment",
+    "cloud_spot": "Cloud spot",
+}
+DRIVER_LABELS = {
+    "utilisation": "Demand (utilisation)",
+    "power_price": "Power price",
+    "hardware_price": "Hardware price",
+    "cloud_price": "Cloud price",
+    "lifetime": "Hardware lifetime",
+    "discount_rate": "Discount rate",
+}
+
+
+def label(key: str, labels: dict[str, str]) -> str:
+    """The label of ``key`` in ``labels``, else the key in words (``"a_b"`` → ``"A b"``)."""
+    return labels.get(key) or key.replace("_", " ").capitalize()
+
+
+def count(n: int, singular: str, plural: str = "") -> str:
+    """``1 replica``, ``3 replicas`` (``plural`` defaults to the singular plus "s")."""
+    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
+
+
+def count_range(low: int, high: int, singular: str, plural: str = "") -> str:
+    """``1 replica``, ``3–5 replicas``: a range only when its ends differ."""
+    if low == high:
+        return count(low, singular, plural)
+    return f"{low}–{high} {plural or singular + 's'}"
