@@ -194,8 +194,10 @@ def _with_fleet(candidate, target: sweep_engine.Workload):
     )
 
 
-def workload_sweep(workload: Workload, *, all_precisions: bool = False) -> sweep_engine.SweepResult:
-    """Every accelerator × TP candidate for the workload (its precision, or all four)."""
+def _workload_sweep_base(
+    workload: Workload, *, all_precisions: bool
+) -> tuple[sweep_engine.SweepResult, sweep_engine.Workload]:
+    """The cached per-replica sweep of the workload, and its target with the peak."""
     precisions = ("bf16", "fp8", "int4", "fp4") if all_precisions else None
     target = engine_workload(workload, precisions=precisions)
     per_replica_target = replace(
@@ -207,6 +209,12 @@ def workload_sweep(workload: Workload, *, all_precisions: bool = False) -> sweep
         tuple(sorted(accelerator_prices_usd_per_hour().items())),
         per_replica_target,
     )
+    return base, target
+
+
+def workload_sweep(workload: Workload, *, all_precisions: bool = False) -> sweep_engine.SweepResult:
+    """Every accelerator × TP candidate for the workload (its precision, or all four)."""
+    base, target = _workload_sweep_base(workload, all_precisions=all_precisions)
     candidates = tuple(_with_fleet(c, target) for c in base.candidates)
     best = next(
         (c for c in candidates if c.feasible and c.usd_per_million_output_tokens is not None),
@@ -408,10 +416,13 @@ def chosen_replan(workload: Workload) -> None:
     if not workload.has_choice:
         return
     key = chosen_key(workload)
-    result = workload_sweep(
+    # One candidate's fleet, not the whole table's: the page plans the others when it renders.
+    base, target = _workload_sweep_base(
         workload, all_precisions=workload.chosen_precision != workload.precision
     )
-    candidate = candidate_find(result, key)
+    candidate = candidate_find(base, key)
+    if candidate is not None:
+        candidate = _with_fleet(candidate, target)
     if candidate is not None and candidate.feasible and candidate.replicas:
         _store_candidate(workload, candidate)
         return
