@@ -12,6 +12,18 @@ import pytest
 # there, so a green CI run proves PostgreSQL, Redis, the Celery worker and chromium were used.
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
 
+# Property tests explore new examples on a developer's machine; CI replays a fixed set
+# (derandomize), so its verdict depends on the commit, not on the draw. A failure found
+# locally is pinned as an ordinary test.
+try:
+    from hypothesis import settings as hypothesis_settings
+
+    hypothesis_settings.register_profile("ci", derandomize=True, database=None)
+    if os.environ.get("CI") or REQUIRE_SERVICES:
+        hypothesis_settings.load_profile("ci")
+except ImportError:  # the engine tests can run without the test extra
+    pass
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
