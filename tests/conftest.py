@@ -109,7 +109,7 @@ def catalog(db):
 @pytest.fixture
 def postgres(transactional_db):
     """The real PostgreSQL of DATABASE_URL (committed transactions, other connections see
-    them), or a skip naming what is missing (tests/integration has the same fixture)."""
+    them), or a skip naming what is missing."""
     from django.db import connection
 
     if connection.vendor != "postgresql":

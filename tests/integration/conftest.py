@@ -27,13 +27,6 @@ def redis_reachable(url: str) -> bool:
         return False
 
 
-@pytest.fixture
-def postgres(transactional_db):
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (make test does in CI)")
-    return connection
-
-
 def _database_url() -> str:
     settings_dict = connection.settings_dict
     return (
