@@ -1,0 +1,683 @@
+"""Load tests of one replica: the saved results of four benchmark tools, and what they say.
+
+Seed guide, "a working method", step 4: "load test one replica to find how many concurrent
+requests it holds within the target, then divide peak demand by that number and add headroom
+for failure". This module reads the tools' result files into :class:`LoadPoint` rows, reads
+the capacity at a latency target off the measured curve (:func:`capacity_at_target`, never
+extrapolated past the measured points), sizes the fleet with the engine's own rule
+(:func:`planner.engine.capacity.plan_replicas`) and sets the measurement beside the engine's
+model at the same points (:func:`compare_with_model`).
+
+Formats (field names from each tool's source; tests/measured/fixtures/README.md says where):
+
+- vLLM ``benchmarks/benchmark_serving.py --save-result`` / ``vllm bench serve``: one flat
+  object per run (``request_throughput``, ``output_throughput``, ``mean_ttft_ms``,
+  ``p99_ttft_ms``, ``mean_tpot_ms``, ``p99_tpot_ms``, ``max_concurrency``, ``request_rate``).
+- NVIDIA GenAI-Perf ``profile_export_genai_perf.json``: one object per run, each metric a
+  ``{"unit", "avg", "p95", "p99", ...}`` object, the load in ``input_config``.
+- GuideLLM ``benchmarks.json``: ``{"benchmarks": [...]}``, one entry per strategy of the
+  sweep, metrics as ``{"successful": {"mean", "percentiles": {"p95", "p99"}}}``.
+- LLMPerf ``*_summary.json``: flat ``results_<metric>_s_quantiles_p95`` keys, seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from planner.engine.capacity import ReplicaPlan, plan_replicas
+from planner.engine.demand import concurrency_from_rate
+from planner.engine.performance import ReplicaShape, steady_state
+
+__all__ = [
+    "LoadPoint",
+    "LoadTest",
+    "LoadTestFormatError",
+    "MeasuredCapacity",
+    "PointComparison",
+    "capacity_at_target",
+    "compare_with_model",
+    "lengths_mismatch",
+    "measured_replicas",
+    "merge_sweep",
+    "model_correction",
+    "parse_load_test",
+]
+
+TOOLS = {
+    "vllm": "vLLM benchmark_serving / vllm bench serve",
+    "genai-perf": "NVIDIA GenAI-Perf profile export",
+    "guidellm": "GuideLLM benchmark report",
+    "llmperf": "LLMPerf summary",
+}
+
+
+class LoadTestFormatError(ValueError):
+    """A file that is none of the four load-test formats, or misses a figure it needs."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadPoint:
+    """One run of a sweep: the load it put on the replica and what the replica did.
+
+    Attributes:
+        concurrency: Requests in flight (the load of the curve).
+        concurrency_basis: "set" (closed loop: the tool held this many requests in flight),
+            "measured" (the tool reports the mean in flight) or "littles_law" (requests/s ×
+            mean request time, for an open-loop rate).
+        request_rate_per_s: Offered request rate of an open-loop run, else None.
+        requests_per_s: Completed requests/s.
+        output_tokens_per_s: Output tokens/s of the replica.
+        input_tokens_mean: Mean prompt tokens of the run, None when not reported.
+        output_tokens_mean: Mean output tokens of the run, None when not reported.
+        ttft_mean_ms / ttft_p95_ms / ttft_p99_ms: Time to first token.
+        tpot_mean_ms / tpot_p95_ms / tpot_p99_ms: Time per output token after the first.
+        e2e_mean_ms: Mean request time, None when not reported.
+    """
+
+    concurrency: float
+    concurrency_basis: str
+    request_rate_per_s: float | None
+    requests_per_s: float
+    output_tokens_per_s: float
+    input_tokens_mean: float | None
+    output_tokens_mean: float | None
+    ttft_mean_ms: float | None
+    ttft_p95_ms: float | None
+    ttft_p99_ms: float | None
+    tpot_mean_ms: float | None
+    tpot_p95_ms: float | None
+    tpot_p99_ms: float | None
+    e2e_mean_ms: float | None = None
+
+    def latency_ms(self, metric: str, percentile: int) -> tuple[float | None, int | None]:
+        """``metric`` ("ttft" or "tpot") at ``percentile`` (95 or 99), and the one used.
+
+        A p95 target is judged on p99 when the file only has p99 (p99 ≥ p95, so a p99 that
+        meets the target proves the p95 does); a p99 target is never judged on p95.
+        """
+        for p in (95, 99) if percentile <= 95 else (99,):
+            value = getattr(self, f"{metric}_p{p}_ms")
+            if value is not None:
+                return value, p
+        return None, None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadTest:
+    """The points of one result file (or of several merged into one sweep)."""
+
+    tool: str
+    model: str
+    measured_on: str  # ISO date, "" when the file does not say
+    serving_stack: str
+    stack_version: str
+    points: tuple[LoadPoint, ...]
+
+    @property
+    def input_tokens_mean(self) -> float | None:
+        return _mean([p.input_tokens_mean for p in self.points])
+
+    @property
+    def output_tokens_mean(self) -> float | None:
+        return _mean([p.output_tokens_mean for p in self.points])
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _num(value, what: str, *, required: bool = True) -> float | None:
+    if value is None or value == "inf":
+        if required:
+            raise LoadTestFormatError(f"the file has no {what}")
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise LoadTestFormatError(f"{what} is not a number: {value!r}") from None
+    if not math.isfinite(number) or number < 0:
+        if required:
+            raise LoadTestFormatError(f"{what} is not a finite non-negative number: {value!r}")
+        return None
+    return number
+
+
+def _date_from_epoch(value) -> str:
+    try:
+        stamp = float(value)
+    except (TypeError, ValueError):
+        return ""
+    if stamp > 1e11:  # milliseconds
+        stamp /= 1000.0
+    return datetime.fromtimestamp(stamp, tz=UTC).date().isoformat()
+
+
+def _littles_law(requests_per_s: float, e2e_ms: float | None, ttft_ms, tpot_ms, out) -> float:
+    """In-flight requests of an open-loop run: L = λW (W the mean request time)."""
+    if e2e_ms is None and ttft_ms is not None and tpot_ms is not None and out is not None:
+        e2e_ms = ttft_ms + max(out - 1.0, 0.0) * tpot_ms
+    if e2e_ms is None:
+        raise LoadTestFormatError("an open-loop run needs the mean request time for its load")
+    return concurrency_from_rate(requests_per_s, e2e_ms / 1000.0)
+
+
+def _point(
+    *,
+    set_concurrency: float | None,
+    measured_concurrency: float | None,
+    rate: float | None,
+    rps: float,
+    tps: float,
+    inp: float | None,
+    out: float | None,
+    ttft: tuple[float | None, float | None, float | None],
+    tpot: tuple[float | None, float | None, float | None],
+    e2e_ms: float | None,
+) -> LoadPoint:
+    if set_concurrency:
+        concurrency, basis = set_concurrency, "set"
+    elif measured_concurrency:
+        concurrency, basis = measured_concurrency, "measured"
+    else:
+        concurrency = _littles_law(rps, e2e_ms, ttft[0], tpot[0], out)
+        basis = "littles_law"
+    if ttft[1] is None and ttft[2] is None:
+        raise LoadTestFormatError("the file has no p95 or p99 time to first token")
+    if tpot[1] is None and tpot[2] is None:
+        raise LoadTestFormatError("the file has no p95 or p99 time per output token")
+    return LoadPoint(
+        concurrency=concurrency,
+        concurrency_basis=basis,
+        request_rate_per_s=rate,
+        requests_per_s=rps,
+        output_tokens_per_s=tps,
+        input_tokens_mean=inp,
+        output_tokens_mean=out,
+        ttft_mean_ms=ttft[0],
+        ttft_p95_ms=ttft[1],
+        ttft_p99_ms=ttft[2],
+        tpot_mean_ms=tpot[0],
+        tpot_p95_ms=tpot[1],
+        tpot_p99_ms=tpot[2],
+        e2e_mean_ms=e2e_ms,
+    )
+
+
+def _parse_vllm(data: Mapping) -> LoadTest:
+    completed = _num(data.get("completed"), "completed requests", required=False)
+    inp = out = None
+    if completed:
+        total_in = _num(data.get("total_input_tokens"), "total input tokens", required=False)
+        total_out = _num(data.get("total_output_tokens"), "total output tokens", required=False)
+        inp = total_in / completed if total_in is not None else None
+        out = total_out / completed if total_out is not None else None
+    rate = _num(data.get("request_rate"), "request rate", required=False)
+    cap = _num(data.get("max_concurrency"), "max concurrency", required=False)
+    point = _point(
+        # A capped run with an unlimited rate holds the cap in flight (closed loop).
+        set_concurrency=cap if rate is None else None,
+        measured_concurrency=None,
+        rate=rate,
+        rps=_num(data.get("request_throughput"), "request_throughput"),
+        tps=_num(data.get("output_throughput"), "output_throughput"),
+        inp=inp,
+        out=out,
+        ttft=tuple(
+            _num(data.get(k), k, required=False)
+            for k in ("mean_ttft_ms", "p95_ttft_ms", "p99_ttft_ms")
+        ),
+        tpot=tuple(
+            _num(data.get(k), k, required=False)
+            for k in ("mean_tpot_ms", "p95_tpot_ms", "p99_tpot_ms")
+        ),
+        e2e_ms=_num(data.get("mean_e2el_ms"), "mean_e2el_ms", required=False),
+    )
+    measured_on = ""
+    date = str(data.get("date") or "")
+    try:  # benchmark_serving writes datetime.now().strftime("%Y%m%d-%H%M%S")
+        measured_on = datetime.strptime(date, "%Y%m%d-%H%M%S").date().isoformat()
+    except ValueError:
+        measured_on = ""
+    return LoadTest(
+        tool="vllm",
+        model=str(data.get("model_id") or ""),
+        measured_on=measured_on,
+        serving_stack=str(data.get("backend") or "vllm"),
+        stack_version=str(data.get("vllm_version") or data.get("version") or ""),
+        points=(point,),
+    )
+
+
+_TIME_UNITS_MS = {"ms": 1.0, "s": 1000.0, "us": 1e-3, "ns": 1e-6, "sec": 1000.0}
+
+
+def _genai_metric(data: Mapping, name: str, stat: str) -> float | None:
+    metric = data.get(name)
+    if not isinstance(metric, Mapping):
+        return None
+    value = _num(metric.get(stat), f"{name}.{stat}", required=False)
+    if value is None:
+        return None
+    return value * _TIME_UNITS_MS.get(str(metric.get("unit", "")).lower(), 1.0)
+
+
+def _parse_genai_perf(data: Mapping) -> LoadTest:
+    config = data.get("input_config") or {}
+    stimulus = (config.get("perf_analyzer") or {}).get("stimulus") or {}
+    concurrency = _num(
+        config.get("concurrency", stimulus.get("concurrency")), "concurrency", required=False
+    )
+    rate = _num(
+        config.get("request_rate", stimulus.get("request_rate")), "request rate", required=False
+    )
+    models = config.get("model") or config.get("model_names") or []
+    throughput = data.get("request_throughput") or {}
+    tokens = data.get("output_token_throughput") or {}
+    point = _point(
+        set_concurrency=concurrency if not rate else None,
+        measured_concurrency=None,
+        rate=rate,
+        rps=_num(throughput.get("avg"), "request_throughput.avg"),
+        tps=_num(tokens.get("avg"), "output_token_throughput.avg"),
+        inp=_num((data.get("input_sequence_length") or {}).get("avg"), "isl", required=False),
+        out=_num((data.get("output_sequence_length") or {}).get("avg"), "osl", required=False),
+        ttft=tuple(_genai_metric(data, "time_to_first_token", s) for s in ("avg", "p95", "p99")),
+        tpot=tuple(_genai_metric(data, "inter_token_latency", s) for s in ("avg", "p95", "p99")),
+        e2e_ms=_genai_metric(data, "request_latency", "avg"),
+    )
+    return LoadTest(
+        tool="genai-perf",
+        model=str(models[0] if isinstance(models, list) and models else models or ""),
+        measured_on="",
+        serving_stack=str(
+            config.get("service_kind") or (config.get("endpoint") or {}).get("service_kind") or ""
+        ),
+        stack_version="",
+        points=(point,),
+    )
+
+
+def _guidellm_stat(metrics: Mapping, name: str, stat: str) -> float | None:
+    successful = (metrics.get(name) or {}).get("successful") or {}
+    if stat in ("p95", "p99"):
+        return _num((successful.get("percentiles") or {}).get(stat), name, required=False)
+    return _num(successful.get(stat), name, required=False)
+
+
+def _parse_guidellm(data: Mapping) -> LoadTest:
+    points = []
+    measured_on = ""
+    model = str((data.get("args") or {}).get("model") or "")
+    for index, bench in enumerate(data.get("benchmarks") or []):
+        config = bench.get("config") or bench.get("args") or {}
+        strategy = config.get("strategy") or {}
+        kind = strategy.get("type_", "")
+        model = model or str((config.get("backend") or {}).get("model") or "")
+        metrics = bench.get("metrics") or {}
+        streams = 1.0 if kind == "synchronous" else strategy.get("streams")
+        rate = strategy.get("rate") if kind in ("constant", "poisson") else None
+        # TPOT as vLLM defines it (after the first token) is GuideLLM's inter-token latency.
+        tpot_name = (
+            "inter_token_latency_ms" if "inter_token_latency_ms" in metrics
+            else "time_per_output_token_ms"
+        )  # fmt: skip
+        latency_s = _guidellm_stat(metrics, "request_latency", "mean")
+        try:
+            point = _point(
+                set_concurrency=_num(streams, "streams", required=False),
+                measured_concurrency=_guidellm_stat(metrics, "request_concurrency", "mean"),
+                rate=_num(rate, "rate", required=False),
+                rps=_num(_guidellm_stat(metrics, "requests_per_second", "mean"), "requests/s"),
+                tps=_num(_guidellm_stat(metrics, "output_tokens_per_second", "mean"), "tokens/s"),
+                inp=_guidellm_stat(metrics, "prompt_token_count", "mean"),
+                out=_guidellm_stat(metrics, "output_token_count", "mean"),
+                ttft=tuple(
+                    _guidellm_stat(metrics, "time_to_first_token_ms", s)
+                    for s in ("mean", "p95", "p99")
+                ),
+                tpot=tuple(_guidellm_stat(metrics, tpot_name, s) for s in ("mean", "p95", "p99")),
+                e2e_ms=latency_s * 1000.0 if latency_s is not None else None,
+            )
+        except LoadTestFormatError as exc:
+            raise LoadTestFormatError(f"benchmark {index + 1}: {exc}") from None
+        points.append(point)
+        start = bench.get("start_time") or (bench.get("run_stats") or {}).get("start_time")
+        measured_on = measured_on or _date_from_epoch(start)
+    if not points:
+        raise LoadTestFormatError("the GuideLLM report has no benchmarks")
+    return LoadTest("guidellm", model, measured_on, "", "", tuple(points))
+
+
+def _parse_llmperf(data: Mapping) -> LoadTest:
+    def seconds(key: str) -> float | None:
+        value = _num(data.get(key), key, required=False)
+        return value * 1000.0 if value is not None else None
+
+    per_min = _num(data.get("results_num_completed_requests_per_min"), "requests per minute")
+    point = _point(
+        set_concurrency=_num(data.get("num_concurrent_requests"), "num_concurrent_requests"),
+        measured_concurrency=None,
+        rate=None,
+        rps=per_min / 60.0,
+        tps=_num(
+            data.get("results_mean_output_throughput_token_per_s"),
+            "results_mean_output_throughput_token_per_s",
+        ),
+        inp=_num(data.get("results_number_input_tokens_mean"), "input tokens", required=False),
+        out=_num(data.get("results_number_output_tokens_mean"), "output tokens", required=False),
+        ttft=tuple(
+            seconds(f"results_ttft_s_{s}") for s in ("mean", "quantiles_p95", "quantiles_p99")
+        ),
+        tpot=tuple(
+            seconds(f"results_inter_token_latency_s_{s}")
+            for s in ("mean", "quantiles_p95", "quantiles_p99")
+        ),
+        e2e_ms=seconds("results_end_to_end_latency_s_mean"),
+    )
+    return LoadTest(
+        tool="llmperf",
+        model=str(data.get("model") or ""),
+        measured_on=_date_from_epoch(data.get("timestamp")),
+        serving_stack="",
+        stack_version="",
+        points=(point,),
+    )
+
+
+def parse_load_test(data) -> LoadTest:
+    """One result file (already decoded from JSON) of any of the four tools.
+
+    Raises:
+        LoadTestFormatError: not one of the formats, or a figure it needs is missing.
+    """
+    if not isinstance(data, Mapping):
+        raise LoadTestFormatError("a load-test result is a JSON object")
+    if isinstance(data.get("benchmarks"), list):
+        return _parse_guidellm(data)
+    if "results_ttft_s_mean" in data or "num_concurrent_requests" in data:
+        return _parse_llmperf(data)
+    if isinstance(data.get("time_to_first_token"), Mapping):
+        return _parse_genai_perf(data)
+    if "mean_ttft_ms" in data or "request_throughput" in data:
+        return _parse_vllm(data)
+    raise LoadTestFormatError(
+        "not a load-test result this planner reads: " + ", ".join(TOOLS.values())
+    )
+
+
+def merge_sweep(tests: Sequence[LoadTest]) -> LoadTest:
+    """Several results of one sweep as one curve, its points sorted by load."""
+    if not tests:
+        raise LoadTestFormatError("no results")
+    first = tests[0]
+    points = sorted((p for t in tests for p in t.points), key=lambda p: p.concurrency)
+    dates = sorted(t.measured_on for t in tests if t.measured_on)
+    return LoadTest(
+        tool=first.tool,
+        model=first.model,
+        measured_on=dates[-1] if dates else "",
+        serving_stack=first.serving_stack,
+        stack_version=first.stack_version,
+        points=tuple(points),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredCapacity:
+    """What one replica held within the target, read off the measured curve.
+
+    Attributes:
+        feasible: False when even the lightest measured load misses a target.
+        reason: Why not, or None.
+        concurrency: Requests in flight per replica at the capacity.
+        requests_per_s: Requests/s per replica at the capacity.
+        output_tokens_per_s: Output tokens/s per replica at the capacity.
+        ttft_ms / tpot_ms: Latency at the capacity, at the percentile judged.
+        basis: How it was read ("the measured point at 16 in flight", "between 16 and 32").
+        notes: Caveats (a p95 target judged on p99, a sweep that never reached the target).
+    """
+
+    feasible: bool
+    reason: str | None
+    concurrency: float = 0.0
+    requests_per_s: float = 0.0
+    output_tokens_per_s: float = 0.0
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    basis: str = ""
+    notes: tuple[str, ...] = ()
+
+
+def capacity_at_target(
+    points: Sequence[LoadPoint],
+    *,
+    ttft_target_ms: float | None,
+    tpot_target_ms: float | None,
+    percentile: int = 95,
+) -> MeasuredCapacity:
+    """The largest measured load whose p-th percentile TTFT and TPOT meet the targets.
+
+    When the next heavier point misses a target, the capacity lies between the two: it is
+    interpolated linearly on the margin (latency ÷ target − 1, which is ≤ 0 at the point that
+    meets and > 0 at the one that misses), as the engine does between its grid points
+    (:func:`planner.engine.capacity.latency_capacity`). Never beyond the heaviest point.
+    """
+    if ttft_target_ms is None and tpot_target_ms is None:
+        raise ValueError("give a TTFT or a TPOT target")
+    ordered = sorted(points, key=lambda p: p.concurrency)
+    if not ordered:
+        return MeasuredCapacity(False, "the sweep has no points")
+    notes: list[str] = []
+    margins = []
+    values = []
+    for point in ordered:
+        margin = -math.inf
+        ttft, ttft_p = point.latency_ms("ttft", percentile)
+        tpot, tpot_p = point.latency_ms("tpot", percentile)
+        for target, value, used, name in (
+            (ttft_target_ms, ttft, ttft_p, "TTFT"),
+            (tpot_target_ms, tpot, tpot_p, "TPOT"),
+        ):
+            if target is None:
+                continue
+            if value is None:
+                return MeasuredCapacity(
+                    False,
+                    f"the sweep has no p{percentile} {name} to judge a p{percentile} target on",
+                )
+            if used != percentile:
+                note = f"p{percentile} {name} target judged on the measured p{used} (stricter)"
+                if note not in notes:
+                    notes.append(note)
+            margin = max(margin, value / target - 1.0)
+        margins.append(margin)
+        values.append((ttft, tpot))
+    meeting = [i for i, m in enumerate(margins) if m <= 0]
+    if not meeting:
+        first = ordered[0]
+        return MeasuredCapacity(
+            False,
+            f"even the lightest measured load ({first.concurrency:g} in flight) misses the "
+            f"p{percentile} target",
+            notes=tuple(notes),
+        )
+    lo = meeting[-1]
+    low = ordered[lo]
+    if lo + 1 == len(ordered):
+        notes.append(
+            "the heaviest measured load still meets the target: the replica may hold more "
+            "(not extrapolated)"
+        )
+        return MeasuredCapacity(
+            True,
+            None,
+            concurrency=low.concurrency,
+            requests_per_s=low.requests_per_s,
+            output_tokens_per_s=low.output_tokens_per_s,
+            ttft_ms=values[lo][0],
+            tpot_ms=values[lo][1],
+            basis=f"the measured point at {low.concurrency:g} in flight",
+            notes=tuple(notes),
+        )
+    high = ordered[lo + 1]
+    frac = margins[lo] / (margins[lo] - margins[lo + 1])  # in [0, 1): margin crosses zero
+
+    def between(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a + frac * (b - a)
+
+    return MeasuredCapacity(
+        True,
+        None,
+        concurrency=between(low.concurrency, high.concurrency),
+        requests_per_s=between(low.requests_per_s, high.requests_per_s),
+        output_tokens_per_s=between(low.output_tokens_per_s, high.output_tokens_per_s),
+        ttft_ms=between(values[lo][0], values[lo + 1][0]),
+        tpot_ms=between(values[lo][1], values[lo + 1][1]),
+        basis=(
+            f"interpolated between the measured points at {low.concurrency:g} and "
+            f"{high.concurrency:g} in flight"
+        ),
+        notes=tuple(notes),
+    )
+
+
+def measured_replicas(
+    capacity: MeasuredCapacity,
+    *,
+    tensor_parallel: int,
+    accelerators_per_server: int,
+    peak_concurrency: float | None,
+    peak_requests_per_s: float | None,
+    headroom_pct: float,
+    n_plus_one: bool,
+) -> ReplicaPlan:
+    """Seed guide step 4 on the measured capacity: peak ÷ capacity, headroom, N+1."""
+    return plan_replicas(
+        tensor_parallel=tensor_parallel,
+        accelerators_per_server=accelerators_per_server,
+        batch_per_replica=capacity.concurrency,
+        requests_per_s_per_replica=capacity.requests_per_s,
+        peak_concurrency=peak_concurrency,
+        peak_requests_per_s=peak_requests_per_s,
+        headroom_pct=headroom_pct,
+        n_plus_one=n_plus_one,
+    )
+
+
+def lengths_mismatch(
+    test: LoadTest,
+    *,
+    input_tokens_mean: float,
+    output_tokens_mean: float,
+    tolerance_pct: float = 20.0,
+) -> str | None:
+    """Why the measurement's mean lengths are not the workload's, or None when they are.
+
+    A replica's capacity depends on the lengths (prefill and KV cache per request), so a
+    measurement more than ``tolerance_pct`` away on either length does not size the workload.
+    """
+    problems = []
+    for name, measured, wanted in (
+        ("input", test.input_tokens_mean, input_tokens_mean),
+        ("output", test.output_tokens_mean, output_tokens_mean),
+    ):
+        if measured is None:
+            problems.append(f"the file does not say its {name} length")
+        elif abs(measured - wanted) > tolerance_pct / 100.0 * wanted:
+            problems.append(
+                f"{name} {measured:,.0f} tokens measured against {wanted:,.0f} in the workload"
+            )
+    if not problems:
+        return None
+    return "Measured on other lengths: " + "; ".join(problems) + "."
+
+
+@dataclass(frozen=True, slots=True)
+class PointComparison:
+    """The engine's model at one measured load beside the measurement (means)."""
+
+    concurrency: float
+    measured_output_tokens_per_s: float
+    model_output_tokens_per_s: float
+    measured_ttft_ms: float | None
+    model_ttft_ms: float
+    measured_tpot_ms: float | None
+    model_tpot_ms: float
+
+    @staticmethod
+    def _diff(model: float, measured: float | None) -> float | None:
+        if not measured:
+            return None
+        return (model - measured) / measured * 100.0
+
+    @property
+    def throughput_diff_pct(self) -> float | None:
+        """Model − measurement, percent of the measurement."""
+        return self._diff(self.model_output_tokens_per_s, self.measured_output_tokens_per_s)
+
+    @property
+    def ttft_diff_pct(self) -> float | None:
+        return self._diff(self.model_ttft_ms, self.measured_ttft_ms)
+
+    @property
+    def tpot_diff_pct(self) -> float | None:
+        return self._diff(self.model_tpot_ms, self.measured_tpot_ms)
+
+
+def compare_with_model(
+    points: Sequence[LoadPoint],
+    shape: ReplicaShape,
+    *,
+    input_tokens_mean: float,
+    output_tokens_mean: float,
+) -> tuple[PointComparison, ...]:
+    """The engine's steady state at each measured load, on the lengths each point measured.
+
+    The model's TTFT is its service time (no wait for a slot): beyond the knee of the curve a
+    measured mean TTFT that includes queueing is far above it, and the table says so in %.
+    """
+    ordered = sorted(points, key=lambda p: p.concurrency)
+    if not ordered:
+        return ()
+    result = []
+    for point in ordered:
+        state = steady_state(
+            shape,
+            np.asarray([max(point.concurrency, 1.0)]),
+            point.input_tokens_mean or input_tokens_mean,
+            point.output_tokens_mean or output_tokens_mean,
+        )
+        result.append(
+            PointComparison(
+                concurrency=point.concurrency,
+                measured_output_tokens_per_s=point.output_tokens_per_s,
+                model_output_tokens_per_s=float(state.output_tokens_per_s[0]),
+                measured_ttft_ms=point.ttft_mean_ms,
+                model_ttft_ms=float(state.ttft_service_ms[0]),
+                measured_tpot_ms=point.tpot_mean_ms,
+                model_tpot_ms=float(state.tpot_ms[0]),
+            )
+        )
+    return tuple(result)
+
+
+def model_correction(comparisons: Sequence[PointComparison]) -> float | None:
+    """Measured ÷ modelled throughput over the sweep (geometric mean), None without points.
+
+    A per-plan correction of the engine for neighbouring candidates (same accelerator family
+    and precision): their modelled capacity is multiplied by it, and labelled as such.
+    """
+    ratios = [
+        c.measured_output_tokens_per_s / c.model_output_tokens_per_s
+        for c in comparisons
+        if c.model_output_tokens_per_s > 0 and c.measured_output_tokens_per_s > 0
+    ]
+    if not ratios:
+        return None
+    return float(np.exp(np.mean(np.log(ratios))))

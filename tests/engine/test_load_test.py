@@ -1,0 +1,225 @@
+"""Load-test results of one replica: the four formats, capacity off the curve, replicas.
+
+Every figure is checked against a hand calculation from the fixtures in
+tests/measured/fixtures (see its README for where each layout comes from).
+"""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from planner.engine.calibration import load_calibration
+from planner.engine.load_test import (
+    LoadTestFormatError,
+    capacity_at_target,
+    compare_with_model,
+    lengths_mismatch,
+    measured_replicas,
+    merge_sweep,
+    model_correction,
+    parse_load_test,
+)
+from planner.engine.performance import replica_shape, steady_state
+from planner.engine.specs import load_accelerators_csv, load_models_csv
+
+FIXTURES = Path(__file__).resolve().parents[1] / "measured" / "fixtures"
+DATA = Path(__file__).resolve().parents[2] / "catalog" / "data"
+
+
+def load(name: str):
+    return parse_load_test(json.loads((FIXTURES / name).read_text()))
+
+
+def vllm_sweep():
+    return merge_sweep([load(p.name) for p in sorted(FIXTURES.glob("vllm-*.json"), reverse=True)])
+
+
+def test_vllm_result_json_reads_load_latency_and_lengths():
+    test = load("vllm-infqps-concurrency16-Llama-3.1-8B-Instruct-20261102-103000.json")
+    (point,) = test.points
+    assert test.tool == "vllm"
+    assert test.model == "meta-llama/Llama-3.1-8B-Instruct"
+    assert test.measured_on == "2026-11-02"
+    # request_rate "inf" with max_concurrency 16: a closed loop holding 16 in flight.
+    assert (point.concurrency, point.concurrency_basis) == (16, "set")
+    assert point.requests_per_s == 4.0 and point.output_tokens_per_s == 1000.0
+    # 400 000 input and 100 000 output tokens over 400 completed requests.
+    assert (point.input_tokens_mean, point.output_tokens_mean) == (1000.0, 250.0)
+    assert (point.ttft_p99_ms, point.tpot_p99_ms, point.ttft_p95_ms) == (300.0, 40.0, None)
+
+
+def test_an_open_loop_vllm_run_gets_its_load_from_littles_law():
+    data = json.loads(
+        (
+            FIXTURES / "vllm-infqps-concurrency4-Llama-3.1-8B-Instruct-20261102-101500.json"
+        ).read_text()
+    )
+    data.update(request_rate=2.0, max_concurrency=None, request_throughput=1.98, mean_e2el_ms=3000)
+    (point,) = parse_load_test(data).points
+    # L = λW = 1.98 requests/s × 3.0 s = 5.94 in flight.
+    assert point.concurrency == pytest.approx(5.94)
+    assert point.concurrency_basis == "littles_law"
+    assert point.request_rate_per_s == 2.0
+
+
+def test_genai_perf_profile_export():
+    test = load("profile_export_genai_perf.json")
+    (point,) = test.points
+    assert test.tool == "genai-perf" and test.model == "meta-llama/Llama-3.1-8B-Instruct"
+    assert (point.concurrency, point.concurrency_basis) == (8, "set")
+    assert point.requests_per_s == 2.5 and point.output_tokens_per_s == 625.0
+    assert (point.ttft_p95_ms, point.ttft_p99_ms) == (240.0, 320.0)
+    assert (point.tpot_mean_ms, point.tpot_p95_ms) == (12.25, 14.0)
+    assert (point.input_tokens_mean, point.output_tokens_mean) == (1000.0, 250.0)
+
+
+def test_genai_perf_units_in_seconds_become_ms():
+    data = json.loads((FIXTURES / "profile_export_genai_perf.json").read_text())
+    data["time_to_first_token"] = {"unit": "s", "avg": 0.15, "p95": 0.24, "p99": 0.32}
+    (point,) = parse_load_test(data).points
+    assert point.ttft_p95_ms == pytest.approx(240.0)
+
+
+def test_llmperf_summary_in_seconds_and_per_minute():
+    test = load("meta-llama-Llama-3-1-8B-Instruct_1000_250_summary.json")
+    (point,) = test.points
+    assert test.tool == "llmperf"
+    assert test.measured_on == "2026-11-03"  # timestamp 1793700000 = 2026-11-03T10:00Z
+    # 150 completed requests a minute = 2.5 requests/s; seconds → ms.
+    assert point.requests_per_s == pytest.approx(2.5)
+    assert point.ttft_p95_ms == pytest.approx(240.0)
+    assert point.tpot_p99_ms == pytest.approx(15.5)
+    assert point.concurrency == 8
+    # Little's law agrees with the set concurrency: 2.5 requests/s × 3.2 s = 8.
+    assert point.requests_per_s * point.e2e_mean_ms / 1000 == pytest.approx(point.concurrency)
+
+
+def test_guidellm_report_is_a_whole_sweep():
+    test = load("benchmarks.json")
+    assert test.tool == "guidellm"
+    assert [p.concurrency for p in test.points] == [4, 16, 64]
+    assert [p.concurrency_basis for p in test.points] == ["set"] * 3
+    second = test.points[1]
+    assert (second.ttft_p95_ms, second.ttft_p99_ms) == (250.0, 300.0)
+    # TPOT after the first token is GuideLLM's inter-token latency, not its TPOT.
+    assert (second.tpot_mean_ms, second.tpot_p95_ms) == (30.0, 36.0)
+    assert second.e2e_mean_ms == pytest.approx(180 + 249 * 30)
+
+
+def test_a_file_of_another_kind_is_refused_with_the_formats_named():
+    with pytest.raises(LoadTestFormatError, match="GuideLLM"):
+        parse_load_test({"hello": 1})
+    with pytest.raises(LoadTestFormatError, match="JSON object"):
+        parse_load_test([1, 2])
+    with pytest.raises(LoadTestFormatError, match="output_throughput"):
+        parse_load_test({"mean_ttft_ms": 10, "request_throughput": 1, "max_concurrency": 4})
+
+
+def test_capacity_is_interpolated_between_the_measured_points_around_the_target():
+    sweep = vllm_sweep()
+    assert [p.concurrency for p in sweep.points] == [4, 16, 64]
+    capacity = capacity_at_target(
+        sweep.points, ttft_target_ms=500, tpot_target_ms=50, percentile=99
+    )
+    # Margins (latency ÷ target − 1, the worse of the two):
+    #   16 in flight: max(300/500, 40/50) − 1 = −0.2;  64: max(1500/500, 60/50) − 1 = 2.0.
+    # frac = −0.2 / (−0.2 − 2.0) = 1/11 → 16 + 48/11 = 20.36 in flight, 4 + 6/11 requests/s.
+    assert capacity.feasible
+    assert capacity.concurrency == pytest.approx(16 + 48 / 11)
+    assert capacity.requests_per_s == pytest.approx(4 + 6 / 11)
+    assert capacity.output_tokens_per_s == pytest.approx(1000 + 1500 / 11)
+    assert "between the measured points at 16 and 64" in capacity.basis
+    assert capacity.notes == ()
+
+
+def test_a_p95_target_on_a_p99_only_file_is_judged_on_p99_and_says_so():
+    capacity = capacity_at_target(
+        vllm_sweep().points, ttft_target_ms=500, tpot_target_ms=50, percentile=95
+    )
+    assert capacity.concurrency == pytest.approx(16 + 48 / 11)
+    assert any("judged on the measured p99" in note for note in capacity.notes)
+
+
+def test_a_p99_target_is_never_judged_on_p95():
+    points = [replace(p, ttft_p99_ms=None) for p in load("benchmarks.json").points]
+    capacity = capacity_at_target(points, ttft_target_ms=500, tpot_target_ms=50, percentile=99)
+    assert not capacity.feasible
+    assert "no p99 TTFT" in capacity.reason
+
+
+def test_guidellm_capacity_at_p95():
+    capacity = capacity_at_target(
+        load("benchmarks.json").points, ttft_target_ms=500, tpot_target_ms=50, percentile=95
+    )
+    # 16: max(250/500, 36/50) − 1 = −0.28; 64: max(1100/500, 55/50) − 1 = 1.2.
+    frac = 0.28 / 1.48
+    assert capacity.concurrency == pytest.approx(16 + frac * 48)
+    assert capacity.tpot_ms == pytest.approx(36 + frac * 19)
+
+
+def test_capacity_is_never_extrapolated_past_the_heaviest_point():
+    capacity = capacity_at_target(
+        vllm_sweep().points, ttft_target_ms=5000, tpot_target_ms=100, percentile=99
+    )
+    assert capacity.concurrency == 64 and capacity.requests_per_s == 10.0
+    assert "may hold more" in capacity.notes[-1]
+
+
+def test_a_target_even_the_lightest_load_misses_is_infeasible():
+    capacity = capacity_at_target(
+        vllm_sweep().points, ttft_target_ms=100, tpot_target_ms=None, percentile=99
+    )
+    assert not capacity.feasible
+    assert "lightest measured load (4 in flight)" in capacity.reason
+
+
+def test_replicas_follow_the_guides_rule_on_the_measured_capacity():
+    capacity = capacity_at_target(
+        vllm_sweep().points, ttft_target_ms=500, tpot_target_ms=50, percentile=99
+    )
+    plan = measured_replicas(
+        capacity,
+        tensor_parallel=1,
+        accelerators_per_server=8,
+        peak_concurrency=200,
+        peak_requests_per_s=None,
+        headroom_pct=10,
+        n_plus_one=True,
+    )
+    # 200 ÷ 20.36 = 9.82 replicas; ÷ 0.9 headroom = 10.9 → 11; N+1 → 12 on 2 servers.
+    assert (plan.replicas_for_load, plan.replicas_with_headroom, plan.replicas) == (10, 11, 12)
+    assert plan.servers == 2
+
+
+def test_lengths_other_than_the_workloads_are_named():
+    sweep = vllm_sweep()
+    assert lengths_mismatch(sweep, input_tokens_mean=1100, output_tokens_mean=240) is None
+    message = lengths_mismatch(sweep, input_tokens_mean=4000, output_tokens_mean=250)
+    assert message.startswith("Measured on other lengths")
+    assert "input 1,000 tokens measured against 4,000" in message
+    assert "output" not in message
+
+
+def test_the_model_beside_the_measurement_at_the_same_loads():
+    models = load_models_csv(DATA / "models.csv")
+    accelerators = load_accelerators_csv(DATA / "accelerators.csv")
+    shape = replica_shape(
+        models["llama-3.1-8b"], accelerators["h100-sxm"], "fp8", 1, load_calibration()
+    )
+    rows = compare_with_model(
+        vllm_sweep().points, shape, input_tokens_mean=1000, output_tokens_mean=250
+    )
+    assert [r.concurrency for r in rows] == [4, 16, 64]
+    state = steady_state(shape, 16.0, 1000, 250)
+    middle = rows[1]
+    assert middle.model_output_tokens_per_s == pytest.approx(float(state.output_tokens_per_s[0]))
+    assert middle.throughput_diff_pct == pytest.approx(
+        (middle.model_output_tokens_per_s - 1000) / 1000 * 100
+    )
+    assert middle.tpot_diff_pct == pytest.approx((middle.model_tpot_ms - 30) / 30 * 100)
+    # Geometric mean of measured ÷ modelled throughput over the three points.
+    ratios = [r.measured_output_tokens_per_s / r.model_output_tokens_per_s for r in rows]
+    assert model_correction(rows) == pytest.approx((ratios[0] * ratios[1] * ratios[2]) ** (1 / 3))
+    assert model_correction(()) is None
