@@ -195,9 +195,13 @@ def _with_fleet(candidate, target: sweep_engine.Workload):
 
 
 def _workload_sweep_base(
-    workload: Workload, *, all_precisions: bool
+    workload: Workload, *, all_precisions: bool, measured: bool = True
 ) -> tuple[sweep_engine.SweepResult, sweep_engine.Workload]:
-    """The cached per-replica sweep of the workload, and its target with the peak."""
+    """The cached per-replica sweep of the workload, and its target with the peak.
+
+    With ``measured``, a candidate with a load test attached takes its capacity from the
+    measurement (planner.measured), the others stay modelled.
+    """
     precisions = ("bf16", "fp8", "int4", "fp4") if all_precisions else None
     target = engine_workload(workload, precisions=precisions)
     per_replica_target = replace(
@@ -209,12 +213,18 @@ def _workload_sweep_base(
         tuple(sorted(accelerator_prices_usd_per_hour().items())),
         per_replica_target,
     )
+    if measured:
+        from planner.measured.services import apply_measurements  # that app builds on this one
+
+        base = apply_measurements(workload, base)
     return base, target
 
 
-def workload_sweep(workload: Workload, *, all_precisions: bool = False) -> sweep_engine.SweepResult:
+def workload_sweep(
+    workload: Workload, *, all_precisions: bool = False, measured: bool = True
+) -> sweep_engine.SweepResult:
     """Every accelerator × TP candidate for the workload (its precision, or all four)."""
-    base, target = _workload_sweep_base(workload, all_precisions=all_precisions)
+    base, target = _workload_sweep_base(workload, all_precisions=all_precisions, measured=measured)
     candidates = tuple(_with_fleet(c, target) for c in base.candidates)
     best = next(
         (c for c in candidates if c.feasible and c.usd_per_million_output_tokens is not None),

@@ -33,6 +33,7 @@ urlpatterns = [
     path("plans/<int:plan_id>/", plans.plan_detail, name="plan_detail"),
     path("plans/<int:plan_id>/edit/", plans.plan_edit, name="plan_edit"),
     path("plans/<int:plan_id>/", include("planner.facility.urls")),
+    path("plans/<int:plan_id>/", include("planner.measured.urls")),
     path("plans/<int:plan_id>/workloads/new/", workloads.workload_add, name="workload_add"),
     path(
         "plans/<int:plan_id>/workloads/<int:workload_id>/",

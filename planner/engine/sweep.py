@@ -20,7 +20,7 @@ from planner.engine.performance import Calibration
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
 from planner.engine.uncertainty import error_band
 
-__all__ = ["SweepCandidate", "SweepResult", "Workload", "sweep"]
+__all__ = ["SweepCandidate", "SweepResult", "Workload", "sweep", "usd_per_million_output_tokens"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +71,15 @@ class Workload:
         unknown = [p for p in self.precisions if p not in PRECISIONS]
         if unknown or not self.precisions:
             raise EngineInputError(f"precisions must be among {', '.join(PRECISIONS)}.")
+
+
+def usd_per_million_output_tokens(
+    tensor_parallel: int, usd_per_accelerator_hour: float | None, output_tokens_per_s: float
+) -> float | None:
+    """Accelerator cost of a million output tokens at a replica's throughput, or None."""
+    if usd_per_accelerator_hour is None or output_tokens_per_s <= 0:
+        return None
+    return tensor_parallel * usd_per_accelerator_hour / (output_tokens_per_s * 3600.0) * 1e6
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,9 +232,7 @@ def sweep(
                     continue
                 point = cap.point
                 band = error_band(calibration, accelerator.family, precision, model)
-                cost = None
-                if price is not None and point.output_tokens_per_s > 0:
-                    cost = tp * price / (point.output_tokens_per_s * 3600.0) * 1e6
+                cost = usd_per_million_output_tokens(tp, price, point.output_tokens_per_s)
                 replicas = accels = servers = None
                 fleet_cost = None
                 if has_peak:

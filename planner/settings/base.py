@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "template_partials",
     "planner",
     "planner.facility",
+    "planner.measured",
     "planner.sharing",
     "catalog",
     "sourcing",

@@ -1,0 +1,272 @@
+"""Load tests attached to a workload's candidates: read, store, apply to the sizing table.
+
+The maths is in :mod:`planner.engine.load_test`; this module fetches, stores and joins it to
+:mod:`planner.sizing` (which calls :func:`apply_measurements` on every sweep it builds).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from datetime import date
+
+from django.db import transaction
+
+from catalog.models import Accelerator
+from planner import sizing
+from planner.engine.load_test import (
+    LoadTest,
+    LoadTestFormatError,
+    MeasuredCapacity,
+    PointComparison,
+    capacity_at_target,
+    compare_with_model,
+    lengths_mismatch,
+    merge_sweep,
+    model_correction,
+    parse_load_test,
+)
+from planner.engine.performance import replica_shape
+from planner.engine.specs import accelerator_family
+from planner.engine.sweep import SweepResult, usd_per_million_output_tokens
+from planner.measured.models import LoadTestSweep
+from planner.models import Workload
+
+MAX_FILE_BYTES = 20 * 1024 * 1024  # a result file is kilobytes; GuideLLM's with requests, MBs
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """A stored sweep judged against the workload's current targets and lengths."""
+
+    sweep: LoadTestSweep
+    test: LoadTest
+    capacity: MeasuredCapacity
+    mismatch: str | None
+
+    @property
+    def applied(self) -> bool:
+        """True when it sizes its candidate (lengths match the workload's)."""
+        return self.mismatch is None
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """The engine corrected for a candidate from a neighbour's measurement."""
+
+    factor: float
+    sweep: LoadTestSweep
+
+
+def read_files(files) -> LoadTest:
+    """Parse uploaded result files (one sweep) into one curve.
+
+    Raises:
+        LoadTestFormatError: a file that is not JSON or not a format we read, named.
+    """
+    tests = []
+    for upload in files:
+        if upload.size > MAX_FILE_BYTES:
+            raise LoadTestFormatError(f"{upload.name}: larger than 20 MB, not a result file")
+        try:
+            data = json.loads(upload.read().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise LoadTestFormatError(f"{upload.name}: not JSON ({exc})") from None
+        try:
+            tests.append(parse_load_test(data))
+        except LoadTestFormatError as exc:
+            raise LoadTestFormatError(f"{upload.name}: {exc}") from None
+    tools = {t.tool for t in tests}
+    if len(tools) > 1:
+        raise LoadTestFormatError(
+            "one sweep comes from one tool; these files mix " + ", ".join(sorted(tools))
+        )
+    return merge_sweep(tests)
+
+
+@transaction.atomic
+def sweep_attach(
+    *,
+    workload: Workload,
+    test: LoadTest,
+    file_names: list[str],
+    accelerator: Accelerator,
+    precision: str,
+    tensor_parallel: int,
+    serving_stack: str,
+    stack_version: str,
+    measured_on: date | None,
+    user,
+) -> LoadTestSweep:
+    """Store the sweep for the candidate (replacing an earlier one) and re-plan the choice."""
+    sweep, _ = LoadTestSweep.objects.update_or_create(
+        workload=workload,
+        accelerator=accelerator,
+        precision=precision,
+        tensor_parallel=tensor_parallel,
+        defaults={
+            "organisation": workload.plan.organisation,
+            "tool": test.tool,
+            "model_name": test.model[:200],
+            "serving_stack": (serving_stack or test.serving_stack)[:60],
+            "stack_version": (stack_version or test.stack_version)[:60],
+            "file_names": ", ".join(file_names)[:1000],
+            "measured_on": measured_on
+            or (date.fromisoformat(test.measured_on) if test.measured_on else None),
+            "points": [asdict(p) for p in test.points],
+            "uploaded_by": user,
+        },
+    )
+    _replan(workload)
+    return sweep
+
+
+def _replan(workload: Workload) -> None:
+    workload.__dict__.pop("_measurements", None)
+    if workload.has_choice:
+        sizing.chosen_replan(workload)
+        workload.save()
+
+
+@transaction.atomic
+def sweep_delete(sweep: LoadTestSweep) -> None:
+    workload = sweep.workload
+    sweep.delete()
+    _replan(workload)
+
+
+@transaction.atomic
+def sweep_set_correction(sweep: LoadTestSweep, enabled: bool) -> None:
+    sweep.correct_neighbours = enabled
+    sweep.save(update_fields=["correct_neighbours"])
+    _replan(sweep.workload)
+
+
+def _inputs(workload: Workload) -> tuple:
+    return (
+        workload.ttft_ms, workload.tpot_ms, workload.e2e_s, workload.percentile,
+        workload.input_tokens_mean, workload.output_tokens_mean, workload.output_tokens_p95,
+    )  # fmt: skip
+
+
+def workload_measurements(workload: Workload) -> dict[str, Measurement]:
+    """The workload's sweeps by candidate key, judged on its current inputs (one query).
+
+    Cached on the instance for its current inputs: the sizing table, its badges and the
+    chosen plan's re-plan share one read.
+    """
+    cached = workload.__dict__.get("_measurements")
+    if cached is not None and cached[0] == _inputs(workload):
+        return cached[1]
+    result: dict[str, Measurement] = {}
+    if workload.pk is not None:
+        target = sizing.engine_workload(workload)
+        sweeps = LoadTestSweep.objects.filter(
+            workload_id=workload.pk, organisation_id=workload.plan.organisation_id
+        ).select_related("accelerator")
+        for sweep in sweeps:
+            test = sweep.load_test()
+            capacity = capacity_at_target(
+                test.points,
+                ttft_target_ms=target.ttft_ms,
+                tpot_target_ms=target.tpot_ms,
+                percentile=workload.percentile,
+            )
+            mismatch = lengths_mismatch(
+                test,
+                input_tokens_mean=workload.input_tokens_mean,
+                output_tokens_mean=workload.output_tokens_mean,
+            )
+            result[sweep.candidate_key] = Measurement(sweep, test, capacity, mismatch)
+    workload.__dict__["_measurements"] = (_inputs(workload), result)
+    return result
+
+
+def comparison(workload: Workload, sweep: LoadTestSweep) -> tuple[PointComparison, ...]:
+    """The engine's model at the sweep's measured loads, on the sweep's candidate."""
+    model = sizing.model_spec(workload.model)
+    accelerator = sizing.accelerator_specs().get(sweep.accelerator.slug)
+    if accelerator is None:
+        return ()
+    shape = replica_shape(
+        model, accelerator, sweep.precision, sweep.tensor_parallel, sizing.calibration()
+    )
+    return compare_with_model(
+        sweep.load_test().points,
+        shape,
+        input_tokens_mean=workload.input_tokens_mean,
+        output_tokens_mean=workload.output_tokens_mean,
+    )
+
+
+def corrections(workload: Workload) -> dict[tuple[str, str], Correction]:
+    """Per-plan corrections of the engine by (accelerator family, precision)."""
+    found = {}
+    for m in workload_measurements(workload).values():
+        if m.sweep.correct_neighbours and m.applied:
+            factor = model_correction(comparison(workload, m.sweep))
+            if factor is not None:
+                family = accelerator_family(m.sweep.accelerator.slug)
+                found[(family, m.sweep.precision)] = Correction(factor, m.sweep)
+    return found
+
+
+def candidate_correction(workload: Workload, candidate) -> Correction | None:
+    """The correction applied to a modelled candidate, or None."""
+    if sizing.candidate_key(candidate) in workload_measurements(workload):
+        return None
+    fixes = workload.__dict__.get("_corrections")
+    if fixes is None:
+        fixes = workload.__dict__["_corrections"] = corrections(workload)
+    return fixes.get((accelerator_family(candidate.accelerator_slug), candidate.precision))
+
+
+def apply_measurements(workload: Workload, result: SweepResult) -> SweepResult:
+    """Candidates with a sweep take their per-replica capacity from it; neighbours of a sweep
+    marked as a correction take the engine's capacity × measured ÷ modelled throughput.
+
+    A sweep measured on other lengths than the workload's is not applied (the page says so).
+    Replicas then follow in :func:`planner.sizing._with_fleet` (plan_replicas, as modelled).
+    """
+    measurements = workload_measurements(workload)
+    if not measurements:
+        return result
+    workload.__dict__.pop("_corrections", None)
+    candidates = []
+    for c in result.candidates:
+        m = measurements.get(sizing.candidate_key(c))
+        if m is not None and m.applied:
+            cap = m.capacity
+            if cap.feasible:
+                c = replace(
+                    c,
+                    feasible=True,
+                    infeasible_reason=None,
+                    batch_per_replica=round(cap.concurrency, 1),
+                    requests_per_s_per_replica=cap.requests_per_s,
+                    output_tokens_per_s_per_replica=cap.output_tokens_per_s,
+                    ttft_ms=cap.ttft_ms,
+                    tpot_ms=cap.tpot_ms,
+                    usd_per_million_output_tokens=usd_per_million_output_tokens(
+                        c.tensor_parallel, c.usd_per_accelerator_hour, cap.output_tokens_per_s
+                    ),
+                    provenance=f"measured ({m.sweep.get_tool_display()})",
+                )
+            else:
+                c = replace(c, feasible=False, infeasible_reason=f"measured: {cap.reason}")
+        elif c.feasible:
+            fix = candidate_correction(workload, c)
+            if fix is not None:
+                tokens_per_s = c.output_tokens_per_s_per_replica * fix.factor
+                c = replace(
+                    c,
+                    batch_per_replica=round(c.batch_per_replica * fix.factor, 1),
+                    requests_per_s_per_replica=c.requests_per_s_per_replica * fix.factor,
+                    output_tokens_per_s_per_replica=tokens_per_s,
+                    usd_per_million_output_tokens=usd_per_million_output_tokens(
+                        c.tensor_parallel, c.usd_per_accelerator_hour, tokens_per_s
+                    ),
+                    provenance=f"corrected ×{fix.factor:.2f} by a measured sweep",
+                )
+        candidates.append(c)
+    return SweepResult(tuple(candidates), result.best)

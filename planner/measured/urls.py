@@ -1,0 +1,30 @@
+"""URLs of a workload's measurements, included under /plans/<plan_id>/."""
+
+from django.urls import path
+
+from planner.measured import views
+
+app_name = "measured"
+
+urlpatterns = [
+    path(
+        "workloads/<int:workload_id>/measured/",
+        views.measurements_view,
+        name="measurements",
+    ),
+    path(
+        "workloads/<int:workload_id>/measured/sweeps/<int:sweep_id>/",
+        views.sweep_detail_view,
+        name="sweep_detail",
+    ),
+    path(
+        "workloads/<int:workload_id>/measured/sweeps/<int:sweep_id>/correction/",
+        views.sweep_correction_view,
+        name="sweep_correction",
+    ),
+    path(
+        "workloads/<int:workload_id>/measured/sweeps/<int:sweep_id>/delete/",
+        views.sweep_delete_view,
+        name="sweep_delete",
+    ),
+]

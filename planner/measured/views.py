@@ -1,0 +1,183 @@
+"""Pages of a workload's load tests: attach a sweep, see it against the model, remove it.
+
+Thin: fetch the workload through ``workload_or_404`` (the organisation's or a 404), then call
+:mod:`planner.measured.services`. Viewers read; owners and consultants change.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from catalog.models import Accelerator
+from catalog.selectors import catalog_version_pinned
+from planner import sizing
+from planner.engine.load_test import LoadTestFormatError, measured_replicas, model_correction
+from planner.measured import charts, services
+from planner.measured.forms import SweepUploadForm
+from planner.measured.models import LoadTestSweep
+from planner.permissions import editor_required, member_required
+from planner.views.workloads import workload_or_404
+
+
+def _sweep_or_404(request: HttpRequest, workload, sweep_id: int) -> LoadTestSweep:
+    sweep = (
+        LoadTestSweep.objects.select_related("accelerator")
+        .filter(organisation=request.organisation, workload=workload, pk=sweep_id)
+        .first()
+    )
+    if sweep is None:
+        raise Http404("No such load test.")
+    return sweep
+
+
+@member_required
+@require_http_methods(["GET", "POST"])
+def measurements_view(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
+    """The workload's load tests and the form that attaches one to a candidate."""
+    workload = workload_or_404(request, plan_id, workload_id)
+    initial = {}
+    key = request.GET.get("candidate", "")
+    if key.count("|") == 2:
+        slug, precision, tp = key.split("|")
+        initial = {"precision": precision, "tensor_parallel": tp}
+        accelerator = Accelerator.objects.filter(slug=slug).first()
+        if accelerator is not None:
+            initial["accelerator"] = accelerator.pk
+    else:
+        initial = {"precision": workload.precision}
+    form = SweepUploadForm(request.POST or None, request.FILES or None, initial=initial)
+    status = 200
+    if request.method == "POST":
+        if not request.membership.can_edit:
+            return HttpResponse("Viewers can read plans but not change them.", status=403)
+        if form.is_valid():
+            files = form.cleaned_data["files"]
+            try:
+                test = services.read_files(files)
+            except LoadTestFormatError as exc:
+                form.add_error("files", str(exc))
+            else:
+                with catalog_version_pinned():
+                    sweep = services.sweep_attach(
+                        workload=workload,
+                        test=test,
+                        file_names=[f.name for f in files],
+                        accelerator=form.cleaned_data["accelerator"],
+                        precision=form.cleaned_data["precision"],
+                        tensor_parallel=form.cleaned_data["tensor_parallel"],
+                        serving_stack=form.cleaned_data["serving_stack"],
+                        stack_version=form.cleaned_data["stack_version"],
+                        measured_on=form.cleaned_data["measured_on"],
+                        user=request.user,
+                    )
+                messages.success(request, f"Load test attached ({len(test.points)} points).")
+                return redirect(
+                    "measured:sweep_detail", plan_id=plan_id, workload_id=workload.pk,
+                    sweep_id=sweep.pk,
+                )  # fmt: skip
+        status = 400
+    with catalog_version_pinned():
+        measurements = services.workload_measurements(workload)
+    return render(
+        request,
+        "measured/measurements.html",
+        {
+            "plan": workload.plan,
+            "workload": workload,
+            "section": "overview",
+            "form": form,
+            "measurements": list(measurements.values()),
+            "can_edit": bool(request.membership and request.membership.can_edit),
+        },
+        status=status,
+    )
+
+
+def _replicas(workload, candidate):
+    return candidate.replicas if candidate is not None and candidate.feasible else None
+
+
+@member_required
+def sweep_detail_view(
+    request: HttpRequest, plan_id: int, workload_id: int, sweep_id: int
+) -> HttpResponse:
+    """One sweep: its capacity at the target, replicas measured and modelled, the model's error."""
+    workload = workload_or_404(request, plan_id, workload_id)
+    sweep = _sweep_or_404(request, workload, sweep_id)
+    with catalog_version_pinned():
+        measurement = services.workload_measurements(workload)[sweep.candidate_key]
+        rows = services.comparison(workload, sweep)
+        key = sweep.candidate_key
+        modelled = sizing.candidate_find(
+            sizing.workload_sweep(workload, all_precisions=True, measured=False), key
+        )
+        measured = sizing.candidate_find(sizing.workload_sweep(workload, all_precisions=True), key)
+    plan_by_measurement = None
+    capacity = measurement.capacity
+    has_peak = workload.peak_concurrency or workload.peak_requests_per_s
+    if capacity.feasible and has_peak and modelled is not None:
+        plan_by_measurement = measured_replicas(
+            capacity,
+            tensor_parallel=sweep.tensor_parallel,
+            accelerators_per_server=modelled.accelerators_per_server,
+            peak_concurrency=workload.peak_concurrency,
+            peak_requests_per_s=workload.peak_requests_per_s,
+            headroom_pct=float(workload.headroom_pct),
+            n_plus_one=workload.n_plus_one,
+        )
+    return render(
+        request,
+        "measured/sweep_detail.html",
+        {
+            "plan": workload.plan,
+            "workload": workload,
+            "section": "overview",
+            "sweep": sweep,
+            "measurement": measurement,
+            "rows": rows,
+            "figure": charts.measured_vs_modelled_figure(rows) if rows else None,
+            "modelled": modelled,
+            "measured": measured,
+            "modelled_replicas": _replicas(workload, modelled),
+            "plan_by_measurement": plan_by_measurement,
+            "correction": model_correction(rows) if rows else None,
+            "can_edit": bool(request.membership and request.membership.can_edit),
+        },
+    )
+
+
+@editor_required
+@require_POST
+def sweep_correction_view(
+    request: HttpRequest, plan_id: int, workload_id: int, sweep_id: int
+) -> HttpResponse:
+    workload = workload_or_404(request, plan_id, workload_id)
+    sweep = _sweep_or_404(request, workload, sweep_id)
+    enabled = request.POST.get("enabled") == "1"
+    with catalog_version_pinned():
+        services.sweep_set_correction(sweep, enabled)
+    messages.success(
+        request,
+        "Neighbouring candidates now use the measured correction."
+        if enabled
+        else "Neighbouring candidates are modelled again.",
+    )
+    return redirect(
+        "measured:sweep_detail", plan_id=plan_id, workload_id=workload_id, sweep_id=sweep.pk
+    )
+
+
+@editor_required
+@require_POST
+def sweep_delete_view(
+    request: HttpRequest, plan_id: int, workload_id: int, sweep_id: int
+) -> HttpResponse:
+    workload = workload_or_404(request, plan_id, workload_id)
+    sweep = _sweep_or_404(request, workload, sweep_id)
+    with catalog_version_pinned():
+        services.sweep_delete(sweep)
+    messages.success(request, "Load test removed; the candidate is modelled again.")
+    return redirect("measured:measurements", plan_id=plan_id, workload_id=workload_id)

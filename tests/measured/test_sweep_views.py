@@ -1,0 +1,161 @@
+"""Attaching a load test to a candidate: what the consultant sees and what is saved."""
+
+import re
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from catalog.models import Accelerator, ModelArchitecture
+from planner.measured.models import LoadTestSweep
+from planner.models import Client, Plan, Workload
+from tests.conftest import make_member
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+KEY = "h100-sxm|fp8|1"
+
+
+@pytest.fixture
+def workload(org_a, catalog):
+    client = Client.objects.create(organisation=org_a, name="Acme")
+    plan = Plan.objects.create(organisation=org_a, client=client, name="Support", currency="EUR")
+    return Workload.objects.create(
+        plan=plan, name="Chat", model=ModelArchitecture.objects.get(slug="llama-3.1-8b"),
+        precision="fp8", input_tokens_mean=1000, output_tokens_mean=250, percentile=99,
+        ttft_ms=500, tpot_ms=50, peak_concurrency=200, headroom_pct=10, n_plus_one=True,
+    )  # fmt: skip
+
+
+def vllm_files():
+    return [
+        SimpleUploadedFile(p.name, p.read_bytes(), content_type="application/json")
+        for p in sorted(FIXTURES.glob("vllm-*.json"))
+    ]
+
+
+def upload(client, workload, files, **fields):
+    data = {
+        "files": files,
+        "accelerator": Accelerator.objects.get(slug="h100-sxm").pk,
+        "precision": "fp8",
+        "tensor_parallel": 1,
+        "serving_stack": "vLLM",
+        "stack_version": "0.11.0",
+        **fields,
+    }
+    url = reverse("measured:measurements", args=[workload.plan_id, workload.pk])
+    return client.post(url, data)
+
+
+def sizing_page(client, workload) -> str:
+    """Every TP of every accelerator (by default the table keeps the cheapest TP of each)."""
+    url = reverse("workload_sizing", args=[workload.plan_id, workload.pk]) + "?tp=all"
+    return client.get(url).content.decode()
+
+
+def row_of(page: str, key: str) -> str:
+    start = page.index(f'data-key="{key}"')
+    return page[start : page.index("</tr>", start)]
+
+
+def test_a_sweep_sizes_its_candidate_and_the_row_says_measured(client, consultant_a, workload):
+    client.force_login(consultant_a)
+    before = row_of(sizing_page(client, workload), KEY)
+    assert "measured" not in before
+
+    response = upload(client, workload, vllm_files())
+
+    sweep = LoadTestSweep.objects.get()
+    assert response.status_code == 302
+    assert (sweep.tool, sweep.tensor_parallel, len(sweep.points)) == ("vllm", 1, 3)
+    assert sweep.measured_on.isoformat() == "2026-11-02"
+    assert sweep.organisation_id == workload.plan.organisation_id
+    row = row_of(sizing_page(client, workload), KEY)
+    assert 'data-testid="measured-badge"' in row
+    assert "2026-11-02" in row
+    # 16 + 48/11 = 20.4 in flight per replica; 200 ÷ 20.36 ÷ 0.9 → 11, N+1 → 12 replicas.
+    cells = re.findall(r'<td class="num">([^<]*)</td>', row)
+    # TP, batch per replica, TTFT, TPOT, tokens/s, replicas, accelerators, servers, ...
+    assert cells[1] == "20.4"
+    assert cells[5:8] == ["12", "12", "2"]
+
+
+def test_the_detail_shows_measured_and_modelled_replicas_and_the_models_error(
+    client, consultant_a, workload
+):
+    client.force_login(consultant_a)
+    response = upload(client, workload, vllm_files())
+    page = client.get(response.url).content.decode()
+    assert 'data-testid="measured-capacity"' in page
+    assert "interpolated between the measured points at 16 and 64 in flight" in page
+    assert '<td class="num" data-testid="measured-replicas">12</td>' in page
+    assert 'data-testid="modelled-replicas"' in page
+    assert 'data-plotly-figure="measured-figure"' in page
+    table = page[page.index('data-testid="model-error"') :]
+    assert table.count("<tr>") == 4  # header and the three measured loads
+
+
+def test_a_sweep_on_other_lengths_says_so_and_is_not_applied(client, consultant_a, workload):
+    workload.input_tokens_mean = 4000
+    workload.save()
+    client.force_login(consultant_a)
+    response = upload(client, workload, vllm_files())
+    page = client.get(response.url).content.decode()
+    assert "Measured on other lengths: input 1,000 tokens measured against 4,000" in page
+    row = row_of(sizing_page(client, workload), KEY)
+    assert 'data-testid="measured-not-applied"' in row
+    assert 'data-testid="measured-badge"' not in row
+
+
+def test_a_file_that_is_not_a_load_test_is_refused_next_to_the_field(
+    client, consultant_a, workload
+):
+    client.force_login(consultant_a)
+    bad = SimpleUploadedFile("notes.json", b'{"hello": 1}', content_type="application/json")
+    response = upload(client, workload, [bad])
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert "notes.json: not a load-test result this planner reads" in page
+    assert 'value="0.11.0"' in page  # what was typed is kept
+    assert not LoadTestSweep.objects.exists()
+
+
+def test_a_chosen_candidate_is_replanned_on_the_measurement(client, consultant_a, workload):
+    client.force_login(consultant_a)
+    client.post(
+        reverse("workload_choose", args=[workload.plan_id, workload.pk]), {"candidate": KEY}
+    )
+    workload.refresh_from_db()
+    modelled = workload.chosen_replicas
+    upload(client, workload, vllm_files())
+    workload.refresh_from_db()
+    assert workload.chosen_replicas == 12 != modelled
+    # Removing it gives the model back.
+    sweep = LoadTestSweep.objects.get()
+    client.post(reverse("measured:sweep_delete", args=[workload.plan_id, workload.pk, sweep.pk]))
+    workload.refresh_from_db()
+    assert workload.chosen_replicas == modelled
+
+
+def test_correcting_neighbours_is_labelled_on_their_rows(client, consultant_a, workload):
+    client.force_login(consultant_a)
+    upload(client, workload, vllm_files())
+    sweep = LoadTestSweep.objects.get()
+    client.post(
+        reverse("measured:sweep_correction", args=[workload.plan_id, workload.pk, sweep.pk]),
+        {"enabled": "1"},
+    )
+    sweep.refresh_from_db()
+    assert sweep.correct_neighbours
+    neighbour = row_of(sizing_page(client, workload), "h100-sxm|fp8|2")
+    assert 'data-testid="corrected-badge"' in neighbour
+
+
+def test_other_organisations_and_viewers(client, org_a, owner_b, workload):
+    client.force_login(make_member(org_a, "viewer_m", "viewer"))
+    assert upload(client, workload, vllm_files()).status_code == 403
+    assert not LoadTestSweep.objects.exists()
+    client.force_login(owner_b)
+    url = reverse("measured:measurements", args=[workload.plan_id, workload.pk])
+    assert client.get(url).status_code == 404
