@@ -1,0 +1,409 @@
+"""A client's request log: row by row in, the workload's traffic figures out.
+
+Seed guide, "a working method": start from the real traffic profile and "estimate peak
+concurrency, not average traffic. Spikes decide whether you meet the target." Rows are read one
+at a time (:func:`read_rows` over an iterator of lines, so a large file is never held whole)
+into a :class:`TrafficAccumulator`, which keeps per request type the lengths, the arrivals and
+request times, and the counts per minute, hour, hour of day, week and region; its
+:meth:`TrafficAccumulator.result` gives one frozen :class:`TrafficProfile` per request type.
+
+Definitions:
+
+- Percentiles: linear interpolation between order statistics (Hyndman & Fan type 7, NumPy's
+  default): p95 of 1..20 is 19.05.
+- Busiest minute / hour: the most requests that arrived in one clock minute / hour, ÷ 60 / 3600.
+- Burstiness: the busiest minute's rate ÷ the mean rate of the clock hour around it.
+- Peak concurrency: with request times, the most requests in flight at once (arrival to
+  arrival + duration); without, Little's law L = λW on the busiest minute's rate and a given
+  request time W (:func:`planner.engine.demand.concurrency_from_rate`), and it says which.
+- Growth: least-squares slope of requests per full week (UTC weeks from the first Monday),
+  as % of the mean week, when the log spans two full weeks or more.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from array import array
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from planner.engine.demand import concurrency_from_rate
+
+__all__ = [
+    "COLUMN_PRESETS",
+    "FIELDS",
+    "LogRow",
+    "TrafficAccumulator",
+    "TrafficLogError",
+    "TrafficProfile",
+    "percentile",
+    "read_rows",
+]
+
+# The row's fields and whether a mapping must name them.
+FIELDS = {
+    "timestamp": True,
+    "input_tokens": True,
+    "output_tokens": True,
+    "duration_s": False,
+    "duration_ms": False,
+    "end_timestamp": False,
+    "ttft_ms": False,
+    "region": False,
+    "user": False,
+    "request_type": False,
+}
+
+# Column mappings of the usual exports (dotted paths reach into nested JSON objects).
+COLUMN_PRESETS: dict[str, dict] = {
+    "openai_gateway": {
+        "label": "OpenAI-compatible gateway log (JSON Lines: startTime, endTime, usage)",
+        "format": "jsonl",
+        "columns": {
+            "timestamp": "startTime",
+            "end_timestamp": "endTime",
+            "input_tokens": "usage.prompt_tokens",
+            "output_tokens": "usage.completion_tokens",
+            "user": "user",
+            "region": "metadata.region",
+            "request_type": "metadata.request_type",
+        },
+    },
+    "usage_export": {
+        "label": "Usage export (CSV: timestamp, prompt_tokens, completion_tokens)",
+        "format": "csv",
+        "columns": {
+            "timestamp": "timestamp",
+            "input_tokens": "prompt_tokens",
+            "output_tokens": "completion_tokens",
+            "duration_ms": "latency_ms",
+            "user": "user_id",
+            "region": "region",
+            "request_type": "request_type",
+        },
+    },
+}
+
+DEFAULT_TYPE = "all"
+SECONDS_PER_WEEK = 7 * 86400
+MONDAY_EPOCH_S = 4 * 86400  # 1970-01-05, the first Monday after the epoch
+
+
+class TrafficLogError(ValueError):
+    """A row that cannot be read, with its line number (1 = the first line of the file)."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True)
+class LogRow:
+    """One request of the log."""
+
+    timestamp_s: float
+    input_tokens: int
+    output_tokens: int
+    duration_s: float | None = None
+    ttft_ms: float | None = None
+    region: str = ""
+    user: str = ""
+    request_type: str = DEFAULT_TYPE
+
+
+def parse_timestamp(value) -> float:
+    """Seconds since the epoch from epoch seconds or milliseconds, or an ISO 8601 string."""
+    if isinstance(value, int | float) or (isinstance(value, str) and _is_number(value)):
+        stamp = float(value)
+        return stamp / 1000.0 if stamp > 1e11 else stamp
+    if isinstance(value, str) and value.strip():
+        text = value.strip().replace(" ", "T", 1) if "T" not in value else value.strip()
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)  # a log without a zone is read as UTC
+        return moment.timestamp()
+    raise ValueError(f"not a time: {value!r}")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _get(record: Mapping, path: str):
+    value = record
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _count(value, name: str) -> int:
+    if value is None or value == "":
+        raise ValueError(f"{name} is empty")
+    number = float(value)
+    if not math.isfinite(number) or number < 0 or number != int(number):
+        raise ValueError(f"{name} is not a whole non-negative number: {value!r}")
+    return int(number)
+
+
+def _optional_float(value, name: str) -> float | None:
+    if value is None or value == "":
+        return None
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{name} is not a non-negative number: {value!r}")
+    return number
+
+
+def _row(record: Mapping, columns: Mapping[str, str]) -> LogRow:
+    def field(name: str):
+        path = columns.get(name)
+        return _get(record, path) if path else None
+
+    start = parse_timestamp(field("timestamp"))
+    duration = _optional_float(field("duration_s"), "duration_s")
+    if (
+        duration is None
+        and (ms := _optional_float(field("duration_ms"), "duration_ms")) is not None
+    ):
+        duration = ms / 1000.0
+    end = field("end_timestamp")
+    if duration is None and end not in (None, ""):
+        duration = parse_timestamp(end) - start
+        if duration < 0:
+            raise ValueError("the request ends before it starts")
+    return LogRow(
+        timestamp_s=start,
+        input_tokens=_count(field("input_tokens"), "input tokens"),
+        output_tokens=_count(field("output_tokens"), "output tokens"),
+        duration_s=duration,
+        ttft_ms=_optional_float(field("ttft_ms"), "ttft_ms"),
+        region=str(field("region") or ""),
+        user=str(field("user") or ""),
+        request_type=str(field("request_type") or DEFAULT_TYPE),
+    )
+
+
+def check_columns(columns: Mapping[str, str]) -> None:
+    """Raises ValueError naming a required field the mapping leaves out."""
+    missing = [name for name, required in FIELDS.items() if required and not columns.get(name)]
+    if missing:
+        raise ValueError("the column mapping needs " + ", ".join(missing))
+
+
+def read_rows(lines: Iterable[str], fmt: str, columns: Mapping[str, str]) -> Iterator[LogRow]:
+    """Rows of a CSV (header first) or JSON Lines log, one at a time.
+
+    Raises:
+        TrafficLogError: the first malformed row, with its line number.
+    """
+    check_columns(columns)
+    if fmt == "jsonl":
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if not isinstance(record, Mapping):
+                    raise ValueError("not a JSON object")
+                yield _row(record, columns)
+            except (ValueError, TypeError) as exc:
+                raise TrafficLogError(number, str(exc)) from None
+    elif fmt == "csv":
+        reader = csv.DictReader(lines)
+        header = reader.fieldnames or []
+        absent = [c for n, c in columns.items() if c and FIELDS.get(n) and c not in header]
+        if absent:
+            raise TrafficLogError(1, "the header has no column " + ", ".join(absent))
+        for record in reader:
+            try:
+                yield _row(record, columns)
+            except (ValueError, TypeError) as exc:
+                raise TrafficLogError(reader.line_num, str(exc)) from None
+    else:
+        raise ValueError(f"unknown log format {fmt!r}")
+
+
+def percentile(values, p: float) -> float:
+    """The p-th percentile, linear between order statistics (Hyndman & Fan type 7)."""
+    return float(np.percentile(np.asarray(values, dtype=float), p))
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficProfile:
+    """One request type's traffic as the workload needs it.
+
+    Attributes:
+        request_type: The type ("all" when the log has none).
+        requests: Requests in the log.
+        first_s / last_s: First and last arrival (epoch seconds).
+        input_tokens_mean / _p95, output_tokens_mean / _p95: Lengths.
+        busiest_minute_per_s: Requests/s of the busiest clock minute; busiest_minute_s its start.
+        busiest_hour_per_s: Requests/s of the busiest clock hour.
+        burstiness: Busiest minute's rate ÷ the rate of its hour.
+        peak_concurrency: Most requests in flight (None when it cannot be told).
+        concurrency_basis: "arrival and duration", "Little's law" or "".
+        daily_profile: Mean requests in each UTC hour of the day, peak hour = 1.
+        region_users: Users (distinct, or requests when the log names none) per region.
+        weekly_requests: Requests per full week, oldest first.
+        growth_pct_per_week: Trend of the weekly requests (None under two full weeks).
+        input_histogram / output_histogram: (bin edges, counts) of the lengths.
+    """
+
+    request_type: str
+    requests: int
+    first_s: float
+    last_s: float
+    input_tokens_mean: float
+    input_tokens_p95: float
+    output_tokens_mean: float
+    output_tokens_p95: float
+    busiest_minute_per_s: float
+    busiest_minute_s: float
+    busiest_hour_per_s: float
+    burstiness: float
+    peak_concurrency: float | None
+    concurrency_basis: str
+    daily_profile: tuple[float, ...]
+    region_users: tuple[tuple[str, int], ...]
+    weekly_requests: tuple[int, ...]
+    growth_pct_per_week: float | None
+    input_histogram: tuple[tuple[float, ...], tuple[int, ...]]
+    output_histogram: tuple[tuple[float, ...], tuple[int, ...]]
+
+
+class _Type:
+    __slots__ = ("arrivals", "durations", "hours", "inputs", "minutes", "outputs", "regions")
+
+    def __init__(self) -> None:
+        self.inputs = array("q")
+        self.outputs = array("q")
+        self.arrivals = array("d")
+        self.durations = array("d")  # NaN where the row has none
+        self.minutes: Counter[int] = Counter()
+        self.hours: Counter[int] = Counter()
+        self.regions: dict[str, set[str] | int] = defaultdict(set)
+
+
+class TrafficAccumulator:
+    """Collects rows one at a time; :meth:`result` turns them into profiles."""
+
+    def __init__(self) -> None:
+        self._types: dict[str, _Type] = {}
+        self.rows = 0
+
+    def add(self, row: LogRow) -> None:
+        self.rows += 1
+        for key in {row.request_type, DEFAULT_TYPE}:
+            bucket = self._types.get(key)
+            if bucket is None:
+                bucket = self._types[key] = _Type()
+            bucket.inputs.append(row.input_tokens)
+            bucket.outputs.append(row.output_tokens)
+            bucket.arrivals.append(row.timestamp_s)
+            bucket.durations.append(math.nan if row.duration_s is None else row.duration_s)
+            bucket.minutes[int(row.timestamp_s // 60)] += 1
+            bucket.hours[int(row.timestamp_s // 3600)] += 1
+            if row.region:
+                users = bucket.regions[row.region]
+                users.add(row.user or f"request {self.rows}")
+
+    def result(self, *, request_s: float | None = None) -> dict[str, TrafficProfile]:
+        """Profiles by request type ("all" is every row).
+
+        Args:
+            request_s: Request time W for Little's law when the log has no durations.
+        """
+        return {key: _profile(key, bucket, request_s) for key, bucket in self._types.items()}
+
+
+def peak_in_flight(arrivals_s: np.ndarray, durations_s: np.ndarray) -> int:
+    """Most requests in flight at once: +1 at each arrival, −1 at each end, ends first on ties."""
+    starts = np.column_stack([arrivals_s, np.ones_like(arrivals_s)])
+    ends = np.column_stack([arrivals_s + durations_s, -np.ones_like(arrivals_s)])
+    events = np.concatenate([starts, ends])
+    order = np.lexsort((events[:, 1], events[:, 0]))  # by time, then −1 before +1
+    return int(np.max(np.cumsum(events[order, 1])))
+
+
+def _histogram(values: np.ndarray) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    counts, edges = np.histogram(values, bins=min(30, max(1, len(np.unique(values)))))
+    return tuple(float(e) for e in edges), tuple(int(c) for c in counts)
+
+
+def _profile(key: str, bucket: _Type, request_s: float | None) -> TrafficProfile:
+    inputs = np.frombuffer(bucket.inputs, dtype=np.int64).astype(float)
+    outputs = np.frombuffer(bucket.outputs, dtype=np.int64).astype(float)
+    arrivals = np.frombuffer(bucket.arrivals, dtype=float)
+    durations = np.frombuffer(bucket.durations, dtype=float)
+    busiest_minute, minute_count = max(bucket.minutes.items(), key=lambda kv: (kv[1], -kv[0]))
+    hour_of_minute = busiest_minute * 60 // 3600
+    minute_rate = minute_count / 60.0
+    hour_rate_around = bucket.hours[hour_of_minute] / 3600.0
+    if not np.isnan(durations).any():
+        peak, basis = float(peak_in_flight(arrivals, durations)), "arrival and duration"
+    elif request_s:
+        peak, basis = concurrency_from_rate(minute_rate, request_s), "Little's law"
+    else:
+        peak, basis = None, ""
+    # Mean requests in each UTC hour of the day over the days the log covers.
+    by_hour_of_day = np.zeros(24)
+    days_seen = np.zeros(24)
+    first_hour, last_hour = int(arrivals.min() // 3600), int(arrivals.max() // 3600)
+    for hour in range(first_hour, last_hour + 1):
+        days_seen[hour % 24] += 1
+        by_hour_of_day[hour % 24] += bucket.hours.get(hour, 0)
+    mean_by_hour = np.divide(by_hour_of_day, days_seen, out=np.zeros(24), where=days_seen > 0)
+    profile = tuple(float(v) for v in mean_by_hour / mean_by_hour.max())
+    weeks = _full_weeks(arrivals)
+    growth = None
+    if len(weeks) >= 2 and np.mean(weeks) > 0:
+        slope = np.polyfit(np.arange(len(weeks), dtype=float), np.asarray(weeks, float), 1)[0]
+        growth = float(slope / np.mean(weeks) * 100.0)
+    regions = tuple(sorted(((r, len(u)) for r, u in bucket.regions.items()), key=lambda x: -x[1]))
+    return TrafficProfile(
+        request_type=key,
+        requests=len(inputs),
+        first_s=float(arrivals.min()),
+        last_s=float(arrivals.max()),
+        input_tokens_mean=float(inputs.mean()),
+        input_tokens_p95=percentile(inputs, 95),
+        output_tokens_mean=float(outputs.mean()),
+        output_tokens_p95=percentile(outputs, 95),
+        busiest_minute_per_s=minute_rate,
+        busiest_minute_s=float(busiest_minute * 60),
+        busiest_hour_per_s=max(bucket.hours.values()) / 3600.0,
+        burstiness=minute_rate / hour_rate_around,
+        peak_concurrency=peak,
+        concurrency_basis=basis,
+        daily_profile=profile,
+        region_users=regions,
+        weekly_requests=tuple(weeks),
+        growth_pct_per_week=growth,
+        input_histogram=_histogram(inputs),
+        output_histogram=_histogram(outputs),
+    )
+
+
+def _full_weeks(arrivals: np.ndarray) -> list[int]:
+    """Requests in each Monday-to-Sunday UTC week wholly inside the log's span."""
+    offset = arrivals - MONDAY_EPOCH_S
+    week = np.floor(offset / SECONDS_PER_WEEK).astype(np.int64)
+    starts_on_monday = offset.min() % SECONDS_PER_WEEK == 0
+    first_full = int(week.min()) + (0 if starts_on_monday else 1)
+    last_full = int(week.max()) - 1  # the last week seen may have been cut short
+    if last_full < first_full:
+        return []
+    inside = week[(week >= first_full) & (week <= last_full)] - first_full
+    return [int(c) for c in np.bincount(inside, minlength=last_full - first_full + 1)]
