@@ -39,6 +39,7 @@ __all__ = [
     "COLUMN_PRESETS",
     "FIELDS",
     "LogRow",
+    "check_columns",
     "TrafficAccumulator",
     "TrafficLogError",
     "TrafficProfile",

@@ -58,3 +58,41 @@ def measured_vs_modelled_figure(rows: Sequence[PointComparison]) -> str:
         height=380,
         **axes,
     )
+
+
+def _bars(x, y, name: str, color: str, xtitle: str, ytitle: str, title: str, **layout) -> str:
+    trace = {"type": "bar", "x": list(x), "y": list(y), "name": name, "marker": {"color": color}}
+    return _figure_json(
+        [trace],
+        title,
+        xaxis={"title": {"text": xtitle}},
+        yaxis={"title": {"text": ytitle}, "rangemode": "tozero"},
+        height=300,
+        **layout,
+    )
+
+
+def length_histogram_figure(histogram, *, what: str) -> str:
+    """Requests by prompt or output length (bins of the log's own range)."""
+    edges, counts = histogram
+    centres = [(a + b) / 2 for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    return _bars(
+        centres, counts, what, MODELLED if what == "input" else MEASURED,
+        f"{what.capitalize()} tokens", "Requests", f"{what.capitalize()} lengths",
+    )  # fmt: skip
+
+
+def daily_profile_figure(profile) -> str:
+    """Mean requests in each UTC hour, the busiest hour = 1."""
+    return _bars(
+        list(range(24)), profile, "share of the peak hour", MODELLED, "Hour of day (UTC)",
+        "Share of the peak hour", "24-hour profile", xaxis_dtick=2,
+    )  # fmt: skip
+
+
+def weekly_figure(weeks) -> str:
+    """Requests per full week, oldest first."""
+    return _bars(
+        [f"week {i + 1}" for i in range(len(weeks))], weeks, "requests", MEASURED, "Week",
+        "Requests", "Requests per week",
+    )  # fmt: skip

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator
 from django.db import models
 
 from planner.engine.load_test import TOOLS, LoadPoint, LoadTest
-from planner.models import Precision
+from planner.models import Job, Precision
+from planner.versioning import VersionedModel
 
 
 class LoadTestSweep(models.Model):
@@ -70,3 +72,81 @@ class LoadTestSweep(models.Model):
             stack_version=self.stack_version,
             points=tuple(LoadPoint(**p) for p in self.points),
         )
+
+
+class MeasuredSettings(VersionedModel):
+    """An organisation's rules for raw traffic logs."""
+
+    organisation = models.OneToOneField(
+        "planner.Organisation", on_delete=models.CASCADE, related_name="measured_settings"
+    )
+    raw_log_retention_days = models.PositiveSmallIntegerField(
+        default=0,
+        validators=[MaxValueValidator(3650)],
+        help_text="Days an uploaded log file is kept after its import; 0 deletes it as soon "
+        "as it is read (the derived figures stay).",
+    )
+
+    def __str__(self) -> str:
+        return f"Measured settings of {self.organisation}"
+
+
+class LogColumnMapping(models.Model):
+    """A column mapping saved by an organisation for its next upload of the same export."""
+
+    organisation = models.ForeignKey(
+        "planner.Organisation", on_delete=models.CASCADE, related_name="+"
+    )
+    name = models.CharField(max_length=80)
+    log_format = models.CharField(max_length=8, choices=[("csv", "CSV"), ("jsonl", "JSON Lines")])
+    columns = models.JSONField(help_text="Field → column name (dotted path into JSON).")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["organisation", "name"], name="one_mapping_per_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TrafficLogImport(Job):
+    """One uploaded request log, read in the background into per-type traffic figures.
+
+    Nothing of a failed import is kept: ``result`` stays empty, the file is deleted and
+    ``problem`` names the line. The raw file is kept for the organisation's retention days.
+    """
+
+    job_task = "planner.measured.tasks.traffic_log_import_task"
+    status_labels = {"succeeded": "Imported"}
+
+    organisation = models.ForeignKey(
+        "planner.Organisation", on_delete=models.CASCADE, related_name="+"
+    )
+    workload = models.ForeignKey(
+        "planner.Workload", on_delete=models.CASCADE, related_name="traffic_logs"
+    )
+    file = models.FileField(upload_to="traffic_logs/%Y/%m/", blank=True)
+    file_name = models.CharField(max_length=255)
+    file_bytes = models.PositiveBigIntegerField(default=0)
+    log_format = models.CharField(max_length=8, choices=[("csv", "CSV"), ("jsonl", "JSON Lines")])
+    columns = models.JSONField()
+    request_s = models.FloatField(
+        null=True, blank=True, help_text="Request time for Little's law when the log has none."
+    )
+    result = models.JSONField(default=dict, blank=True, help_text="TrafficProfile by type.")
+    problem = models.TextField(blank=True, help_text="Why the log was not imported.")
+    file_expires_at = models.DateTimeField(null=True, blank=True)
+    applied_type = models.CharField(max_length=120, blank=True)
+    applied_at = models.DateTimeField(null=True, blank=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-requested_at"]
+
+    def __str__(self) -> str:
+        return f"Traffic log {self.file_name}"

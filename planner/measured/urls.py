@@ -27,4 +27,10 @@ urlpatterns = [
         views.sweep_delete_view,
         name="sweep_delete",
     ),
+    path("workloads/<int:workload_id>/traffic/", views.logs_view, name="logs"),
+    path(
+        "workloads/<int:workload_id>/traffic/<int:job_id>/",
+        views.log_detail_view,
+        name="log_detail",
+    ),
 ]

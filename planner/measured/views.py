@@ -10,15 +10,22 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh
 
 from catalog.models import Accelerator
 from catalog.selectors import catalog_version_pinned
-from planner import sizing
+from planner import jobs, sizing
 from planner.engine.load_test import LoadTestFormatError, measured_replicas, model_correction
-from planner.measured import charts, services
-from planner.measured.forms import SweepUploadForm
-from planner.measured.models import LoadTestSweep
+from planner.measured import charts, logs, services
+from planner.measured.forms import RetentionForm, SweepUploadForm, TrafficLogForm
+from planner.measured.models import (
+    LoadTestSweep,
+    LogColumnMapping,
+    MeasuredSettings,
+    TrafficLogImport,
+)
 from planner.permissions import editor_required, member_required
+from planner.versioning import StaleEditError
 from planner.views.workloads import workload_or_404
 
 
@@ -181,3 +188,132 @@ def sweep_delete_view(
         services.sweep_delete(sweep)
     messages.success(request, "Load test removed; the candidate is modelled again.")
     return redirect("measured:measurements", plan_id=plan_id, workload_id=workload_id)
+
+
+def _log_or_404(request: HttpRequest, workload, job_id: int) -> TrafficLogImport:
+    job = TrafficLogImport.objects.filter(
+        organisation=request.organisation, workload=workload, pk=job_id
+    ).first()
+    if job is None:
+        raise Http404("No such traffic log.")
+    return job
+
+
+def _retention_form(request: HttpRequest, data=None) -> RetentionForm | None:
+    if not (request.membership and request.membership.role == "owner"):
+        return None
+    row, _ = MeasuredSettings.objects.get_or_create(organisation=request.organisation)
+    return RetentionForm(data, instance=row)
+
+
+@member_required
+@require_http_methods(["GET", "POST"])
+def logs_view(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
+    """The workload's traffic logs and the upload form with its column mapping."""
+    workload = workload_or_404(request, plan_id, workload_id)
+    logs.logs_purge_expired(organisation=request.organisation)
+    saved = LogColumnMapping.objects.filter(organisation=request.organisation)
+    form = TrafficLogForm(request.POST or None, request.FILES or None, saved=saved)
+    retention = _retention_form(request)
+    status = 200
+    if request.method == "POST":
+        if not request.membership.can_edit:
+            return HttpResponse("Viewers can read plans but not change them.", status=403)
+        if "raw_log_retention_days" in request.POST and retention is not None:
+            retention = _retention_form(request, request.POST)
+            if retention.is_valid():
+                try:
+                    retention.save()
+                except StaleEditError as exc:
+                    retention.add_stale_error(exc)
+                else:
+                    messages.success(request, "Retention saved.")
+                    return redirect("measured:logs", plan_id=plan_id, workload_id=workload.pk)
+            form = TrafficLogForm(saved=saved)
+        elif form.is_valid():
+            data = form.cleaned_data
+            if data["save_as"]:
+                LogColumnMapping.objects.update_or_create(
+                    organisation=request.organisation, name=data["save_as"],
+                    defaults={"log_format": data["fmt"], "columns": data["columns"]},
+                )  # fmt: skip
+            job = logs.log_import_request(
+                workload=workload, upload=data["file"], log_format=data["fmt"],
+                columns=data["columns"], user=request.user,
+            )  # fmt: skip
+            return redirect(
+                "measured:log_detail", plan_id=plan_id, workload_id=workload.pk, job_id=job.pk
+            )
+        status = 400
+    return render(
+        request,
+        "measured/logs.html",
+        {
+            "plan": workload.plan,
+            "workload": workload,
+            "section": "overview",
+            "form": form,
+            "retention": retention,
+            "imports": TrafficLogImport.objects.filter(
+                organisation=request.organisation, workload=workload
+            ),
+            "note": logs.workload_traffic_note(workload),
+            "can_edit": bool(request.membership and request.membership.can_edit),
+        },
+        status=status,
+    )
+
+
+@member_required
+@require_http_methods(["GET", "POST"])
+def log_detail_view(request: HttpRequest, plan_id: int, workload_id: int, job_id: int):
+    """One import: its progress, or its figures and charts per request type; fill the workload."""
+    workload = workload_or_404(request, plan_id, workload_id)
+    job = _log_or_404(request, workload, job_id)
+    jobs.job_expire_if_lost(job)
+    error = ""
+    if request.method == "POST":
+        if not request.membership.can_edit:
+            return HttpResponse("Viewers can read plans but not change them.", status=403)
+        try:
+            with catalog_version_pinned():
+                logs.log_apply(job=job, request_type=request.POST.get("request_type", ""))
+        except ValueError as exc:
+            error = f"Not filled: {exc}."
+        else:
+            messages.success(request, logs.workload_traffic_note(workload))
+            return redirect("workload_sizing", plan_id=plan_id, workload_id=workload.pk)
+    chosen = request.GET.get("type") or ("all" if "all" in job.result else "")
+    profile = job.result.get(chosen)
+    figures = {}
+    if profile:
+        figures = {
+            "traffic-input": charts.length_histogram_figure(
+                profile["input_histogram"], what="input"
+            ),
+            "traffic-output": charts.length_histogram_figure(
+                profile["output_histogram"], what="output"
+            ),
+            "traffic-daily": charts.daily_profile_figure(profile["daily_profile"]),
+        }
+        if profile["weekly_requests"]:
+            figures["traffic-weekly"] = charts.weekly_figure(profile["weekly_requests"])
+    context = {
+        "plan": workload.plan,
+        "workload": workload,
+        "section": "overview",
+        "job": job,
+        "types": sorted(job.result),
+        "chosen": chosen,
+        "profile": profile,
+        "period": logs.period(profile) if profile else "",
+        "shares": logs.region_shares(profile) if profile else {},
+        "figures": figures,
+        "error": error,
+        "can_edit": bool(request.membership and request.membership.can_edit),
+    }
+    if request.htmx and not job.is_finished:
+        return render(request, "measured/log_detail.html#status", context)
+    if request.htmx:
+        return HttpResponseClientRefresh()
+    return render(request, "measured/log_detail.html", context, status=400 if error else 200)

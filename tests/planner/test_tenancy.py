@@ -11,7 +11,15 @@ from catalog.models import CatalogImport, ModelArchitecture
 from planner.facility.models import Site, TcoRun
 from planner.models import Client, Invitation, Membership, Plan, Workload
 
+
 # URL names whose views read organisation-owned rows by id: each must 404 across tenants.
+def _measured_url(name: str, extra: tuple):
+    def url(objs):
+        return reverse(f"measured:{name}", args=[objs["plan_b"].pk, objs["workload_b"].pk, *extra])
+
+    return url
+
+
 TENANT_OBJECT_URLS = {
     "client_edit": lambda objs: reverse("client_edit", args=[objs["client_b"].pk]),
     "plan_detail": lambda objs: reverse("plan_detail", args=[objs["plan_b"].pk]),
@@ -29,6 +37,18 @@ TENANT_OBJECT_URLS = {
     "candidate_detail": lambda objs: reverse(
         "candidate_detail", args=[objs["plan_b"].pk, objs["workload_b"].pk, "h100-sxm|fp8|1"]
     ),
+    # planner.measured: B's workload 404s before its sweep or log is looked up (by pk 1).
+    **{
+        f"measured:{name}": _measured_url(name, extra)
+        for name, extra in (
+            ("measurements", ()),
+            ("sweep_detail", (1,)),
+            ("sweep_correction", (1,)),
+            ("sweep_delete", (1,)),
+            ("logs", ()),
+            ("log_detail", (1,)),
+        )
+    },  # fmt: skip
     "member_edit": lambda objs: reverse("member_edit", args=[objs["membership_b"].pk]),
     "invitation_revoke": lambda objs: reverse("invitation_revoke", args=[objs["invitation_b"].pk]),
     "catalog:import_detail": lambda objs: reverse(
