@@ -14,6 +14,7 @@ from django.db import transaction
 
 from catalog.models import Accelerator, ModelArchitecture
 from planner.facility.demo import facility_demo_build
+from planner.measured.demo import measured_demo_build
 from planner.models import Client, Organisation, Plan, Workload, WorkloadKind
 from planner.sharing.demo import sharing_demo_build
 from planner.sizing import workload_choose, workload_sweep
@@ -32,6 +33,7 @@ BATCH_PROFILE = [1.0, 1.0, 1.0, 1.0, 1.0] + [0.0] * 19
 
 # Builders that add each capability's part of the demo: callables (plan=, user=) -> None.
 DEMO_EXTENSIONS: list[Callable[..., None]] = []
+DEMO_EXTENSIONS.append(measured_demo_build)  # first: the chat's replicas follow its sweep
 DEMO_EXTENSIONS.append(facility_demo_build)  # keep last: it costs the sized configurations
 DEMO_EXTENSIONS.append(sourcing_demo_build)  # after facility: uses its sites
 DEMO_EXTENSIONS.append(sharing_demo_build)  # last: publishes what the others built

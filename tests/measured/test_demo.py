@@ -1,0 +1,49 @@
+"""The demo plan's chat workload gains a pilot request log and a measured sweep."""
+
+import pytest
+
+from planner import sizing
+from planner.demo import demo_plan_build
+from planner.measured import services
+from planner.measured.models import LoadTestSweep, TrafficLogImport
+from planner.models import WorkloadKind
+
+
+@pytest.fixture
+def demo(org_a, consultant_a, catalog, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    plan, _ = demo_plan_build(organisation=org_a, user=consultant_a)
+    return plan.workloads.get(kind=WorkloadKind.CHAT)
+
+
+def test_the_demo_chat_has_a_log_and_a_sweep_that_sizes_it(demo, capsys):
+    log = TrafficLogImport.objects.get(workload=demo)
+    assert log.status == "succeeded" and not log.problem
+    chat = log.result["chat"]
+    assert chat["concurrency_basis"] == "arrival and duration"
+    assert 0.3 < max(chat["daily_profile"]) <= 1.0 and chat["requests"] > 5000
+    sweep = LoadTestSweep.objects.get(workload=demo)
+    assert sweep.candidate_key == sizing.chosen_key(demo)
+    measurement = services.workload_measurements(demo)[sweep.candidate_key]
+    assert measurement.applied and measurement.capacity.feasible
+    key = sweep.candidate_key
+    modelled = sizing.candidate_find(sizing.workload_sweep(demo, measured=False), key)
+    measured = sizing.candidate_find(sizing.workload_sweep(demo), key)
+    # The sweep is the model less 15 % with wider tails: the measured replica holds fewer.
+    assert measured.batch_per_replica < modelled.batch_per_replica
+    assert measured.replicas > modelled.replicas
+    assert demo.chosen_replicas == measured.replicas
+    rows = services.comparison(demo, sweep)
+    assert all(r.throughput_diff_pct == pytest.approx(100 / 85 * 100 - 100) for r in rows)
+    with capsys.disabled():
+        print(
+            f"\nDEMO {key}: modelled {modelled.batch_per_replica} in flight, "
+            f"{modelled.replicas} replicas, ${modelled.usd_per_hour:,.0f}/h; measured "
+            f"{measured.batch_per_replica} in flight, {measured.replicas} replicas, "
+            f"${measured.usd_per_hour:,.0f}/h; model error on the points: "
+            + ", ".join(
+                f"c{r.concurrency:g} tok/s {r.throughput_diff_pct:+.0f}% TPOT "
+                f"{r.tpot_diff_pct:+.0f}% TTFT {r.ttft_diff_pct:+.0f}%"
+                for r in rows
+            )
+        )
