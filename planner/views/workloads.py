@@ -106,10 +106,12 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         candidates = feasible + [c for c in candidates if not c.feasible]
     if not every_tp:
         # One row per accelerator and precision: its first (best by the sort) configuration.
-        seen: set[tuple[str, str, bool]] = set()
+        seen: set[tuple[str, str, bool, bool]] = set()
         kept = []
         for c in candidates:
-            group = (c.accelerator_slug, c.precision, c.feasible)
+            # A candidate sized by a load test (planner.measured) keeps its own row.
+            measured = (c.provenance or "").startswith("measured")
+            group = (c.accelerator_slug, c.precision, c.feasible, measured)
             if group not in seen:
                 seen.add(group)
                 kept.append(c)

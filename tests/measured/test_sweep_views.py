@@ -81,6 +81,17 @@ def test_a_sweep_sizes_its_candidate_and_the_row_says_measured(client, consultan
     assert cells[5:8] == ["12", "12", "2"]
 
 
+def test_the_measured_row_keeps_its_place_in_the_default_table(client, consultant_a, workload):
+    client.force_login(consultant_a)
+    upload(client, workload, vllm_files())
+    url = reverse("workload_sizing", args=[workload.plan_id, workload.pk])
+    page = client.get(url).content.decode()
+    # One row per accelerator and precision, but the measured TP 1 is not folded into the
+    # cheaper modelled TP 2 of the same accelerator.
+    assert 'data-testid="measured-badge"' in row_of(page, KEY)
+    assert 'data-key="h100-sxm|fp8|2"' in page
+
+
 def test_the_detail_shows_measured_and_modelled_replicas_and_the_models_error(
     client, consultant_a, workload
 ):
