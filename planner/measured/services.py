@@ -166,12 +166,15 @@ def workload_measurements(workload: Workload) -> dict[str, Measurement]:
         ).select_related("accelerator")
         for sweep in sweeps:
             test = sweep.load_test()
-            capacity = capacity_at_target(
-                test.points,
-                ttft_target_ms=target.ttft_ms,
-                tpot_target_ms=target.tpot_ms,
-                percentile=workload.percentile,
-            )
+            if target.ttft_ms is None and target.tpot_ms is None:
+                capacity = MeasuredCapacity(False, "the workload has no latency target")
+            else:
+                capacity = capacity_at_target(
+                    test.points,
+                    ttft_target_ms=target.ttft_ms,
+                    tpot_target_ms=target.tpot_ms,
+                    percentile=workload.percentile,
+                )
             mismatch = lengths_mismatch(
                 test,
                 input_tokens_mean=workload.input_tokens_mean,

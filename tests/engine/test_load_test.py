@@ -9,9 +9,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planner.engine.calibration import load_calibration
 from planner.engine.load_test import (
+    LoadPoint,
     LoadTestFormatError,
     capacity_at_target,
     compare_with_model,
@@ -223,3 +226,51 @@ def test_the_model_beside_the_measurement_at_the_same_loads():
     ratios = [r.measured_output_tokens_per_s / r.model_output_tokens_per_s for r in rows]
     assert model_correction(rows) == pytest.approx((ratios[0] * ratios[1] * ratios[2]) ** (1 / 3))
     assert model_correction(()) is None
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(1, 500), st.floats(1, 5000), st.floats(1, 200)),
+        min_size=1,
+        max_size=8,
+        unique_by=lambda t: round(t[0], 3),
+    ),
+    st.floats(10, 5000),
+    st.floats(1, 200),
+)
+def test_capacity_stays_between_measured_points_and_grows_with_a_looser_target(
+    rows, ttft_target_ms, tpot_target_ms
+):
+    points = [
+        LoadPoint(
+            concurrency=c,
+            concurrency_basis="set",
+            request_rate_per_s=None,
+            requests_per_s=c / 10,
+            output_tokens_per_s=c * 20,
+            input_tokens_mean=1000,
+            output_tokens_mean=250,
+            ttft_mean_ms=ttft / 2,
+            ttft_p95_ms=ttft,
+            ttft_p99_ms=None,
+            tpot_mean_ms=tpot / 2,
+            tpot_p95_ms=tpot,
+            tpot_p99_ms=None,
+        )  # fmt: skip
+        for c, ttft, tpot in rows
+    ]
+    tight = capacity_at_target(
+        points, ttft_target_ms=ttft_target_ms, tpot_target_ms=tpot_target_ms, percentile=95
+    )
+    loose = capacity_at_target(
+        points, ttft_target_ms=2 * ttft_target_ms, tpot_target_ms=2 * tpot_target_ms
+    )
+    loads = [p.concurrency for p in points]
+    if tight.feasible:
+        assert min(loads) <= tight.concurrency <= max(loads)
+        # Halving every latency ratio moves the largest meeting point and the crossing
+        # of the margin only towards heavier loads.
+        assert loose.feasible and loose.concurrency >= tight.concurrency - 1e-9
+    else:
+        assert tight.reason
