@@ -54,6 +54,8 @@ class DocumentHead:
     published_by: str
     title: str
     sources: tuple[dict[str, Any], ...] = ()  # the appendix: number, title, publisher, date, url
+    # Results that were not current when it was published ("publish with these open items").
+    open_items: tuple[dict[str, Any], ...] = ()
 
 
 def document_head(snapshot: dict, *, revision_number: int, published_at, published_by: str,
@@ -73,6 +75,7 @@ def document_head(snapshot: dict, *, revision_number: int, published_at, publish
         published_by=published_by,
         title=title,
         sources=tuple(snapshot.get("sources", ())),
+        open_items=tuple(snapshot.get("open_items", ())),
     )
 
 
