@@ -26,7 +26,7 @@ from planner.freshness import Freshness
 from planner.models import Plan
 from planner.pdf import context as pdf_context
 from planner.pdf.render import render_pdf
-from planner.sharing import checklist
+from planner.sharing import checklist, schema
 from planner.sharing.models import (
     ChecklistSignOff,
     Comment,
@@ -158,6 +158,11 @@ def revision_publish(
         ) from exc
     if blockers:  # absent when none, so content equal to an older revision's stays equal
         snapshot["open_items"] = [item.as_item() for item in blockers]
+    try:
+        schema.validate(snapshot)
+    except schema.SnapshotInvalid as exc:
+        logger.error("publish of plan %s: %s", plan.pk, exc)
+        raise PublishFailed(f"Publishing failed: {exc} Nothing was published.") from exc
     content = snapshot_content_hash(snapshot)
     if latest is not None and _content_hash(latest) == content:
         raise NothingToPublish(latest)
@@ -392,7 +397,7 @@ def document_context(*, revision: PlanRevision, kind: str):
 
 
 def document_filename(*, revision: PlanRevision, kind: str) -> str:
-    quote = revision.snapshot.get("quote", {}).get("number") or f"plan-{revision.plan_id}"
+    quote = schema.load(revision.snapshot).quote.number or f"plan-{revision.plan_id}"
     return f"{quote}-{kind}.pdf".replace("/", "-")
 
 
