@@ -165,3 +165,26 @@ def test_an_expected_domain_error_is_a_structured_unavailable_section(
         "problem_kind": "SourcingError",
     }
     assert revision.snapshot["timeline"]["available"] is False
+
+
+def test_a_chosen_configuration_planned_for_other_inputs_is_stale_on_its_page(signed_in, plan):
+    chat = _chat(plan)
+    # Saved past sizing (as a catalog change or an import would): the stored replicas no
+    # longer come from the stored inputs.
+    Workload.objects.filter(pk=chat.pk).update(peak_concurrency=chat.peak_concurrency * 3)
+    url = reverse("workload_sizing", args=[plan.pk, chat.pk])
+    body = signed_in.get(url).content.decode()
+    assert 'data-testid="stale-banner" data-kind="chosen" data-state="stale"' in body
+    assert "computed from inputs that have changed since" in body
+    assert "chosen" in {i.kind for i in services.publish_blockers(plan=plan)}
+
+    response = signed_in.post(reverse("plan_recompute", args=[plan.pk, "chosen"]), {"next": url})
+
+    assert response.status_code == 302 and response.url == url
+    chat.refresh_from_db()
+    assert chat.chosen_inputs_hash == sizing.workload_inputs_hash(chat)
+    assert (
+        chat.chosen_replicas
+        == sizing.candidate_find(sizing.workload_sweep(chat), sizing.chosen_key(chat)).replicas
+    )
+    assert 'data-testid="stale-banner"' not in signed_in.get(url).content.decode()
