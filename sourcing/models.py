@@ -167,6 +167,9 @@ class SourcingSettings(VersionedModel):
         help_text="Overrides the facility's power-ready date when set.",
     )
     bom_generated_at = models.DateTimeField(null=True, blank=True)
+    bom_inputs_hash = models.CharField(
+        max_length=64, blank=True, help_text="Hash of the inputs the generated lines came from."
+    )
     checked_at = models.DateTimeField(null=True, blank=True)
     checked_go_live = models.DateField(null=True, blank=True)
 

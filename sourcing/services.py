@@ -25,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import Accelerator, Part, ServerPlatform
+from planner import freshness
 from planner.engine import bom as bom_engine
 from planner.engine import critical_path as cp
 from planner.engine import landed_cost as lc
@@ -234,12 +235,10 @@ def bom_generate(*, plan: Plan, user) -> tuple[str, ...]:
         raise SourcingError(
             "No workload has a chosen configuration yet: choose one in sizing, then generate."
         )
+    fabric = _fabric(settings)
+    spares = bom_engine.SparesPolicy(mode=settings.spares_mode, percent=settings.spares_pct)
     try:
-        generated = bom_engine.generate_bom(
-            inputs,
-            fabric=_fabric(settings),
-            spares=bom_engine.SparesPolicy(mode=settings.spares_mode, percent=settings.spares_pct),
-        )
+        generated = bom_engine.generate_bom(inputs, fabric=fabric, spares=spares)
     except bom_engine.BomError as exc:
         raise SourcingError(str(exc)) from exc
     rows = {row.part_key: row for row in BomLine.objects.filter(plan=plan)}
@@ -287,7 +286,8 @@ def bom_generate(*, plan: Plan, user) -> tuple[str, ...]:
         origin=LineOrigin.MANUAL
     ).delete()
     settings.bom_generated_at = timezone.now()
-    settings.save(update_fields=["bom_generated_at"])
+    settings.bom_inputs_hash = freshness.bom_hash_of(inputs, fabric, spares)
+    settings.save(update_fields=["bom_generated_at", "bom_inputs_hash"])
     if first_run:
         message = f"Bill of materials generated: {len(lines)} lines."
         changes = ()

@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from catalog.csv_io import CatalogImportError, read_csv_text
+from planner import freshness
 from planner.engine.errors import CatalogGapError
 from planner.permissions import editor_required, member_required
 from planner.selectors import plan_deployments
@@ -107,6 +108,7 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         "deployments": deployments,
         "catalog_gap": catalog_gap,
         "last_event": last,
+        "fresh": freshness.bom_freshness(plan),
         "can_edit": _can_edit(request),
         "htmx_config": HTMX_CONFIG,
     }
@@ -255,6 +257,7 @@ def landed_cost_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     report = services.landed_cost_report(plan=plan, organisation=request.organisation)
     context = {
         "plan": plan, "section": "sourcing", "tab": "landed", "report": report,
+        "fresh": freshness.landed_cost_freshness(plan, report=report),
         "settings": services.sourcing_settings_get(plan=plan),
     }  # fmt: skip
     return render(request, "sourcing/landed_cost.html", context)
@@ -277,6 +280,7 @@ def timeline_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     context = {
         "plan": plan, "section": "sourcing", "tab": "timeline", "timeline": timeline,
         "figure_json": figure, "flags": selectors.open_flag_list(plan=plan),
+        "fresh": freshness.timeline_freshness(plan),
         "settings": services.sourcing_settings_get(plan=plan), "can_edit": _can_edit(request),
     }  # fmt: skip
     return render(request, "sourcing/timeline.html", context)

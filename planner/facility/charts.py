@@ -11,6 +11,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from planner import chartdefs
 from planner.charts import FONT
 from planner.engine.tco import DRIVER_UNITS
 from planner.labels import DRIVER_LABELS, LINE_LABELS
@@ -130,12 +131,17 @@ def monthly_stack_figure(results: dict[str, Any], option_key: str | None = None)
 
 
 def tornado_figure(results: dict[str, Any]) -> str:
-    """NPV saved by owning against on-demand, each driver swung ±20 %, widest bar on top."""
-    bars = list(reversed(results["tornado"]))  # Plotly draws the first category at the bottom
-    if not bars:
+    """NPV saved by owning against on-demand, each driver swung ±20 %, widest bar on top.
+
+    Drawn from :func:`planner.chartdefs.tco_tornado`, the definition the PDF draws too.
+    """
+    spec = chartdefs.tco_tornado(results["tornado"])
+    if spec is None:
         return _layout(go.Figure(), "Sensitivity")
-    base = float(bars[0]["base_value_usd"])
-    labels = [DRIVER_LABELS.get(b["driver"], b["driver"]) for b in bars]
+    bars = list(reversed(spec.bars))  # Plotly draws the first category at the bottom
+    units = {b["driver"]: DRIVER_UNITS.get(b["driver"], b["unit"]) for b in results["tornado"]}
+    unit_of = {DRIVER_LABELS.get(d, d): u for d, u in units.items()}
+    base = spec.base_usd
     figure = go.Figure()
     for end, name, colour in (
         ("low", "Driver −20 %", "#93c5fd"),
@@ -143,20 +149,20 @@ def tornado_figure(results: dict[str, Any]) -> str:
     ):
         figure.add_trace(
             go.Bar(
-                y=labels,
-                x=[float(b[f"{end}_value_usd"]) - base for b in bars],
+                y=[b.label for b in bars],
+                x=[getattr(b, f"{end}_usd") - base for b in bars],
                 base=base,
                 orientation="h",
                 name=name,
                 marker={"color": colour},
                 customdata=[
                     [
-                        b[f"{end}_input"],
-                        DRIVER_UNITS.get(b["driver"], b["unit"]),
-                        float(b[f"{end}_value_usd"]),
+                        getattr(b, f"{end}_input"),
+                        unit_of.get(b.label, b.unit),
+                        getattr(b, f"{end}_usd"),
                     ]
                     for b in bars
-                ],
+                ],  # fmt: skip
                 hovertemplate=(
                     "%{y}: %{customdata[0]:,.3g} %{customdata[1]}<br>NPV saved "
                     "%{customdata[2]:,.0f} USD<extra></extra>"
@@ -166,9 +172,9 @@ def tornado_figure(results: dict[str, Any]) -> str:
     figure.add_vline(x=base, line={"color": "#111827", "width": 1})
     return _layout(
         figure,
-        f"Sensitivity: NPV saved by owning vs on-demand (base {base:,.0f} USD)",
+        spec.title,
         barmode="overlay",
-        xaxis={"title": "NPV saved by owning (USD)", "tickformat": ",.0f"},
+        xaxis={"title": spec.x_label, "tickformat": ",.0f"},
         margin={"l": 170, "r": 20, "t": 60, "b": 50},
         legend={"orientation": "h", "y": -0.2},
     )

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from planner import jobs
+from planner import freshness, jobs
 from planner import selectors as plan_selectors
 from planner.engine.errors import CatalogGapError
 from planner.facility import charts, selectors, services
@@ -236,6 +236,7 @@ def _tco_context(request, plan, state: services.TcoState) -> dict:
         "plan": plan,
         "run": run,
         "stale": state.stale,
+        "fresh": freshness.tco_freshness(plan, state=state),
         "not_ready": state.not_ready,
         "build": state.build,
         "figures": figures,

@@ -1,7 +1,8 @@
 """Typed contexts of the PDF documents, built from a revision's snapshot (never the live plan).
 
-Each builder takes the snapshot dict (``planner.sharing.snapshot``) plus the revision's
-publication facts and returns a frozen dataclass the template reads. Documents go to clients,
+Each builder takes the snapshot (a stored dict of any schema version, read as the typed
+:class:`planner.sharing.schema.Snapshot`) plus the revision's publication facts and returns a
+frozen dataclass the template reads. Documents go to clients,
 so the snapshot's texts are read in plain words, their sources in ``head.sources``
 (:func:`planner.sharing.citations.client_snapshot`). Money stays ``Decimal``
 here; it is rounded to cents only by :func:`money_text` when shown.
@@ -15,10 +16,13 @@ from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from planner.labels import DRIVER_LABELS, LINE_LABELS, label
+from planner import chartdefs
+from planner.labels import LINE_LABELS, label
 from planner.pdf import svg
 from planner.sharing import checklist as checklist_rules
+from planner.sharing import schema
 from planner.sharing.citations import client_snapshot
+from planner.sharing.schema import Money, Placement, Site, Snapshot, Tco, Timeline, WorkloadSnap
 
 CENT = Decimal("0.01")
 
@@ -31,8 +35,19 @@ def money_text(amount: Decimal | str | None, currency: str = "") -> str:
     return f"{value:,.2f}" + (f" {currency}" if currency else "")
 
 
-def _amount(money: dict | None) -> Decimal | None:
-    return Decimal(money["amount"]) if money else None
+def _amount(money: Money | None) -> Decimal | None:
+    return money.amount if money else None
+
+
+def client_view(snapshot: dict | Snapshot) -> Snapshot:
+    """The typed client copy of a snapshot: plain words, sources in an appendix."""
+    if isinstance(snapshot, Snapshot):
+        return (
+            snapshot
+            if snapshot.sources
+            else schema.load(client_snapshot(snapshot.model_dump(mode="json")))
+        )
+    return schema.load(client_snapshot(snapshot))
 
 
 def _date(value: str | None) -> date | None:
@@ -54,25 +69,27 @@ class DocumentHead:
     published_by: str
     title: str
     sources: tuple[dict[str, Any], ...] = ()  # the appendix: number, title, publisher, date, url
+    # Results that were not current when it was published ("publish with these open items").
+    open_items: tuple[dict[str, Any], ...] = ()
 
 
-def document_head(snapshot: dict, *, revision_number: int, published_at, published_by: str,
+def document_head(snapshot: Snapshot, *, revision_number: int, published_at, published_by: str,
                   title: str) -> DocumentHead:  # fmt: skip
-    plan = snapshot["plan"]
-    client = plan["client"]
-    contact = ", ".join(x for x in (client.get("contact_name"), client.get("contact_email")) if x)
+    plan, client = snapshot.plan, snapshot.plan.client
+    contact = ", ".join(x for x in (client.contact_name, client.contact_email) if x)
     return DocumentHead(
-        consultancy=snapshot["organisation"]["name"],
-        client_name=client["name"],
-        client_country=client.get("country", ""),
+        consultancy=snapshot.organisation.name,
+        client_name=client.name,
+        client_country=client.country,
         client_contact=contact,
-        plan_name=plan["name"],
-        currency=plan["currency"],
+        plan_name=plan.name,
+        currency=plan.currency,
         revision_number=revision_number,
         published_at=published_at,
         published_by=published_by,
         title=title,
-        sources=tuple(snapshot.get("sources", ())),
+        sources=tuple(snapshot.sources),
+        open_items=tuple(item.model_dump() for item in snapshot.open_items),
     )
 
 
@@ -136,70 +153,65 @@ class QuoteContext:
         return self.valid_until < self.quote_date
 
 
-def quote_context(snapshot: dict, **head) -> QuoteContext:
+def quote_context(snapshot: dict | Snapshot, **head) -> QuoteContext:
     """The quote of a revision: BOM lines, landed cost, totals, lead times and terms."""
-    snapshot = client_snapshot(snapshot)
-    bom = snapshot.get("bom") or {}
-    quote = snapshot.get("quote") or {}
-    timeline = snapshot.get("timeline") or {}
+    snap = client_view(snapshot)
+    bom, quote, timeline = snap.bom, snap.quote, snap.timeline
     lines = []
-    for i, row in enumerate(bom.get("lines", []), start=1):
+    for i, row in enumerate(bom.lines, start=1):
         freight = sum(
-            (_amount(row.get(k)) or Decimal(0)) for k in ("freight", "insurance", "brokerage")
+            (_amount(getattr(row, k)) or Decimal(0)) for k in ("freight", "insurance", "brokerage")
         )
         lines.append(
             QuoteLine(
                 position=i,
-                description=row["description"],
-                supplier=row.get("supplier") or "—",
-                origin=row.get("origin_country") or "",
-                incoterm=row.get("incoterm") or "",
-                quantity=row.get("quantity_ordered") or row["quantity"],
-                unit_price=_amount(row.get("unit_price")),
-                unit_currency=(row.get("unit_price") or {}).get("currency", ""),
-                goods_original=_amount(row.get("goods_original")),
-                goods=_amount(row.get("goods")),
-                freight=freight if row.get("freight") else None,
-                duty=_amount(row.get("duty")),
-                vat=_amount(row.get("vat")),
-                landed_net=_amount(row.get("landed_net")),
-                lead_time_days=row.get("lead_time_days"),
-                status=row.get("problem") or "",
+                description=row.description,
+                supplier=row.supplier or "—",
+                origin=row.origin_country,
+                incoterm=row.incoterm,
+                quantity=row.quantity_ordered or row.quantity,
+                unit_price=_amount(row.unit_price),
+                unit_currency=row.unit_price.currency if row.unit_price else "",
+                goods_original=_amount(row.goods_original),
+                goods=_amount(row.goods),
+                freight=freight if row.freight else None,
+                duty=_amount(row.duty),
+                vat=_amount(row.vat),
+                landed_net=_amount(row.landed_net),
+                lead_time_days=row.lead_time_days,
+                status=row.problem or "",
             )
         )
-    totals = bom.get("totals") or {}
 
     def total(name: str) -> Decimal:
-        return _amount(totals.get(name)) or Decimal(0)
+        return _amount(bom.totals.get(name)) or Decimal(0)
 
     leads = [x.lead_time_days for x in lines if x.lead_time_days is not None]
     return QuoteContext(
-        head=document_head(snapshot, title="Quote", **head),
-        number=quote.get("number", ""),
-        quote_date=_date(quote.get("date")) or date.today(),
-        valid_until=_date(quote.get("valid_until")) or date.today(),
+        head=document_head(snap, title="Quote", **head),
+        number=quote.number,
+        quote_date=_date(quote.date) or date.today(),
+        valid_until=_date(quote.valid_until) or date.today(),
         lines=tuple(lines),
-        totals_by_currency=tuple(
-            (t["currency"], Decimal(t["amount"])) for t in bom.get("totals_by_currency", [])
-        ),
+        totals_by_currency=tuple((t.currency, t.amount) for t in bom.totals_by_currency),
         total_goods=total("goods"),
         total_freight=total("freight") + total("insurance") + total("brokerage"),
         total_duty=total("duty"),
         total_vat=total("vat"),
         total_vat_recoverable=total("vat_recoverable"),
-        total_gross=_amount(bom.get("total_gross")) or Decimal(0),
-        total_net=_amount(bom.get("total_net")) or Decimal(0),
-        complete=bool(bom.get("complete")),
-        problems=tuple(bom.get("problems", [])),
-        as_of=_date(bom.get("as_of")),
-        destination=bom.get("destination", ""),
+        total_gross=_amount(bom.total_gross) or Decimal(0),
+        total_net=_amount(bom.total_net) or Decimal(0),
+        complete=bom.complete,
+        problems=tuple(bom.problems),
+        as_of=_date(bom.as_of),
+        destination=bom.destination,
         longest_lead_time_days=max(leads) if leads else None,
-        go_live=_date(timeline.get("go_live")),
-        target_go_live=_date(snapshot["plan"].get("target_go_live")),
-        power_ready=_date(timeline.get("power_ready")),
-        terms=tuple(quote.get("terms", [])),
-        available=bool(bom.get("available")),
-        reason=bom.get("reason", ""),
+        go_live=_date(timeline.go_live),
+        target_go_live=_date(snap.plan.target_go_live),
+        power_ready=_date(timeline.power_ready),
+        terms=tuple(quote.terms),
+        available=bom.available,
+        reason=bom.reason or "",
     )
 
 
@@ -213,18 +225,19 @@ class ChecklistContext:
     counts: dict[str, int]
 
 
-def checklist_items(snapshot: dict) -> list[dict[str, Any]]:
+def checklist_items(snapshot: dict | Snapshot) -> list[dict[str, Any]]:
     """The frozen checklist of a snapshot (evaluated now for snapshots that lack one)."""
-    if snapshot.get("checklist"):
-        return list(snapshot["checklist"])
-    return [item.as_dict() for item in checklist_rules.evaluate(snapshot)]
+    snap = schema.load(snapshot)
+    if snap.checklist:
+        return [item.model_dump(mode="json") for item in snap.checklist]
+    return [item.as_dict() for item in checklist_rules.evaluate(snap.model_dump(mode="json"))]
 
 
-def checklist_context(snapshot: dict, **head) -> ChecklistContext:
-    snapshot = client_snapshot(snapshot)
-    items = checklist_items(snapshot)
+def checklist_context(snapshot: dict | Snapshot, **head) -> ChecklistContext:
+    snap = client_view(snapshot)
+    items = checklist_items(snap)
     return ChecklistContext(
-        head=document_head(snapshot, title="Pre-purchase checklist", **head),
+        head=document_head(snap, title="Pre-purchase checklist", **head),
         items=tuple(items),
         counts=checklist_rules.summary(items),
     )
@@ -246,51 +259,45 @@ class Chart:
 class ReportContext:
     head: DocumentHead
     summary: dict[str, Any]
-    workloads: tuple[dict, ...]
-    placement: dict
-    sites: tuple[dict, ...]
-    tco: dict
+    workloads: tuple[WorkloadSnap, ...]
+    placement: Placement
+    sites: tuple[Site, ...]
+    tco: Tco
     bom_by_category: tuple[tuple[str, int, Decimal], ...]
     bom_total_net: Decimal | None
-    timeline: dict
+    timeline: Timeline
     checklist: tuple[dict, ...]
     risks: tuple[str, ...]
     charts: dict[str, Chart] = field(default_factory=dict)
 
 
-def _cheapest_option(tco: dict) -> dict | None:
-    if not tco.get("available"):
-        return None
-    return next((o for o in tco.get("options", []) if o["key"] == tco.get("cheapest")), None)
-
-
-def report_charts(snapshot: dict) -> dict[str, Chart]:
+def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
     """The report's charts as static SVG (only those the snapshot has data for)."""
+    snap = schema.load(snapshot)
     charts: dict[str, Chart] = {}
-    tco = snapshot.get("tco") or {}
-    if tco.get("available") and tco.get("options"):
-        months = [str(m) for m in tco.get("months", [])]
+    tco = snap.tco
+    if tco.available and tco.options:
+        months = [str(m) for m in tco.months]
         series = [
-            svg.Series(o["label"], [float(v) for v in o.get("cumulative_usd") or []])
-            for o in tco["options"]
+            svg.Series(o.label, [float(v or 0) for v in o.cumulative_usd]) for o in tco.options
         ]
         charts["cumulative"] = Chart("cumulative", "Cumulative cost by option",
             svg.line_chart(months, series, title="Cumulative cost by option (USD)",
                            y_label="USD", x_label="month", label_every=6))  # fmt: skip
-        cheapest = _cheapest_option(tco)
-        if cheapest and cheapest.get("lines_usd"):
+        cheapest = tco.cheapest_option
+        if cheapest and cheapest.lines_usd:
             by_year: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-            for line, values in cheapest["lines_usd"].items():
+            for line, values in cheapest.lines_usd.items():
                 for i, v in enumerate(values):
-                    by_year[line][i // 12 + 1] += float(v)
+                    by_year[line][i // 12 + 1] += float(v or 0)
             years = sorted({y for v in by_year.values() for y in v})
             stacks = [svg.Series(label(line, LINE_LABELS), [by_year[line].get(y, 0.0) for y in years])
                       for line in by_year]  # fmt: skip
-            charts["yearly"] = Chart("yearly", f"Yearly cost of {cheapest['label']}",
+            charts["yearly"] = Chart("yearly", f"Yearly cost of {cheapest.label}",
                 svg.stacked_bar_chart([f"Year {y}" for y in years], stacks,
-                                      title=f"Cost per year — {cheapest['label']} (USD)",
+                                      title=f"Cost per year — {cheapest.label} (USD)",
                                       y_label="USD"))  # fmt: skip
-        mc = tco.get("monte_carlo") or {}
+        mc = tco.monte_carlo
         if mc.get("owned_p50_usd"):
             n = len(mc["owned_p50_usd"])
             bands = [
@@ -304,61 +311,55 @@ def report_charts(snapshot: dict) -> dict[str, Chart]:
                 svg.band_chart([str(i + 1) for i in range(n)], bands,
                                title="Cumulative cost, Monte Carlo P10/P50/P90 (USD)",
                                y_label="USD", x_label="month", label_every=6))  # fmt: skip
-        if tco.get("tornado"):
-            bars = [svg.RangeBar(label(b["driver"], DRIVER_LABELS), float(b["low_value_usd"]),
-                                 float(b["high_value_usd"])) for b in tco["tornado"]]  # fmt: skip
-            base = float(tco["tornado"][0]["base_value_usd"])
-            charts["tornado"] = Chart("tornado", "Sensitivity",
-                svg.range_bar_chart(bars, title="Sensitivity of the owned cost (USD, ±20 %)",
-                                    base=base, x_label="net cost, USD"))  # fmt: skip
-    timeline = snapshot.get("timeline") or {}
-    if timeline.get("tasks"):
-        bars = [svg.GanttBar(t["name"], _date(t["start"]), _date(t["finish"]), t["critical"])
-                for t in timeline["tasks"]]  # fmt: skip
+        if (tornado := chartdefs.tco_tornado(tco.tornado)) is not None:
+            charts["tornado"] = Chart("tornado", "Sensitivity", svg.tornado_chart(tornado))
+    timeline = snap.timeline
+    if timeline.tasks:
+        bars = [svg.GanttBar(t.name, _date(t.start), _date(t.finish), t.critical)
+                for t in timeline.tasks]  # fmt: skip
         charts["gantt"] = Chart("gantt", "Timeline",
             svg.gantt_chart(bars, title="Timeline to go-live",
-                            milestone=_date(timeline.get("go_live")),
+                            milestone=_date(timeline.go_live),
                             milestone_label="go-live"))  # fmt: skip
-    hourly = [w for w in snapshot.get("workloads", []) if w.get("replicas_by_hour")]
+    hourly = [w for w in snap.workloads if w.replicas_by_hour]
     if hourly:
-        stacks = [svg.Series(w["name"], [float(v) for v in w["replicas_by_hour"]]) for w in hourly]
+        stacks = [svg.Series(w.name, [float(v) for v in w.replicas_by_hour]) for w in hourly]
         charts["replicas"] = Chart("replicas", "Replicas by hour",
             svg.stacked_bar_chart([f"{h:02d}" for h in range(24)], stacks,
                                   title="Replicas needed by hour of day (UTC)",
                                   y_label="replicas", x_label="hour"))  # fmt: skip
-    bom = snapshot.get("bom") or {}
-    if bom.get("available") and bom.get("lines"):
+    bom = snap.bom
+    if bom.available and bom.lines:
         categories: dict[str, float] = defaultdict(float)
-        for line in bom["lines"]:
-            categories[line["category"]] += float(_amount(line.get("landed_net")) or 0)
+        for line in bom.lines:
+            categories[line.category] += float(_amount(line.landed_net) or 0)
         names = sorted(categories, key=lambda c: -categories[c])
         charts["bom"] = Chart("bom", "Landed cost by category",
             svg.stacked_bar_chart(names, [svg.Series("", [categories[c] for c in names])],
-                                  title=f"Landed cost by category ({bom['currency']})",
-                                  y_label=bom["currency"]))  # fmt: skip
+                                  title=f"Landed cost by category ({bom.currency})",
+                                  y_label=bom.currency))  # fmt: skip
     return charts
 
 
-def _risks(snapshot: dict, checklist: list[dict]) -> list[str]:
+def _risks(snap: Snapshot, checklist: list[dict]) -> list[str]:
     risks = []
-    timeline = snapshot.get("timeline") or {}
-    if timeline.get("late_against_target_days"):
+    timeline = snap.timeline
+    if timeline.late_against_target_days:
         risks.append(
-            f"Go-live {timeline['go_live']} is {timeline['late_against_target_days']} days after "
-            f"the target {timeline['target_go_live']}."
+            f"Go-live {timeline.go_live} is {timeline.late_against_target_days} days after "
+            f"the target {timeline.target_go_live}."
         )
-    for slip in timeline.get("slips", []):
-        risks.append(f"{slip['name']} slipped {slip['slip_days']} days "
-                     f"(moves go-live {slip['go_live_delay_days']} days).")  # fmt: skip
-    for site in (snapshot.get("sites") or {}).get("sites", []):
-        for check in site.get("checks", []):
-            if check["status"] in ("fail", "warn"):
-                risks.append(f"{site['name']} — {check['title']} ({check['status']}): "
-                             f"{check['reason']}")  # fmt: skip
-    tco = snapshot.get("tco") or {}
-    if tco.get("stale"):
+    for slip in timeline.slips:
+        risks.append(f"{slip.name} slipped {slip.slip_days} days "
+                     f"(moves go-live {slip.go_live_delay_days} days).")  # fmt: skip
+    for site in snap.sites.sites:
+        for check in site.checks:
+            if check.status in ("fail", "warn"):
+                risks.append(f"{site.name} — {check.title} ({check.status}): "
+                             f"{check.reason}")  # fmt: skip
+    if snap.tco.stale:
         risks.append("The TCO run predates the latest changes to the plan.")
-    for problem in (snapshot.get("bom") or {}).get("problems", []):
+    for problem in snap.bom.problems:
         risks.append(f"Sourcing: {problem}")
     for item in checklist:
         if item["status"] == checklist_rules.MISSING:
@@ -366,57 +367,53 @@ def _risks(snapshot: dict, checklist: list[dict]) -> list[str]:
     return risks
 
 
-def report_context(snapshot: dict, **head) -> ReportContext:
+def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
     """The plan report: summary, workloads, placement, facility, TCO, BOM, timeline, risks."""
-    snapshot = client_snapshot(snapshot)
-    tco = snapshot.get("tco") or {}
-    cheapest = _cheapest_option(tco)
-    timeline = snapshot.get("timeline") or {}
-    placement = snapshot.get("placement") or {}
-    bom = snapshot.get("bom") or {}
-    workloads = snapshot.get("workloads", [])
+    snap = client_view(snapshot)
+    tco, timeline, placement, bom = snap.tco, snap.timeline, snap.placement, snap.bom
+    cheapest = tco.cheapest_option
     what = "; ".join(
-        f"{w['name']} ({w['model_name']}"
+        f"{w.name} ({w.model_name}"
         + (
-            f" on {w['chosen']['accelerators']} × {w['chosen']['accelerator_name']}"
-            if w.get("chosen")
+            f" on {w.chosen.accelerators} × {w.chosen.accelerator_name}"
+            if w.chosen
             else ", not sized yet"
         )  # fmt: skip
         + ")"
-        for w in workloads
+        for w in snap.workloads
     )
-    sites = (snapshot.get("sites") or {}).get("sites", [])
-    where = placement.get("chosen_label") or ", ".join(s["name"] for s in sites) or "not decided"
+    sites = snap.sites.sites
+    where = placement.chosen_label or ", ".join(s.name for s in sites) or "not decided"
     categories: dict[str, list] = defaultdict(lambda: [0, Decimal(0)])
-    for line in bom.get("lines", []):
-        categories[line["category"]][0] += line["quantity"]
-        categories[line["category"]][1] += _amount(line.get("landed_net")) or Decimal(0)
-    items = checklist_items(snapshot)
+    for line in bom.lines:
+        categories[line.category][0] += line.quantity
+        categories[line.category][1] += _amount(line.landed_net) or Decimal(0)
+    items = checklist_items(snap)
     return ReportContext(
-        head=document_head(snapshot, title="Plan report", **head),
+        head=document_head(snap, title="Plan report", **head),
         summary={
             "what": what or "no workloads yet",
             "where": where,
-            "placement_reason": placement.get("reason", ""),
-            "cost_per_request_usd": cheapest.get("cost_per_request_usd") if cheapest else None,
+            "placement_reason": placement.reason or "",
+            "cost_per_request_usd": cheapest.cost_per_request_usd if cheapest else None,
             "cost_per_million_usd": (
-                cheapest.get("cost_per_million_output_tokens_usd") if cheapest else None
+                cheapest.cost_per_million_output_tokens_usd if cheapest else None
             ),
-            "cheapest_label": cheapest["label"] if cheapest else "",
-            "go_live": timeline.get("go_live"),
-            "target_go_live": snapshot["plan"].get("target_go_live"),
-            "total_net": bom.get("total_net"),
+            "cheapest_label": cheapest.label if cheapest else "",
+            "go_live": timeline.go_live,
+            "target_go_live": snap.plan.target_go_live,
+            "total_net": bom.total_net,
         },
-        workloads=tuple(workloads),
+        workloads=tuple(snap.workloads),
         placement=placement,
         sites=tuple(sites),
         tco=tco,
         bom_by_category=tuple(
             (name, qty, amount) for name, (qty, amount) in sorted(categories.items())
         ),
-        bom_total_net=_amount(bom.get("total_net")),
+        bom_total_net=_amount(bom.total_net),
         timeline=timeline,
         checklist=tuple(items),
-        risks=tuple(_risks(snapshot, items)),
-        charts=report_charts(snapshot),
+        risks=tuple(_risks(snap, items)),
+        charts=report_charts(snap),
     )

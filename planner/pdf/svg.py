@@ -289,7 +289,8 @@ def band_chart(x_labels: Sequence[str], bands: Sequence[Band], *, title: str, y_
 
 
 def range_bar_chart(bars: Sequence[RangeBar], *, title: str, base: float | None = None,
-                    x_label: str = "", width: int = 640, height: int | None = None) -> str:  # fmt: skip
+                    x_label: str = "", width: int = 640, height: int | None = None,
+                    tips: Sequence[str] = ()) -> str:  # fmt: skip
     """Horizontal bars from low to high, widest first as given (a tornado chart)."""
     row = 22
     height = height or 60 + row * max(len(bars), 1)
@@ -307,8 +308,9 @@ def range_bar_chart(bars: Sequence[RangeBar], *, title: str, base: float | None 
     for i, b in enumerate(bars):
         y = frame.y1 + 4 + i * row
         x_lo, x_hi = sorted((frame.sx(b.low, low, high), frame.sx(b.high, low, high)))
+        tip = f"<title>{esc(tips[i])}</title>" if i < len(tips) else ""
         out.append(f'<rect x="{x_lo:.1f}" y="{y:.1f}" width="{max(x_hi - x_lo, 0.5):.1f}" '
-                   f'height="{row - 8}" fill="{PALETTE[0]}"/>')  # fmt: skip
+                   f'height="{row - 8}" fill="{PALETTE[0]}">{tip}</rect>')  # fmt: skip
         out.append(f'<text x="{frame.x0 - 6}" y="{y + row / 2:.1f}" font-size="9" '
                    f'text-anchor="end" {FONT}>{esc(b.label)}</text>')  # fmt: skip
     if base is not None:
@@ -320,6 +322,16 @@ def range_bar_chart(bars: Sequence[RangeBar], *, title: str, base: float | None 
                    f'text-anchor="middle" {FONT}>{esc(x_label)}</text>')  # fmt: skip
     out.append("</svg>")
     return "".join(out)
+
+
+def tornado_chart(spec, *, width: int = 640) -> str:
+    """A tornado defined once in :mod:`planner.chartdefs` (the page draws it with Plotly): its
+    title, axis label and bars; each bar's exact ends in its tooltip (``<title>``)."""
+    bars = [RangeBar(b.label, b.low_usd, b.high_usd) for b in spec.bars]
+    tips = [f"{b.label}: {spec.value_text(b.low_usd)} to {spec.value_text(b.high_usd)}"
+            for b in spec.bars]  # fmt: skip
+    return range_bar_chart(bars, title=spec.title, base=spec.base_usd, x_label=spec.x_label,
+                           width=width, tips=tips)  # fmt: skip
 
 
 def gantt_chart(bars: Sequence[GanttBar], *, title: str, milestone: date | None = None,

@@ -29,7 +29,6 @@ from django.utils.safestring import SafeString, mark_safe
 
 from planner.pdf import context as pdf_context
 from planner.sharing import checklist
-from planner.sharing.citations import client_snapshot
 from planner.sharing.models import PlanRevision, RevisionBody
 
 BODY_TEMPLATE = "sharing/_revision_body.html"
@@ -39,6 +38,7 @@ FINGERPRINT_TEMPLATES = (
     BODY_TEMPLATE,
     "sharing/_section_comments.html",
     "sharing/_checklist_table.html",
+    "sharing/_open_items.html",
     "includes/source_list.html",
 )
 FINGERPRINT_SOURCES = (
@@ -48,6 +48,8 @@ FINGERPRINT_SOURCES = (
     "planner/sharing/templatetags/sharing_tags.py",
     "planner/sharing/body.py",
     "planner/sharing/citations.py",
+    "planner/sharing/schema.py",
+    "planner/chartdefs.py",
     "planner/labels.py",
 )
 # Where a section's comments go; snapshot text is escaped, so it can never contain "<!--".
@@ -76,7 +78,7 @@ class Body:
 
 def revision_view_context(revision: PlanRevision) -> dict:
     """What the shared revision body template reads from a snapshot."""
-    snapshot = client_snapshot(revision.snapshot)  # plain words; sources in an appendix
+    snapshot = pdf_context.client_view(revision.snapshot)  # typed; plain words; sources
     items = pdf_context.checklist_items(snapshot)
     head = {
         "revision_number": revision.number,
@@ -110,10 +112,10 @@ def revision_body_render(revision: PlanRevision) -> tuple[str, dict]:
     html = render_to_string(BODY_TEMPLATE, {**context, "comment_slots": True})
     snap = context["snap"]
     head = {
-        "plan_name": snap["plan"]["name"],
-        "client_name": snap["plan"]["client"]["name"],
-        "currency": snap["plan"]["currency"],
-        "organisation_name": snap["organisation"]["name"],
+        "plan_name": snap.plan.name,
+        "client_name": snap.plan.client.name,
+        "currency": snap.plan.currency,
+        "organisation_name": snap.organisation.name,
     }
     return html, head
 

@@ -1,6 +1,6 @@
 """Two revisions side by side: what changed, and what it did to cost, go-live and capacity.
 
-Plain Python over two snapshots (``planner.sharing.snapshot``); no Django.
+Plain Python over two typed snapshots (``planner.sharing.schema``).
 """
 
 from __future__ import annotations
@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from typing import Any
+
+from planner.sharing import schema
+from planner.sharing.schema import Money, Snapshot
 
 WORKLOAD_FIELDS = (
     ("model_name", "Model"),
@@ -72,8 +75,8 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _money_amount(money: dict | None) -> Decimal | None:
-    return Decimal(money["amount"]) if money else None
+def _money_amount(money: Money | None) -> Decimal | None:
+    return money.amount if money else None
 
 
 def _fmt_money(amount: Decimal | None, currency: str) -> str:
@@ -86,27 +89,19 @@ def _direction(before, after) -> str:
     return "up" if after > before else "down"
 
 
-def _capacity(s: dict) -> dict[str, int]:
-    totals = {"replicas": 0, "accelerators": 0, "servers": 0}
-    for w in s.get("workloads") or []:
-        for key in totals:
-            totals[key] += ((w.get("chosen") or {}).get(key)) or 0
-    return totals
-
-
-def _cheapest(s: dict) -> dict | None:
-    tco = s.get("tco") or {}
-    if not tco.get("available"):
+def _per_request(s: Snapshot) -> Decimal | None:
+    cheapest = s.tco.cheapest_option
+    if cheapest is None or cheapest.cost_per_request_usd is None:
         return None
-    return next((o for o in tco.get("options", []) if o["key"] == tco.get("cheapest")), None)
+    return Decimal(str(cheapest.cost_per_request_usd))
 
 
-def _impacts(a: dict, b: dict) -> list[Impact]:
+def _impacts(a: Snapshot, b: Snapshot) -> list[Impact]:
     impacts = []
-    ccy_a = (a.get("bom") or {}).get("currency") or a["plan"]["currency"]
-    ccy_b = (b.get("bom") or {}).get("currency") or b["plan"]["currency"]
-    net_a = _money_amount((a.get("bom") or {}).get("total_net"))
-    net_b = _money_amount((b.get("bom") or {}).get("total_net"))
+    ccy_a = a.bom.currency or a.plan.currency
+    ccy_b = b.bom.currency or b.plan.currency
+    net_a = _money_amount(a.bom.total_net)
+    net_b = _money_amount(b.bom.total_net)
     delta = (
         f"{net_b - net_a:+,.2f} {ccy_b}"
         if net_a is not None and net_b is not None and ccy_a == ccy_b
@@ -121,11 +116,7 @@ def _impacts(a: dict, b: dict) -> list[Impact]:
             _direction(net_a, net_b) if ccy_a == ccy_b else "same",
         )
     )
-    cheap_a, cheap_b = _cheapest(a), _cheapest(b)
-    per_a = Decimal(cheap_a["cost_per_request_usd"]) if cheap_a and cheap_a.get(
-        "cost_per_request_usd") else None  # fmt: skip
-    per_b = Decimal(cheap_b["cost_per_request_usd"]) if cheap_b and cheap_b.get(
-        "cost_per_request_usd") else None  # fmt: skip
+    per_a, per_b = _per_request(a), _per_request(b)
     impacts.append(
         Impact(
             "Cost per request (cheapest option), USD",
@@ -135,8 +126,7 @@ def _impacts(a: dict, b: dict) -> list[Impact]:
             _direction(per_a, per_b),
         )
     )
-    go_a = (a.get("timeline") or {}).get("go_live")
-    go_b = (b.get("timeline") or {}).get("go_live")
+    go_a, go_b = a.timeline.go_live, b.timeline.go_live
     days = (date.fromisoformat(go_b) - date.fromisoformat(go_a)).days if go_a and go_b else None
     impacts.append(
         Impact(
@@ -147,7 +137,7 @@ def _impacts(a: dict, b: dict) -> list[Impact]:
             "same" if not days else ("up" if days > 0 else "down"),
         )
     )
-    cap_a, cap_b = _capacity(a), _capacity(b)
+    cap_a, cap_b = a.capacity, b.capacity
     for key, label in (("accelerators", "Accelerators"), ("servers", "Servers"),
                        ("replicas", "Replicas")):  # fmt: skip
         impacts.append(
@@ -162,10 +152,10 @@ def _impacts(a: dict, b: dict) -> list[Impact]:
     return impacts
 
 
-def _workload_changes(a: dict, b: dict) -> list[Change]:
+def _workload_changes(a: Snapshot, b: Snapshot) -> list[Change]:
     changes = []
-    before = {w["name"]: w for w in a.get("workloads") or []}
-    after = {w["name"]: w for w in b.get("workloads") or []}
+    before = {w.name: w for w in a.workloads}
+    after = {w.name: w for w in b.workloads}
     for name in before.keys() - after.keys():
         changes.append(Change("Workloads", name, "present", "removed"))
     for name in after.keys() - before.keys():
@@ -173,38 +163,40 @@ def _workload_changes(a: dict, b: dict) -> list[Change]:
     for name in sorted(before.keys() & after.keys()):
         wa, wb = before[name], after[name]
         for key, label in WORKLOAD_FIELDS:
-            if wa.get(key) != wb.get(key):
-                changes.append(Change(name, label, _text(wa.get(key)), _text(wb.get(key))))
-        ca, cb = wa.get("chosen") or {}, wb.get("chosen") or {}
+            x, y = getattr(wa, key), getattr(wb, key)
+            if x != y:
+                changes.append(Change(name, label, _text(x), _text(y)))
         for key, label in CHOSEN_FIELDS:
-            if ca.get(key) != cb.get(key):
-                changes.append(Change(name, label, _text(ca.get(key)), _text(cb.get(key))))
+            x = getattr(wa.chosen, key) if wa.chosen else None
+            y = getattr(wb.chosen, key) if wb.chosen else None
+            if x != y:
+                changes.append(Change(name, label, _text(x), _text(y)))
     return changes
 
 
-def _bom_changes(a: dict, b: dict) -> list[Change]:
+def _bom_changes(a: Snapshot, b: Snapshot) -> list[Change]:
     changes = []
-    lines_a = {x["description"]: x for x in (a.get("bom") or {}).get("lines", [])}
-    lines_b = {x["description"]: x for x in (b.get("bom") or {}).get("lines", [])}
+    lines_a = {x.description: x for x in a.bom.lines}
+    lines_b = {x.description: x for x in b.bom.lines}
     for desc in sorted(lines_a.keys() | lines_b.keys()):
         la, lb = lines_a.get(desc), lines_b.get(desc)
         if la is None:
-            changes.append(Change("BOM", desc, "—", f"added, {lb['quantity']}"))
+            changes.append(Change("BOM", desc, "—", f"added, {lb.quantity}"))
         elif lb is None:
-            changes.append(Change("BOM", desc, str(la["quantity"]), "removed"))
+            changes.append(Change("BOM", desc, str(la.quantity), "removed"))
         else:
-            if la["quantity"] != lb["quantity"]:
-                changes.append(Change("BOM", f"{desc}: quantity", str(la["quantity"]),
-                                      str(lb["quantity"])))  # fmt: skip
-            if la.get("supplier") != lb.get("supplier"):
-                changes.append(Change("BOM", f"{desc}: supplier", _text(la.get("supplier")),
-                                      _text(lb.get("supplier"))))  # fmt: skip
+            if la.quantity != lb.quantity:
+                changes.append(Change("BOM", f"{desc}: quantity", str(la.quantity),
+                                      str(lb.quantity)))  # fmt: skip
+            if la.supplier != lb.supplier:
+                changes.append(Change("BOM", f"{desc}: supplier", _text(la.supplier),
+                                      _text(lb.supplier)))  # fmt: skip
     return changes
 
 
-def _site_changes(a: dict, b: dict) -> list[Change]:
-    sa = {s["name"]: s for s in (a.get("sites") or {}).get("sites", [])}
-    sb = {s["name"]: s for s in (b.get("sites") or {}).get("sites", [])}
+def _site_changes(a: Snapshot, b: Snapshot) -> list[Change]:
+    sa = {s.name: s for s in a.sites.sites}
+    sb = {s.name: s for s in b.sites.sites}
     changes = []
     for name in sorted(sa.keys() | sb.keys()):
         x, y = sa.get(name), sb.get(name)
@@ -214,38 +206,53 @@ def _site_changes(a: dict, b: dict) -> list[Change]:
             continue
         for key, label in (("status", "Facility checks"), ("power_ready_date", "Power ready"),
                            ("racks_needed", "Racks needed")):  # fmt: skip
-            if x.get(key) != y.get(key):
-                changes.append(Change(name, label, _text(x.get(key)), _text(y.get(key))))
+            if getattr(x, key) != getattr(y, key):
+                changes.append(Change(name, label, _text(getattr(x, key)),
+                                      _text(getattr(y, key))))  # fmt: skip
     return changes
 
 
-def _checklist_changes(a: dict, b: dict) -> list[Change]:
-    ca = {i["key"]: i for i in a.get("checklist") or []}
+def _checklist_changes(a: Snapshot, b: Snapshot) -> list[Change]:
+    ca = {i.key: i for i in a.checklist}
     changes = []
-    for item in b.get("checklist") or []:
-        old = ca.get(item["key"])
-        if old and old["status"] != item["status"]:
-            changes.append(Change("Checklist", item["title"], old["status_label"],
-                                  item["status_label"]))  # fmt: skip
+    for item in b.checklist:
+        old = ca.get(item.key)
+        if old and old.status != item.status:
+            changes.append(Change("Checklist", item.title, old.status_label,
+                                  item.status_label))  # fmt: skip
     return changes
 
 
-def compare(before: dict[str, Any], after: dict[str, Any]) -> Comparison:
+def _open_item_changes(a: Snapshot, b: Snapshot) -> list[Change]:
+    before = {i.label: i for i in a.open_items}
+    after = {i.label: i for i in b.open_items}
+    changes = []
+    for label in sorted(before.keys() | after.keys()):
+        x, y = before.get(label), after.get(label)
+        if (x.state if x else None) != (y.state if y else None):
+            changes.append(Change("Open items", label, x.state if x else "current",
+                                  y.state if y else "current"))  # fmt: skip
+    return changes
+
+
+def compare(before: dict[str, Any] | Snapshot, after: dict[str, Any] | Snapshot) -> Comparison:
     """Headline impacts and the list of changes from ``before`` to ``after``.
 
     Args:
-        before: The older revision's snapshot.
+        before: The older revision's snapshot (stored dict of any schema version, or typed).
         after: The newer revision's snapshot.
     """
-    result = Comparison(before.get("revision_number") or 0, after.get("revision_number") or 0)
-    result.impacts = _impacts(before, after)
-    pa, pb = before.get("plan", {}), after.get("plan", {})
+    a, b = schema.load(before), schema.load(after)
+    result = Comparison(a.revision_number or 0, b.revision_number or 0)
+    result.impacts = _impacts(a, b)
     for key, label in (("name", "Plan name"), ("currency", "Currency"),
                        ("target_go_live", "Target go-live")):  # fmt: skip
-        if pa.get(key) != pb.get(key):
-            result.changes.append(Change("Plan", label, _text(pa.get(key)), _text(pb.get(key))))
-    result.changes += _workload_changes(before, after)
-    result.changes += _site_changes(before, after)
-    result.changes += _bom_changes(before, after)
-    result.changes += _checklist_changes(before, after)
+        x, y = getattr(a.plan, key), getattr(b.plan, key)
+        if x != y:
+            result.changes.append(Change("Plan", label, _text(x), _text(y)))
+    result.changes += _workload_changes(a, b)
+    result.changes += _site_changes(a, b)
+    result.changes += _bom_changes(a, b)
+    result.changes += _checklist_changes(a, b)
+    result.changes += _open_item_changes(a, b)
     return result

@@ -16,6 +16,11 @@ class PublishForm(forms.Form):
     note = forms.CharField(
         required=False, max_length=300, label="What changed (shown to the client)"
     )
+    with_open_items = forms.BooleanField(
+        required=False,
+        label="Publish with these open items",
+        help_text="The revision then lists them for the client.",
+    )
 
     def __init__(self, *args, **kwargs) -> None:
         # Shares the page with the link form: distinct ids, same field names.

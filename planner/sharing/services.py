@@ -20,12 +20,13 @@ from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from planner import jobs
+from planner import freshness, jobs
 from planner.client_ip import rate_limit_key
+from planner.freshness import Freshness
 from planner.models import Plan
 from planner.pdf import context as pdf_context
 from planner.pdf.render import render_pdf
-from planner.sharing import checklist
+from planner.sharing import checklist, schema
 from planner.sharing.models import (
     ChecklistSignOff,
     Comment,
@@ -78,7 +79,32 @@ class NothingToPublish(SharingError):
         self.revision = revision
 
 
+class PublishBlocked(SharingError):
+    """Results the revision includes are stale, failed or missing; ``items`` lists them."""
+
+    def __init__(self, items: list[Freshness]) -> None:
+        names = "; ".join(f"{item.label} ({item.state_label})" for item in items)
+        super().__init__(
+            f"Not published: {len(items)} result{'s are' if len(items) != 1 else ' is'} not "
+            f'current — {names}. Recompute them, or tick "publish with these open items".'
+        )
+        self.items = items
+
+
+class PublishFailed(SharingError):
+    """An unexpected error while reading the plan: nothing was published."""
+
+
 # --- Revisions ----------------------------------------------------------------------------------
+
+
+def publish_blockers(*, plan: Plan) -> list[Freshness]:
+    """Everything that keeps the plan from a plain publish (each a not-current result).
+
+    Other checks that refuse a plain publish append their items here, as :class:`Freshness`
+    rows (kind, label, state, reason).
+    """
+    return freshness.open_items(plan)
 
 
 def _user_name(user) -> str:
@@ -96,14 +122,22 @@ def _latest_revision(plan: Plan) -> PlanRevision | None:
 
 
 @transaction.atomic
-def revision_publish(*, plan: Plan, user, note: str = "") -> PlanRevision:
+def revision_publish(
+    *, plan: Plan, user, note: str = "", with_open_items: bool = False
+) -> PlanRevision:
     """Freeze the plan as its next revision (1, 2, ...), with who published it and when.
+
+    Refused while a result the revision includes is stale, failed or missing
+    (:func:`publish_blockers`), unless ``with_open_items``: the revision then stores those
+    open items (``snapshot["open_items"]``) and shows them to the client.
 
     Publishing is serialised per plan by a lock on the plan's row, so a double submit or
     two people publishing at once make one revision: the second finds its content already
     published.
 
     Raises:
+        PublishBlocked: Results are not current and ``with_open_items`` is false.
+        PublishFailed: An unexpected error while reading the plan (nothing is stored).
         NothingToPublish: The plan's content equals the latest revision's.
         SharingError: A concurrent publish took the number (only where rows cannot be
             locked, e.g. SQLite) with different content.
@@ -111,7 +145,24 @@ def revision_publish(*, plan: Plan, user, note: str = "") -> PlanRevision:
     Plan.objects.select_for_update().filter(pk=plan.pk).first()  # serialise per plan
     latest = _latest_revision(plan)
     number = (latest.number if latest else 0) + 1
-    snapshot = plan_snapshot(plan=plan, number=number)
+    blockers = publish_blockers(plan=plan)
+    if blockers and not with_open_items:
+        raise PublishBlocked(blockers)
+    try:
+        snapshot = plan_snapshot(plan=plan, number=number)
+    except Exception as exc:  # noqa: BLE001 - expected errors are sections' "unavailable" items
+        logger.exception("publish of plan %s failed while reading the plan", plan.pk)
+        raise PublishFailed(
+            "Publishing failed: an unexpected error occurred while reading the plan "
+            f"({type(exc).__name__}). Nothing was published; the error has been logged."
+        ) from exc
+    if blockers:  # absent when none, so content equal to an older revision's stays equal
+        snapshot["open_items"] = [item.as_item() for item in blockers]
+    try:
+        schema.validate(snapshot)
+    except schema.SnapshotInvalid as exc:
+        logger.error("publish of plan %s: %s", plan.pk, exc)
+        raise PublishFailed(f"Publishing failed: {exc} Nothing was published.") from exc
     content = snapshot_content_hash(snapshot)
     if latest is not None and _content_hash(latest) == content:
         raise NothingToPublish(latest)
@@ -346,7 +397,7 @@ def document_context(*, revision: PlanRevision, kind: str):
 
 
 def document_filename(*, revision: PlanRevision, kind: str) -> str:
-    quote = revision.snapshot.get("quote", {}).get("number") or f"plan-{revision.plan_id}"
+    quote = schema.load(revision.snapshot).quote.number or f"plan-{revision.plan_id}"
     return f"{quote}-{kind}.pdf".replace("/", "-")
 
 

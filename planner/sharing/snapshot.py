@@ -54,8 +54,34 @@ def _money(money) -> dict[str, str] | None:
     return {"amount": str(money.amount), "currency": money.currency}
 
 
-def _unavailable(reason: str) -> dict[str, Any]:
-    return {"available": False, "reason": reason}
+def _unavailable(reason: str, error: Exception | None = None) -> dict[str, Any]:
+    """A section that could not be computed: a fixed reason, and the domain error's own
+    sentence and kind when an expected error (:func:`domain_errors`) was the cause."""
+    section: dict[str, Any] = {"available": False, "reason": reason}
+    if error is not None:
+        section["problem"] = str(error)
+        section["problem_kind"] = type(error).__name__
+    return section
+
+
+def domain_errors() -> tuple[type[Exception], ...]:
+    """The errors a section may fail with and still be published as "unavailable".
+
+    The engine's input errors (catalog gaps included) and the sections' own documented
+    errors; anything else is a bug and fails the publish.
+    """
+    from planner.engine.errors import EngineInputError
+
+    errors: list[type[Exception]] = [EngineInputError, SnapshotError]
+    if apps.is_installed("planner.facility"):
+        from planner.facility.services import TcoNotReady
+
+        errors.append(TcoNotReady)
+    if apps.is_installed("sourcing"):
+        from sourcing.services import SourcingError
+
+        errors.append(SourcingError)
+    return tuple(errors)
 
 
 def _jsonable(value: Any) -> Any:
@@ -162,7 +188,7 @@ def _sizing_detail(workload) -> tuple[dict | None, dict | None, list[int]]:
         fields = set(SweepCandidate.__dataclass_fields__)
         candidate = SweepCandidate(**{k: v for k, v in summary.items() if k in fields})
         detail = sizing.candidate_detail(workload, candidate)
-    except Exception as exc:  # the summary may predate a field change; keep the rest
+    except (TypeError, *domain_errors()) as exc:  # the summary may predate a field change
         logger.warning("sizing detail of workload %s unavailable: %s", workload.pk, exc)
         return None, None, []
     memory = {
@@ -190,7 +216,7 @@ def _sizing_detail(workload) -> tuple[dict | None, dict | None, list[int]]:
         }
     try:
         by_hour = [int(v) for v in sizing.replicas_by_hour(workload, candidate)]
-    except Exception:  # noqa: BLE001 - a display extra
+    except domain_errors():  # a display extra
         by_hour = []
     return memory, autoscaling, by_hour
 
@@ -204,19 +230,19 @@ def _facility(plan: Plan) -> tuple[dict, dict, dict]:
         return _unavailable(reason), _unavailable(reason), _unavailable(reason)
     try:
         sites = _sites(plan)
-    except Exception as exc:
-        logger.exception("snapshot: sites of plan %s", plan.pk)
-        sites = _unavailable(f"Sites could not be read: {exc}")
+    except domain_errors() as exc:
+        logger.warning("snapshot: sites of plan %s: %s", plan.pk, exc)
+        sites = _unavailable("The sites could not be checked.", exc)
     try:
         placement = _placement(plan)
-    except Exception as exc:
-        logger.exception("snapshot: placement of plan %s", plan.pk)
-        placement = _unavailable(f"Placement could not be read: {exc}")
+    except domain_errors() as exc:
+        logger.warning("snapshot: placement of plan %s: %s", plan.pk, exc)
+        placement = _unavailable("The placement could not be decided.", exc)
     try:
         tco = _tco(plan)
-    except Exception as exc:
-        logger.exception("snapshot: TCO of plan %s", plan.pk)
-        tco = _unavailable(f"TCO could not be read: {exc}")
+    except domain_errors() as exc:
+        logger.warning("snapshot: TCO of plan %s: %s", plan.pk, exc)
+        tco = _unavailable("The TCO could not be read.", exc)
     return sites, placement, tco
 
 
@@ -285,7 +311,7 @@ def _tco(plan: Plan) -> dict[str, Any]:
     try:
         state = fsvc.tco_state(plan=plan)
         stale = state.build is None or state.build.input_hash != run.input_hash
-    except Exception:  # noqa: BLE001 - staleness is a label, not a reason to fail
+    except domain_errors():  # staleness is a label, not a reason to fail
         stale = False
     results = run.results
     keep = (
@@ -325,18 +351,18 @@ def _sourcing(plan: Plan) -> tuple[dict, dict, dict]:
 
         report = ssvc.landed_cost_report(plan=plan, organisation=plan.organisation)
         bom = _bom(plan, report)
-    except Exception as exc:
-        logger.exception("snapshot: landed cost of plan %s", plan.pk)
+    except domain_errors() as exc:
+        logger.warning("snapshot: landed cost of plan %s: %s", plan.pk, exc)
         return (
-            _unavailable(f"The bill of materials could not be priced: {exc}"),
+            _unavailable("The bill of materials could not be priced.", exc),
             _unavailable("No timeline without a priced BOM."),
             _orders(plan),
         )
     try:
         timeline = _timeline(plan, report)
-    except Exception as exc:
-        logger.exception("snapshot: timeline of plan %s", plan.pk)
-        timeline = _unavailable(f"The timeline could not be computed: {exc}")
+    except domain_errors() as exc:
+        logger.warning("snapshot: timeline of plan %s: %s", plan.pk, exc)
+        timeline = _unavailable("The timeline could not be computed.", exc)
     return bom, timeline, _orders(plan)
 
 
@@ -541,9 +567,9 @@ def _orders(plan: Plan) -> dict[str, Any]:
                 }
             )
         return {"available": True, "orders": rows}
-    except Exception as exc:
-        logger.exception("snapshot: purchase orders of plan %s", plan.pk)
-        return _unavailable(f"Purchase orders could not be read: {exc}")
+    except domain_errors() as exc:
+        logger.warning("snapshot: purchase orders of plan %s: %s", plan.pk, exc)
+        return _unavailable("The purchase orders could not be read.", exc)
 
 
 # --- Checklist and quote -----------------------------------------------------------------------

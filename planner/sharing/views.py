@@ -87,6 +87,7 @@ def _review_context(request, plan, *, publish_form=None, link_form=None) -> dict
         "comments": selectors.comment_list(plan=plan)[:100],
         "decisions": selectors.decision_list(plan=plan),
         "publish_form": publish_form or PublishForm(),
+        "open_items": services.publish_blockers(plan=plan),
         "link_form": link_form or ShareLinkForm(revision_numbers=[r.number for r in revisions]),
         "can_edit": request.membership.can_edit,
     }
@@ -109,7 +110,10 @@ def publish(request: HttpRequest, plan_id: int) -> HttpResponse:
         return render(request, "sharing/review.html", context, status=400)
     try:
         revision = services.revision_publish(
-            plan=plan, user=request.user, note=form.cleaned_data["note"]
+            plan=plan,
+            user=request.user,
+            note=form.cleaned_data["note"],
+            with_open_items=form.cleaned_data["with_open_items"],
         )
     except services.NothingToPublish as exc:
         messages.info(request, str(exc))

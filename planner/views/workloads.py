@@ -10,7 +10,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from catalog.models import Accelerator
 from catalog.selectors import catalog_version_pinned
-from planner import charts, selectors, sizing
+from planner import charts, freshness, selectors, sizing
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
@@ -219,6 +219,8 @@ def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
                 "sizing_error": str(exc),
                 "candidates": [],
             }
+    chosen = freshness.chosen_freshness(workload)
+    context["fresh"] = chosen if chosen.state == freshness.STALE else None  # failed: shown below
     template = "planner/workload_sizing.html"
     if request.htmx and request.htmx.target in ("sizing-results", "candidates"):
         template += "#results"

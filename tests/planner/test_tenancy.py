@@ -69,6 +69,7 @@ TENANT_OBJECT_URLS = {
         "facility:site_delete", args=[objs["plan_b"].pk, objs["site_b"].pk]
     ),
     "facility:placement": lambda objs: reverse("facility:placement", args=[objs["plan_b"].pk]),
+    "plan_recompute": lambda objs: reverse("plan_recompute", args=[objs["plan_b"].pk, "bom"]),
     "facility:tco": lambda objs: reverse("facility:tco", args=[objs["plan_b"].pk]),
     "facility:tco_run": lambda objs: reverse("facility:tco_run", args=[objs["plan_b"].pk]),
     "facility:tco_status": lambda objs: reverse(

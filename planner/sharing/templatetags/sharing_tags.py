@@ -15,6 +15,8 @@ def money(value, currency: str = "") -> str:
     """An exact amount (Decimal, str or ``{"amount", "currency"}``) shown to cents."""
     if isinstance(value, dict):
         return money_text(value.get("amount"), value.get("currency", currency))
+    if hasattr(value, "amount") and hasattr(value, "currency"):  # schema.Money
+        return money_text(value.amount, value.currency or currency)
     try:
         return money_text(value, currency)
     except (InvalidOperation, ValueError, TypeError):

@@ -1,0 +1,317 @@
+"""Whether each stored result of a plan is still computed from the plan's current inputs.
+
+A plan stores some results it derived from its inputs: the chosen configuration's replica
+plan (``Workload.chosen_*``, hashed by :func:`chosen_inputs_hash`), the TCO run
+(``TcoRun.input_hash``, :func:`tco_inputs_hash`) and the generated bill-of-materials lines
+(``SourcingSettings.bom_inputs_hash``, :func:`bom_inputs_hash`). The landed cost and the
+timeline are computed live, but from those stored BOM lines: they are as current as the BOM.
+Facility checks and placement are computed live from the current inputs on every read.
+
+Each ``*_freshness`` function compares the stored hash with the hash of today's inputs and
+says so as a :class:`Freshness` (``current``, ``stale``, ``failed`` or ``missing``, with the
+reason in plain words and the URL that recomputes it, a POST). :func:`plan_freshness` lists
+all of them for the plan; publishing refuses while any is not current.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.apps import apps
+from django.urls import reverse
+
+from planner.engine.errors import EngineInputError
+from planner.models import Plan, Workload
+
+CURRENT, STALE, FAILED, MISSING = "current", "stale", "failed", "missing"
+STATES = (CURRENT, STALE, FAILED, MISSING)
+
+# The result kinds a plan stores or derives from stored results, in the order they build on
+# each other (recompute URLs use these names).
+CHOSEN, TCO, BOM, LANDED_COST, TIMELINE = "chosen", "tco", "bom", "landed_cost", "timeline"
+RECOMPUTABLE = (CHOSEN, TCO, BOM, LANDED_COST, TIMELINE)
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """One stored result and whether the plan's current inputs still give it."""
+
+    kind: str
+    label: str
+    state: str
+    reason: str = ""
+    recompute_url: str = ""
+    key: str = ""  # distinguishes results of one kind (e.g. one per workload)
+
+    @property
+    def is_current(self) -> bool:
+        return self.state == CURRENT
+
+    @property
+    def state_label(self) -> str:
+        return {
+            CURRENT: "current",
+            STALE: "stale",
+            FAILED: "failed",
+            MISSING: "not computed",
+        }[self.state]
+
+    def as_item(self) -> dict[str, str]:
+        """The open item a revision published with it stores (no URL: clients cannot act)."""
+        return {"kind": self.kind, "label": self.label, "state": self.state, "reason": self.reason}
+
+
+def _sha256(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _recompute_url(plan: Plan, kind: str) -> str:
+    return reverse("plan_recompute", args=[plan.pk, kind])
+
+
+# --- Input hashes -------------------------------------------------------------------------------
+
+
+def chosen_inputs_hash(workload: Workload) -> str:
+    """The hash of the sizing inputs the chosen replica plan is computed from."""
+    from planner import sizing
+
+    return sizing.workload_inputs_hash(workload)
+
+
+def tco_inputs_hash(plan: Plan) -> str:
+    """The hash of the TCO engine inputs of the plan (raises ``TcoNotReady``)."""
+    from planner.facility import services as fsvc
+
+    return fsvc.tco_inputs_build(plan=plan).input_hash
+
+
+def bom_hash_of(inputs, fabric, spares) -> str:
+    """The hash of the BOM engine's inputs (deployments, fabric, spares policy)."""
+    return _sha256(
+        {
+            "deployments": [asdict(d) for d in inputs],
+            "fabric": asdict(fabric),
+            "spares": asdict(spares),
+        }
+    )
+
+
+def bom_inputs_hash(plan: Plan) -> str:
+    """The hash of what the plan's BOM would be generated from now (raises ``SourcingError``)."""
+    from planner.engine import bom as bom_engine
+    from sourcing import services as ssvc
+
+    settings = ssvc.sourcing_settings_get(plan=plan)
+    return bom_hash_of(
+        ssvc._deployment_inputs(plan, settings),
+        ssvc._fabric(settings),
+        bom_engine.SparesPolicy(mode=settings.spares_mode, percent=settings.spares_pct),
+    )
+
+
+# --- One function per result kind ---------------------------------------------------------------
+
+
+def chosen_freshness(workload: Workload) -> Freshness:
+    """The workload's chosen configuration (re-planned on every save of the workload)."""
+    label = f"Chosen configuration of {workload.name}"
+    key = f"workload-{workload.pk}"
+    if not workload.has_choice:  # only the consultant can choose: nothing to recompute
+        return Freshness(CHOSEN, label, MISSING, "No configuration chosen in sizing yet.", "", key)
+    if workload.chosen_problem:
+        return Freshness(CHOSEN, label, FAILED, workload.chosen_problem, "", key)
+    if workload.chosen_inputs_hash != chosen_inputs_hash(workload):
+        return Freshness(
+            CHOSEN,
+            label,
+            STALE,
+            "Its replicas were planned for other sizing inputs.",
+            _recompute_url(workload.plan, CHOSEN),
+            key,
+        )
+    return Freshness(CHOSEN, label, CURRENT, "", "", key)
+
+
+def tco_freshness(plan: Plan, *, state=None) -> Freshness:
+    """The latest TCO run against the plan's current TCO inputs."""
+    from planner.facility import services as fsvc
+    from planner.facility.models import TcoStatus
+
+    label = "TCO"
+    url = _recompute_url(plan, TCO)
+    state = state or fsvc.tco_state(plan=plan)
+    run = state.run
+    if run is None:
+        reason = state.not_ready or "The TCO has not been run yet."
+        return Freshness(TCO, label, MISSING, reason, "" if state.build is None else url)
+    if state.build is None:
+        return Freshness(TCO, label, STALE, f"The TCO cannot be run now: {state.not_ready}", "")
+    if state.stale:
+        return Freshness(TCO, label, STALE, "The TCO inputs changed since the last run.", url)
+    if run.status == TcoStatus.FAILED:
+        return Freshness(TCO, label, FAILED, f"The last run failed: {run.error}", url)
+    if run.status != TcoStatus.SUCCEEDED:
+        return Freshness(TCO, label, STALE, "The run for the current inputs is still running.", "")
+    return Freshness(TCO, label, CURRENT, "", url)
+
+
+def bom_freshness(plan: Plan) -> Freshness:
+    """The generated bill-of-materials lines against what sizing would generate now."""
+    from sourcing import services as ssvc
+
+    label = "Bill of materials"
+    url = _recompute_url(plan, BOM)
+    settings = ssvc.sourcing_settings_get(plan=plan)
+    if settings.bom_generated_at is None:
+        return Freshness(BOM, label, MISSING, "The bill of materials has not been generated.", url)
+    try:
+        current = bom_inputs_hash(plan)
+    except (ssvc.SourcingError, EngineInputError) as exc:
+        return Freshness(BOM, label, FAILED, f"It cannot be generated now: {exc}", url)
+    if settings.bom_inputs_hash != current:
+        return Freshness(
+            BOM,
+            label,
+            STALE,
+            "Generated from other sizing or sourcing settings (servers, racks, spares, "
+            "fabric); regenerate it (hand-made lines and hand-set quantities are kept).",
+            url,
+        )
+    return Freshness(BOM, label, CURRENT, "", url)
+
+
+def _from_bom(kind: str, label: str, bom: Freshness, plan: Plan) -> Freshness | None:
+    """The landed cost and timeline are priced from the BOM lines: a BOM not current is theirs."""
+    if bom.is_current:
+        return None
+    reason = {
+        STALE: "Priced from a bill of materials generated from old inputs.",
+        FAILED: "Priced from a bill of materials that cannot be generated now.",
+        MISSING: "There is no bill of materials to price yet.",
+    }[bom.state]
+    return Freshness(kind, label, bom.state, reason, _recompute_url(plan, kind))
+
+
+def landed_cost_freshness(plan: Plan, *, bom: Freshness | None = None, report=None) -> Freshness:
+    """The landed cost: as current as the BOM it prices; failed when lines cannot be priced."""
+    from sourcing import services as ssvc
+
+    label = "Landed cost"
+    bom = bom or bom_freshness(plan)
+    if (derived := _from_bom(LANDED_COST, label, bom, plan)) is not None:
+        return derived
+    url = _recompute_url(plan, LANDED_COST)
+    try:
+        report = report or ssvc.landed_cost_report(plan=plan, organisation=plan.organisation)
+    except (ssvc.SourcingError, EngineInputError) as exc:
+        return Freshness(LANDED_COST, label, FAILED, f"It cannot be priced: {exc}", url)
+    if report.unpriced_lines:
+        n = report.unpriced_lines
+        reason = f"{n} line{'s' if n != 1 else ''} not priced: " + "; ".join(report.problems)
+        return Freshness(LANDED_COST, label, FAILED, reason, "")
+    return Freshness(LANDED_COST, label, CURRENT, "", url)
+
+
+def timeline_freshness(plan: Plan, *, bom: Freshness | None = None, report=None) -> Freshness:
+    """The go-live timeline: as current as the BOM it schedules; failed when it cannot be built."""
+    from sourcing import services as ssvc
+
+    label = "Timeline"
+    bom = bom or bom_freshness(plan)
+    if (derived := _from_bom(TIMELINE, label, bom, plan)) is not None:
+        return derived
+    url = _recompute_url(plan, TIMELINE)
+    try:
+        result = ssvc.timeline_report(plan=plan, organisation=plan.organisation, report=report)
+    except (ssvc.SourcingError, EngineInputError) as exc:
+        return Freshness(TIMELINE, label, FAILED, f"It cannot be scheduled: {exc}", url)
+    if result.slips is None:
+        return Freshness(TIMELINE, label, FAILED, result.problem, "")
+    return Freshness(TIMELINE, label, CURRENT, "", url)
+
+
+def plan_freshness(plan: Plan) -> list[Freshness]:
+    """Every stored result of the plan (and those priced from them) with its state."""
+    from planner import selectors as plan_selectors
+
+    items = [chosen_freshness(w) for w in plan_selectors.workload_list(plan=plan)]
+    if apps.is_installed("planner.facility"):
+        items.append(tco_freshness(plan))
+    if apps.is_installed("sourcing"):
+        from sourcing import services as ssvc
+
+        bom = bom_freshness(plan)
+        report = None
+        if bom.is_current:
+            try:
+                report = ssvc.landed_cost_report(plan=plan, organisation=plan.organisation)
+            except (ssvc.SourcingError, EngineInputError):
+                report = None  # landed_cost_freshness says why
+        items += [
+            bom,
+            landed_cost_freshness(plan, bom=bom, report=report),
+            timeline_freshness(plan, bom=bom, report=report),
+        ]
+    return items
+
+
+def open_items(plan: Plan) -> list[Freshness]:
+    """The results that are not current (what publishing lists and refuses on)."""
+    return [item for item in plan_freshness(plan) if not item.is_current]
+
+
+# --- Recompute -----------------------------------------------------------------------------------
+
+
+class RecomputeError(ValueError):
+    """A result that cannot be recomputed now; the message says why."""
+
+
+def recompute(*, plan: Plan, kind: str, user) -> str:
+    """Recompute one kind of stored result from the plan's current inputs.
+
+    The chosen configurations are re-planned (same accelerator, precision and TP); the TCO
+    is run (queued) for the current inputs; the BOM is regenerated, which also brings the
+    landed cost and the timeline priced from it up to date.
+
+    Returns:
+        What was done, in plain words.
+
+    Raises:
+        RecomputeError: The kind is unknown or its inputs cannot be computed with (the
+            domain error's message).
+    """
+    if kind == CHOSEN:
+        from planner import selectors as plan_selectors
+        from planner import sizing
+
+        replanned = 0
+        for workload in plan_selectors.workload_list(plan=plan):
+            if workload.has_choice and chosen_freshness(workload).state == STALE:
+                sizing.chosen_replan(workload)
+                workload.save()
+                replanned += 1
+        return f"Re-planned {replanned} chosen configuration{'s' if replanned != 1 else ''}."
+    if kind == TCO:
+        from planner.facility import services as fsvc
+
+        try:
+            _run, created = fsvc.tco_run_request(plan=plan, user=user)
+        except fsvc.TcoNotReady as exc:
+            raise RecomputeError(str(exc)) from exc
+        return "TCO run queued for the current inputs." if created else "The TCO is up to date."
+    if kind in (BOM, LANDED_COST, TIMELINE):
+        from sourcing import services as ssvc
+
+        try:
+            changes = ssvc.bom_generate(plan=plan, user=user)
+        except ssvc.SourcingError as exc:
+            raise RecomputeError(str(exc)) from exc
+        done = "Bill of materials regenerated"
+        return done + (": " + "; ".join(changes) + "." if changes else "; nothing changed.")
+    raise RecomputeError("Unknown result.")

@@ -1,0 +1,380 @@
+"""The revision snapshot's schema, defined once: what a published revision holds.
+
+:func:`planner.sharing.snapshot.plan_snapshot` builds a JSON-safe dict; publishing validates
+it against :class:`Snapshot` (:func:`validate`) before storing it, and every reader — the
+client's share page, the PDFs (``planner.pdf.context``) and the revision comparison
+(``planner.sharing.compare``) — reads the typed object :func:`load` returns instead of the
+dict with ``.get()`` defaults.
+
+Stored revisions are immutable, so old snapshots are read through :data:`MIGRATIONS`: each
+step turns a dict of version ``n`` into version ``n + 1`` (on read only; the stored JSON and
+its hash never change). Version history:
+
+1. The first published form.
+2. ``open_items`` (results that were not current when published "with open items"); an
+   unavailable section may carry the expected domain error as ``problem``/``problem_kind``
+   beside its fixed ``reason``.
+
+Sections keep fields this schema does not name (``extra="allow"``), so a reader never loses
+data a newer builder added; every field a reader relies on is named and typed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from planner.sharing.models import SNAPSHOT_SCHEMA_VERSION
+
+__all__ = ["SNAPSHOT_SCHEMA_VERSION", "Snapshot", "SnapshotInvalid", "load", "validate"]
+
+
+class SnapshotInvalid(ValueError):
+    """A snapshot that does not match the schema; the message names the fields."""
+
+
+def _iso_date(value: str | None) -> str | None:
+    if value:
+        date.fromisoformat(value[:10])  # raises ValueError: pydantic reports the field
+    return value
+
+
+# An ISO date kept as its text (the share page and documents print it as published).
+IsoDate = Annotated[str | None, AfterValidator(_iso_date)]
+
+
+class Part(BaseModel):
+    """A section or row of the snapshot (unknown fields are kept, never dropped)."""
+
+    model_config = ConfigDict(extra="allow", protected_namespaces=(), frozen=True)
+
+
+class Money(Part):
+    amount: Decimal
+    currency: str
+
+
+class Section(Part):
+    """A part of the plan that may be unavailable; ``reason`` says why in fixed words."""
+
+    available: bool = True
+    reason: str | None = ""
+    problem: str = ""  # the expected domain error's own sentence, when one was the cause
+    problem_kind: str = ""
+
+
+# --- Plan and workloads -----------------------------------------------------------------------
+
+
+class Organisation(Part):
+    name: str
+    slug: str = ""
+
+
+class Client(Part):
+    name: str
+    country: str = ""
+    contact_name: str = ""
+    contact_email: str = ""
+
+
+class PlanInfo(Part):
+    id: int
+    name: str
+    currency: str
+    target_go_live: IsoDate = None
+    notes: str = ""
+    client: Client
+
+
+class Chosen(Part):
+    accelerator_slug: str = ""
+    accelerator_name: str
+    server_name: str = ""
+    precision: str = ""
+    tensor_parallel: int | None = None
+    replicas: int | None = None
+    accelerators: int | None = None
+    servers: int | None = None
+    chosen_at: str | None = None
+    summary: dict[str, Any] = Field(default_factory=dict)
+
+
+class WorkloadSnap(Part):
+    id: int | None = None
+    name: str
+    kind: str = ""
+    kind_label: str = ""
+    model_slug: str = ""
+    model_name: str = ""
+    precision: str = ""
+    input_tokens_mean: int | None = None
+    output_tokens_mean: int | None = None
+    percentile: int | None = None
+    ttft_ms: int | None = None
+    tpot_ms: int | None = None
+    e2e_s: int | None = None
+    peak_concurrency: int | None = None
+    peak_requests_per_s: float | None = None
+    headroom_pct: int | None = None
+    n_plus_one: bool | None = None
+    chosen: Chosen | None = None
+    memory: dict[str, Any] | None = None
+    autoscaling: dict[str, Any] | None = None
+    replicas_by_hour: list[int] = Field(default_factory=list)
+
+
+# --- Facility, placement, TCO ------------------------------------------------------------------
+
+
+class Check(Part):
+    title: str
+    status: str
+    reason: str | None = ""
+
+
+class Site(Part):
+    name: str
+    status: str = ""
+    power_ready_date: IsoDate = None
+    racks_needed: int | None = None
+    checks: list[Check] = Field(default_factory=list)
+
+
+class Sites(Section):
+    sites: list[Site] = Field(default_factory=list)
+
+
+class Placement(Section):
+    chosen_kind: str | None = ""
+    chosen_label: str | None = ""
+
+
+class TcoOption(Part):
+    key: str
+    label: str
+    kind: str = ""
+    cost_per_request_usd: float | None = None
+    cost_per_million_output_tokens_usd: float | None = None
+    cumulative_usd: list[float | None] = Field(default_factory=list)
+    lines_usd: dict[str, list[float | None]] = Field(default_factory=dict)
+
+
+class TornadoBar(Part):
+    driver: str
+    low_value_usd: float
+    high_value_usd: float
+    base_value_usd: float
+
+
+class Tco(Section):
+    stale: bool = False
+    currency: str = "USD"
+    months: list[int | str] = Field(default_factory=list)
+    cheapest: str | None = None
+    options: list[TcoOption] = Field(default_factory=list)
+    tornado: list[TornadoBar] = Field(default_factory=list)
+    monte_carlo: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def cheapest_option(self) -> TcoOption | None:
+        if not self.available:
+            return None
+        return next((o for o in self.options if o.key == self.cheapest), None)
+
+
+# --- Sourcing ---------------------------------------------------------------------------------
+
+
+class BomLine(Part):
+    description: str
+    category: str = ""
+    quantity: int
+    quantity_ordered: int | None = None
+    supplier: str = ""
+    origin_country: str = ""
+    incoterm: str = ""
+    lead_time_days: int | None = None
+    problem: str | None = ""
+    unit_price: Money | None = None
+    goods_original: Money | None = None
+    goods: Money | None = None
+    freight: Money | None = None
+    insurance: Money | None = None
+    brokerage: Money | None = None
+    duty: Money | None = None
+    vat: Money | None = None
+    landed_net: Money | None = None
+
+
+class CurrencyTotal(Part):
+    currency: str
+    amount: Decimal
+
+
+class Bom(Section):
+    currency: str = ""
+    as_of: IsoDate = None
+    destination: str = ""
+    complete: bool = False
+    problems: list[str] = Field(default_factory=list)
+    lines: list[BomLine] = Field(default_factory=list)
+    totals_by_currency: list[CurrencyTotal] = Field(default_factory=list)
+    totals: dict[str, Money] = Field(default_factory=dict)
+    total_net: Money | None = None
+    total_gross: Money | None = None
+    offers_valid_until: IsoDate = None
+
+
+class Task(Part):
+    name: str
+    start: IsoDate
+    finish: IsoDate
+    critical: bool = False
+
+
+class Slip(Part):
+    name: str
+    slip_days: int
+    go_live_delay_days: int
+
+
+class Timeline(Section):
+    power_ready: IsoDate = None
+    power_ready_note: str = ""
+    target_go_live: IsoDate = None
+    go_live: IsoDate = None
+    late_against_target_days: int | None = None
+    tasks: list[Task] = Field(default_factory=list)
+    slips: list[Slip] = Field(default_factory=list)
+
+
+class Orders(Section):
+    orders: list[dict[str, Any]] = Field(default_factory=list)
+
+
+# --- Checklist, quote, open items ------------------------------------------------------------
+
+
+class SignOff(Part):
+    name: str
+    date: IsoDate = None
+    note: str = ""
+
+
+class ChecklistItem(Part):
+    key: str
+    title: str
+    status: str
+    status_label: str
+
+
+class Quote(Part):
+    number: str = ""
+    date: IsoDate = None
+    valid_until: IsoDate = None
+    terms: list[str] = Field(default_factory=list)
+
+
+class OpenItem(Part):
+    """A result that was not current when the revision was published with open items."""
+
+    kind: str
+    label: str
+    state: Literal["stale", "failed", "missing"]
+    reason: str = ""
+
+
+def _unavailable() -> dict[str, Any]:
+    return {"available": False, "reason": "Not in this revision."}
+
+
+class Snapshot(Part):
+    """A published revision (the current schema version)."""
+
+    schema_version: int = SNAPSHOT_SCHEMA_VERSION
+    revision_number: int | None = None
+    generated_at: str = ""
+    organisation: Organisation
+    plan: PlanInfo
+    workloads: list[WorkloadSnap] = Field(default_factory=list)
+    sites: Sites = Field(default_factory=lambda: Sites(**_unavailable()))
+    placement: Placement = Field(default_factory=lambda: Placement(**_unavailable()))
+    tco: Tco = Field(default_factory=lambda: Tco(**_unavailable()))
+    bom: Bom = Field(default_factory=lambda: Bom(**_unavailable()))
+    timeline: Timeline = Field(default_factory=lambda: Timeline(**_unavailable()))
+    purchase_orders: Orders = Field(default_factory=lambda: Orders(**_unavailable()))
+    sign_offs: dict[str, SignOff] = Field(default_factory=dict)
+    quote: Quote = Field(default_factory=Quote)
+    checklist: list[ChecklistItem] = Field(default_factory=list)
+    open_items: list[OpenItem] = Field(default_factory=list)
+    sources: list[dict[str, Any]] = Field(default_factory=list)  # the client copy's appendix
+
+    @property
+    def capacity(self) -> dict[str, int]:
+        """Replicas, accelerators and servers of the chosen configurations, summed."""
+        totals = {"replicas": 0, "accelerators": 0, "servers": 0}
+        for w in self.workloads:
+            if w.chosen is not None:
+                for key in totals:
+                    totals[key] += getattr(w.chosen, key) or 0
+        return totals
+
+
+# --- Versions ---------------------------------------------------------------------------------
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema_version": 2, "open_items": data.get("open_items", [])}
+
+
+# MIGRATIONS[n] turns a version-n dict into version n + 1 (read time only).
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """The dict brought to the current version through :data:`MIGRATIONS`."""
+    version = data.get("schema_version", 1)
+    while version < SNAPSHOT_SCHEMA_VERSION:
+        data = MIGRATIONS[version](data)
+        version = data["schema_version"]
+    if version != SNAPSHOT_SCHEMA_VERSION:
+        raise SnapshotInvalid(f"Unknown snapshot schema version {version}.")
+    return data
+
+
+def _invalid(exc: ValidationError) -> SnapshotInvalid:
+    where = "; ".join(
+        ".".join(str(p) for p in error["loc"]) + f": {error['msg']}" for error in exc.errors()[:5]
+    )
+    return SnapshotInvalid(f"The snapshot does not match its schema ({where}).")
+
+
+def load(data: dict[str, Any] | Snapshot) -> Snapshot:
+    """The typed snapshot of a stored (any version) or freshly built dict.
+
+    Raises:
+        SnapshotInvalid: It does not match the schema.
+    """
+    if isinstance(data, Snapshot):
+        return data
+    try:
+        return Snapshot.model_validate(upgrade(data))
+    except ValidationError as exc:
+        raise _invalid(exc) from exc
+
+
+def validate(data: dict[str, Any]) -> dict[str, Any]:
+    """Check a freshly built snapshot (current version) against the schema; returns it as is.
+
+    Raises:
+        SnapshotInvalid: It does not match the schema, or is not of the current version.
+    """
+    if data.get("schema_version") != SNAPSHOT_SCHEMA_VERSION:
+        raise SnapshotInvalid(f"A new snapshot must be of version {SNAPSHOT_SCHEMA_VERSION}.")
+    load(data)
+    return data

@@ -1,0 +1,190 @@
+"""Nothing goes stale silently: a changed peak re-plans the chosen configuration, marks the
+stored results computed from the old inputs stale on their pages, and keeps them out of a
+plain publish; publishing anyway stores the open items and shows them to the client."""
+
+import pytest
+from django.urls import reverse
+
+from planner import freshness, sizing
+from planner.models import Workload
+from planner.sharing import services
+from planner.sharing.models import DocumentKind, PlanRevision
+from tests.html_forms import page_form
+from tests.sharing.conftest import pdf_text
+
+pytestmark = pytest.mark.django_db
+
+STORED_AFTER_SIZING = {"tco", "bom", "landed_cost", "timeline"}
+
+
+def _chat(plan) -> Workload:
+    return plan.workloads.get(name="Customer chat assistant")
+
+
+def _raise_peak(client, workload, peak: int):
+    url = reverse("workload_sizing", args=[workload.plan_id, workload.pk])
+    data = page_form(client.get(url).content.decode(), containing="ttft_ms")
+    data["peak_concurrency"] = str(peak)
+    return client.post(url, data)
+
+
+def _banner_states(client, name: str, plan) -> dict[str, str]:
+    """{kind: state} of the stale banners on one page."""
+    body = client.get(reverse(name, args=[plan.pk])).content.decode()
+    states = {}
+    for chunk in body.split('data-testid="stale-banner"')[1:]:
+        kind = chunk.split('data-kind="', 1)[1].split('"', 1)[0]
+        states[kind] = chunk.split('data-state="', 1)[1].split('"', 1)[0]
+    return states
+
+
+def test_the_demo_plan_starts_current(plan):
+    items = freshness.plan_freshness(plan)
+    assert {i.kind for i in items} == {"chosen", *STORED_AFTER_SIZING}
+    assert [i for i in items if not i.is_current] == []
+
+
+def test_changed_peak_marks_stored_results_stale_and_blocks_a_plain_publish(signed_in, plan):
+    chat = _chat(plan)
+    before_replicas = chat.chosen_replicas
+    revisions_before = PlanRevision.objects.filter(plan=plan).count()
+
+    response = _raise_peak(signed_in, chat, chat.peak_concurrency * 3)
+
+    assert response.status_code == 302
+    chat.refresh_from_db()
+    # The chosen configuration is re-planned at once (it is current, with more replicas).
+    assert chat.chosen_replicas > before_replicas
+    assert chat.chosen_inputs_hash == sizing.workload_inputs_hash(chat)
+    assert freshness.chosen_freshness(chat).is_current
+    # Every result stored from the old fleet is stale, on its own page.
+    assert _banner_states(signed_in, "facility:tco", plan) == {"tco": "stale"}
+    assert _banner_states(signed_in, "sourcing:bom", plan) == {"bom": "stale"}
+    assert _banner_states(signed_in, "sourcing:landed_cost", plan) == {"landed_cost": "stale"}
+    assert _banner_states(signed_in, "sourcing:timeline", plan) == {"timeline": "stale"}
+
+    # A plain publish is refused and says what is not current; nothing is stored.
+    review = signed_in.get(reverse("sharing:review", args=[plan.pk])).content.decode()
+    assert 'data-testid="open-items"' in review and "Publish with these open items" in review
+    refused = signed_in.post(reverse("sharing:publish", args=[plan.pk]), {"note": "Bigger"})
+    assert refused.status_code == 400
+    text = refused.content.decode()
+    assert "Not published: 4 results are not current" in text
+    for label in ("TCO (stale)", "Bill of materials (stale)", "Landed cost (stale)"):
+        assert label in text
+    assert "Timeline (stale)" in text
+    assert PlanRevision.objects.filter(plan=plan).count() == revisions_before
+
+    # Publishing anyway needs the box ticked; the revision stores the open items.
+    published = signed_in.post(
+        reverse("sharing:publish", args=[plan.pk]), {"note": "Bigger", "with_open_items": "on"}
+    )
+    assert published.status_code == 302
+    revision = PlanRevision.objects.filter(plan=plan).order_by("-number").first()
+    assert revision.number == revisions_before + 1
+    items = revision.snapshot["open_items"]
+    assert {i["kind"] for i in items} == STORED_AFTER_SIZING
+    assert all(i["state"] == "stale" and i["reason"] for i in items)
+    shown = {w["name"]: w["chosen"]["replicas"] for w in revision.snapshot["workloads"]}
+    assert shown[chat.name] == chat.chosen_replicas  # the re-planned fleet, not the old one
+
+    # The client sees them on the share page and in the PDFs.
+    link = services.share_link_create(
+        plan=plan, user=None, revision=revision, expires_at=None, note=""
+    )
+    page = signed_in.get(reverse("sharing:public", args=[link.token])).content.decode()
+    assert 'id="section-open-items"' in page
+    assert "Bill of materials — computed from inputs that have changed since" in page
+    document = services.document_get_or_render(revision=revision, kind=DocumentKind.QUOTE)
+    text, _, _ = pdf_text(services.document_bytes(document))
+    assert "Open items" in text and "Landed cost" in text
+
+
+def test_recompute_buttons_bring_results_back_to_current(
+    signed_in, plan, django_capture_on_commit_callbacks
+):
+    _raise_peak(signed_in, _chat(plan), _chat(plan).peak_concurrency * 3)
+    stale = {i.kind: i for i in freshness.open_items(plan)}
+    assert set(stale) == STORED_AFTER_SIZING
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = signed_in.post(
+            stale["tco"].recompute_url, {"next": reverse("facility:tco", args=[plan.pk])}
+        )
+    assert response.status_code == 302 and response.url == reverse("facility:tco", args=[plan.pk])
+    response = signed_in.post(stale["landed_cost"].recompute_url, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and response.headers["HX-Redirect"]
+
+    assert freshness.open_items(plan) == []
+    assert _banner_states(signed_in, "sourcing:bom", plan) == {}
+    published = signed_in.post(reverse("sharing:publish", args=[plan.pk]), {"note": "Bigger"})
+    assert published.status_code == 302
+    latest = PlanRevision.objects.filter(plan=plan).order_by("-number").first()
+    assert "open_items" not in latest.snapshot
+
+
+def test_a_viewer_cannot_recompute(client, plan, demo):
+    from tests.conftest import make_member
+
+    viewer = make_member(demo[2], "viewer_stale", "viewer")
+    client.force_login(viewer)
+    response = client.post(reverse("plan_recompute", args=[plan.pk, "bom"]))
+    assert response.status_code == 403
+
+
+def test_an_unexpected_error_fails_the_publish_and_stores_nothing(consultant, plan, monkeypatch):
+    from sourcing import services as ssvc
+
+    def broken(**kwargs):
+        raise RuntimeError("database said no: secret detail")
+
+    monkeypatch.setattr(ssvc, "landed_cost_report", broken)
+    monkeypatch.setattr(services, "publish_blockers", lambda *, plan: [])
+    count = PlanRevision.objects.filter(plan=plan).count()
+    with pytest.raises(services.PublishFailed) as failed:
+        services.revision_publish(plan=plan, user=consultant, note="x")
+    assert "RuntimeError" in str(failed.value) and "secret detail" not in str(failed.value)
+    assert PlanRevision.objects.filter(plan=plan).count() == count
+
+
+def test_an_expected_domain_error_is_a_structured_unavailable_section(
+    consultant, plan, monkeypatch
+):
+    from sourcing import services as ssvc
+
+    def gap(**kwargs):
+        raise ssvc.SourcingError("The catalog has no price for the switch.")
+
+    monkeypatch.setattr(ssvc, "landed_cost_report", gap)
+    revision = services.revision_publish(plan=plan, user=consultant, with_open_items=True)
+    bom = revision.snapshot["bom"]
+    assert bom == {
+        "available": False,
+        "reason": "The bill of materials could not be priced.",
+        "problem": "The catalog has no price for the switch.",
+        "problem_kind": "SourcingError",
+    }
+    assert revision.snapshot["timeline"]["available"] is False
+
+
+def test_a_chosen_configuration_planned_for_other_inputs_is_stale_on_its_page(signed_in, plan):
+    chat = _chat(plan)
+    # Saved past sizing (as a catalog change or an import would): the stored replicas no
+    # longer come from the stored inputs.
+    Workload.objects.filter(pk=chat.pk).update(peak_concurrency=chat.peak_concurrency * 3)
+    url = reverse("workload_sizing", args=[plan.pk, chat.pk])
+    body = signed_in.get(url).content.decode()
+    assert 'data-testid="stale-banner" data-kind="chosen" data-state="stale"' in body
+    assert "computed from inputs that have changed since" in body
+    assert "chosen" in {i.kind for i in services.publish_blockers(plan=plan)}
+
+    response = signed_in.post(reverse("plan_recompute", args=[plan.pk, "chosen"]), {"next": url})
+
+    assert response.status_code == 302 and response.url == url
+    chat.refresh_from_db()
+    assert chat.chosen_inputs_hash == sizing.workload_inputs_hash(chat)
+    assert (
+        chat.chosen_replicas
+        == sizing.candidate_find(sizing.workload_sweep(chat), sizing.chosen_key(chat)).replicas
+    )
+    assert 'data-testid="stale-banner"' not in signed_in.get(url).content.decode()
