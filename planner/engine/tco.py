@@ -89,11 +89,11 @@ DEFAULT_LIFETIME_MONTHS = (
 )
 DEFAULT_RESIDUAL_FRACTION = 0.0  # zero residual (ref D12)
 DEFAULT_NETWORK_SHARE_OF_CAPEX = (
-    0.19  # cluster interconnect 19 % of cluster cost, Epoch constants.py (ref B2, D13)
+    0.19  # fallback only (no BOM): training-cluster interconnect share, Epoch constants.py (B2)
 )
-DEFAULT_MAINTENANCE_FRACTION_PER_YEAR = (
-    0.20  # DGX support ≈ 20 %/yr of list, supercluster.blog, low confidence (ref B2, D14)
-)
+# Hardware maintenance "between 10 and 12 percent of the total purchase price" a year
+# (librarytechnology.org/document/7428); 10-15 % (philipcrewe.net, 2013). Servers only.
+DEFAULT_MAINTENANCE_FRACTION_PER_YEAR = 0.10
 DEFAULT_SPARES_FRACTION = 0.03  # planner assumption: no public benchmark in the reference
 DEFAULT_IDLE_POWER_FRACTION = 0.30  # [derived] 0.3 + 0.7·u gives 0.75 of max at u≈0.65: Epoch 0.75×TDP, HP typical 60-75 % (ref A2, E)
 DEFAULT_COLOCATION_USD_PER_KW_MONTH = 185.0  # CBRE US wholesale H2 2024 $184.06 (ref B2, D11)
@@ -216,7 +216,8 @@ class OwnedHardware:
         install_usd: Installation and integration.
         shipping_and_duties_usd: Freight, insurance, duties (landed cost from sourcing).
         spares_fraction: Spares bought with each generation, fraction of hardware capex.
-        maintenance_fraction_per_year: Support and maintenance, fraction of hardware capex a year.
+        maintenance_fraction_per_year: Support and maintenance, fraction of *server* capex a
+            year (network and storage gear carry none unless priced into the servers).
         residual_fraction: Value left at end of life, fraction of capex.
         lifetime_months: Depreciation life and refresh interval, months.
         idle_power_fraction: Draw at zero load as a fraction of design draw.
@@ -668,6 +669,7 @@ def _owned_paths(
     ratio = servers / hw.server_count  # network, storage, install scale with the fleet
     gpus = servers * hw.gpus_per_server
     hardware = hw.hardware_usd * ratio * capex_factor
+    servers_usd = servers * hw.server_price_usd * capex_factor
     spares = hardware * hw.spares_fraction
     other = (hw.install_usd + hw.shipping_and_duties_usd) * ratio * capex_factor
     cost = hardware + spares + other
@@ -686,8 +688,8 @@ def _owned_paths(
         "capex": (hardware + other)[:, None] * bought,
         "spares": spares[:, None] * bought,
         "residual_value": -(hw.residual_fraction * cost)[:, None] * (bought & (k > 0)),
-        # maintenance = % of hardware capex per year (ref B2)
-        "maintenance": (hardware * hw.maintenance_fraction_per_year / 12.0)[:, None] * ones,
+        # maintenance = % of server capex per year (librarytechnology.org 7428: 10-12 %)
+        "maintenance": (servers_usd * hw.maintenance_fraction_per_year / 12.0)[:, None] * ones,
         # energy = IT kW × load factor × PUE × $/kWh × hours (Epoch energy.py, ref B2)
         "power": it_kw[:, None]
         * draw

@@ -31,7 +31,7 @@ from planner.engine.deployment import Deployment
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, flag_regions, rtt_ms
-from planner.facility import selectors
+from planner.facility import selectors, tco_prices
 from planner.facility.models import (
     PlacementDecision,
     PowerUpgrade,
@@ -50,7 +50,7 @@ CENT = Decimal("0.01")
 MONTE_CARLO_PATHS = 10_000
 MONTE_CARLO_SEED = 0
 SENSITIVITY_SWING = 0.2
-TCO_INPUTS_VERSION = 1  # bump when the canonical form changes, so old hashes go stale
+TCO_INPUTS_VERSION = 2  # bump when the canonical form changes, so old hashes go stale
 MAX_RACKS_DRAWN = 6
 
 # Country and legal region of each REGIONS key (data, for residency rules).
@@ -652,25 +652,19 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             f"Mixed servers costed as {servers} servers of {per_server} accelerators and "
             f"{power_kw:.1f} kW (the largest kind)."
         )
-    default_price = TcoSettings._meta.get_field("server_price_usd").default
-    other_servers = sorted({d.server_name for d in deployments if d.accelerator_slug != "h100-sxm"})
-    if settings.server_price_usd == default_price and other_servers:
-        basis.append(
-            f"Server price is still the default for an 8-GPU HGX H100 server "
-            f"({default_price:,.0f} USD, Thinkmate Aug 2024), but the plan buys "
-            f"{', '.join(other_servers)}: enter their quoted price under TCO settings."
-        )
+    prices = tco_prices.hardware_prices(plan=plan, deployments=deployments)
+    server_price, maintenance, network = _tco_hardware_basis(settings, deployments, prices, basis)
     hardware = te.OwnedHardware(
         server_count=servers,
         gpus_per_server=per_server,
-        server_price_usd=float(settings.server_price_usd),
+        server_price_usd=server_price,
         server_power_kw=power_kw,
-        network_usd=None if settings.network_usd is None else float(settings.network_usd),
+        network_usd=network,
         storage_usd=float(settings.storage_usd),
         install_usd=float(settings.install_usd),
         shipping_and_duties_usd=float(settings.shipping_and_duties_usd),
         spares_fraction=float(settings.spares_pct) / 100,
-        maintenance_fraction_per_year=float(settings.maintenance_pct_per_year) / 100,
+        maintenance_fraction_per_year=maintenance,
         residual_fraction=float(settings.residual_pct) / 100,
         lifetime_months=settings.lifetime_months,
         idle_power_fraction=float(settings.idle_power_pct) / 100,
@@ -710,6 +704,79 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         "sensitivity": {"swing": SENSITIVITY_SWING},
     }
     return TcoBuild(inputs, canonical, canonical_hash(canonical), basis)
+
+
+def _server_key(d: Deployment) -> str:
+    return d.server_slug or d.server_name
+
+
+def _tco_hardware_basis(
+    settings: TcoSettings,
+    deployments: list[Deployment],
+    prices: tco_prices.HardwarePrices,
+    basis: list[str],
+) -> tuple[float, float, float | None]:
+    """(server price, maintenance fraction a year, network capex or None) and their basis.
+
+    Raises:
+        TcoNotReady: A platform has neither a supplier offer nor a sourced list price and no
+            price was entered.
+    """
+    servers = sum(d.servers for d in deployments)
+    if settings.server_price_usd is not None:
+        price = float(settings.server_price_usd)
+        basis.append(f"Server price {price:,.0f} USD per server, entered by hand.")
+    else:
+        missing = sorted(
+            {d.server_name for d in deployments if prices.servers[_server_key(d)] is None}
+        )
+        if missing:
+            raise TcoNotReady(
+                f"No supplier offer and no sourced list price for {', '.join(missing)}: enter "
+                "the quoted price per server under TCO settings (another platform's price is "
+                "not borrowed)."
+            )
+        total = sum(prices.servers[_server_key(d)].usd * d.servers for d in deployments)
+        price = total / servers
+        basis.extend(dict.fromkeys(p.words for p in prices.servers.values() if p is not None))
+        if len(prices.servers) > 1:
+            basis.append(f"Mean server price over the fleet {price:,.0f} USD.")
+    if settings.maintenance_pct_per_year is not None:
+        maintenance = float(settings.maintenance_pct_per_year) / 100
+        basis.append(f"Maintenance {maintenance:.1%} of server capex a year, entered by hand.")
+    elif prices.support_per_server_year is not None and price > 0:
+        maintenance = min(prices.support_per_server_year.usd / price, 1.0)
+        basis.append(
+            f"Maintenance {maintenance:.1%} of server capex a year from the BOM's "
+            f"{prices.support_per_server_year.words}."
+        )
+    else:
+        maintenance = te.DEFAULT_MAINTENANCE_FRACTION_PER_YEAR
+        basis.append(
+            f"Maintenance {maintenance:.0%} of server capex a year: no support line in the BOM; "
+            "hardware maintenance runs 10-12 % of the purchase price a year "
+            "(librarytechnology.org/document/7428)."
+        )
+    network = None
+    if settings.network_usd is not None:
+        network = float(settings.network_usd)
+        basis.append(f"Network capex {network:,.0f} USD, entered by hand.")
+    elif prices.network is not None:
+        network = prices.network.usd
+        basis.append(f"Network capex {network:,.0f} USD from the BOM: {prices.network.words}.")
+        if prices.network_unpriced:
+            basis.append(
+                "Not priced (no valid offer), so left out of the network capex: "
+                f"{', '.join(prices.network_unpriced)}."
+            )
+    else:
+        basis.append(
+            f"Network capex: no BOM yet, so the fallback {te.DEFAULT_NETWORK_SHARE_OF_CAPEX:.0%} "
+            "of cluster cost (a training-cluster ratio, Epoch constants.py); generate the BOM "
+            "under Sourcing to price the plan's own network."
+        )
+    basis.extend(prices.fx)
+    return price, maintenance, network
 
 
 def canonical_hash(canonical: dict[str, Any]) -> str:

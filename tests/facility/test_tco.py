@@ -23,7 +23,12 @@ def test_inputs_come_from_the_plan_and_the_catalog(sized_plan, colo_site):
     )
     assert inputs.cloud.on_demand_usd_per_gpu_h == pytest.approx(cheapest)
     assert inputs.hardware.server_count == 5 and inputs.hardware.gpus_per_server == 8
-    assert inputs.hardware.server_price_usd == 310_000
+    # No supplier offer and no BOM: the DGX H100's dated catalog price, fallback network share.
+    assert inputs.hardware.server_price_usd == 270_000
+    assert inputs.hardware.network_usd is None
+    assert inputs.hardware.maintenance_fraction_per_year == te.DEFAULT_MAINTENANCE_FRACTION_PER_YEAR
+    assert any("catalog list price 270,000 USD (as of 2023-05-01" in line for line in build.basis)
+    assert any("no BOM yet, so the fallback 19%" in line for line in build.basis)
     assert inputs.hardware.server_power_kw == pytest.approx(10.2)  # DGX H100 from the catalog
     assert [s.key for s in inputs.sites] == [f"site-{colo_site.pk}"]
     assert inputs.sites[0].power_usd_per_kwh == pytest.approx(0.22)
@@ -184,26 +189,20 @@ def test_bad_tco_input_is_shown_and_kept(client, consultant_a, sized_plan):
     # The editor's page stores the defaults (the row its version is checked against); the
     # bad values are not saved.
     stored = TcoSettings.objects.get(plan=sized_plan)
-    assert (stored.horizon_months, stored.server_price_usd) == (60, 310000)
+    assert (stored.horizon_months, stored.server_price_usd) == (60, None)
 
 
-def test_default_h100_price_on_other_servers_is_called_out(sized_plan):
-    """The default server price is sourced for HGX H100 only; other servers are flagged."""
+def test_a_platform_without_a_sourced_price_is_not_given_another_ones(sized_plan):
+    """B200 without a chosen platform has no offer and no list price: the TCO asks for one."""
     from catalog.models import Accelerator
-    from planner.facility import services
-    from planner.facility.models import TcoSettings
-
-    assert not any(
-        "still the default" in line for line in services.tco_inputs_build(plan=sized_plan).basis
-    )
 
     sized_plan.workloads.update(
         chosen_accelerator=Accelerator.objects.get(slug="b200"), chosen_server=None
     )
-    basis = services.tco_inputs_build(plan=sized_plan).basis
-    assert any("still the default for an 8-GPU HGX H100" in line for line in basis)
+    with pytest.raises(services.TcoNotReady, match="no sourced list price for .*enter the quoted"):
+        services.tco_inputs_build(plan=sized_plan)
 
     TcoSettings.objects.create(plan=sized_plan, server_price_usd=500000)
-    assert not any(
-        "still the default" in line for line in services.tco_inputs_build(plan=sized_plan).basis
-    )
+    build = services.tco_inputs_build(plan=sized_plan)
+    assert build.inputs.hardware.server_price_usd == 500_000
+    assert "Server price 500,000 USD per server, entered by hand." in build.basis
