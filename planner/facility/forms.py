@@ -8,6 +8,7 @@ from decimal import Decimal, InvalidOperation
 
 from django import forms
 
+from catalog.models import CloudOffering
 from planner.engine import facility as fe
 from planner.engine import limits
 from planner.engine import tco as te
@@ -96,6 +97,14 @@ TCO_DEFAULT_SOURCES: dict[str, str] = {
     "spot_share_pct": f"{te.DEFAULT_SPOT_SHARE:.0%}: planner assumption (interruptible share).",
     "annual_cloud_price_decline_pct": "0 %: base case flat (ref B1, B3).",
     "growth_pct_per_month": "0 %: demand as sized, no growth.",
+    "cloud_providers": (
+        "none ticked: every provider listing the accelerator, each on its own price list "
+        "(on-demand, 1-year, 3-year, spot; whole instances), cheapest first as the reference."
+    ),
+    "cloud_keeps_spares": (
+        "off: the cloud rents the replicas the load needs, without N+1 spares and headroom "
+        "(the provider's SLA replaces them)."
+    ),
 }
 
 _DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
@@ -309,9 +318,18 @@ class TcoSettingsForm(VersionedFormMixin, forms.ModelForm):
             "spot_share_pct": "Share run on spot (%)",
             "annual_cloud_price_decline_pct": "Cloud price decline (% a year)",
             "growth_pct_per_month": "Demand growth (% a month)",
+            "cloud_providers": "Cloud providers the client would use",
+            "cloud_keeps_spares": "Rent N+1 spares and headroom in the cloud too",
         }
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        providers = sorted(set(CloudOffering.objects.values_list("provider", flat=True).distinct()))
+        self.fields["cloud_providers"] = forms.MultipleChoiceField(
+            choices=[(p, p) for p in providers],
+            required=False,
+            widget=forms.CheckboxSelectMultiple,
+            label=self._meta.labels["cloud_providers"],
+        )
         for name, source in TCO_DEFAULT_SOURCES.items():
             self.fields[name].help_text = f"Default {source}"

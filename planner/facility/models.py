@@ -385,6 +385,16 @@ class TcoSettings(VersionedModel):
         default=Decimal("0"),
         validators=[MinValueValidator(-50), MaxValueValidator(50)],
     )
+    cloud_providers = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Cloud providers the client would use; empty compares every provider "
+        "listing the accelerator.",
+    )
+    cloud_keeps_spares = models.BooleanField(
+        default=False,
+        help_text="Rent the owned fleet's N+1 spares and headroom in the cloud options too.",
+    )
 
     def __str__(self) -> str:
         return f"TCO settings of plan {self.plan_id}"

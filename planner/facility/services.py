@@ -425,16 +425,33 @@ def placement_evaluate(
     base_option = next(o for o in options if o.key == base_key)
     cloud_option = options[0]
     rtts = [o.worst_rtt_ms for o in (base_option, cloud_option) if o.worst_rtt_ms is not None]
-    add(
-        "hybrid",
-        "hybrid",
-        f"Hybrid ({base[0].name if base else 'owned base'} + cloud bursts)",
-        list(base_option.locations) + list(cloud_option.locations),
-        None,
-        costs.get("hybrid"),
-        max(rtts) if rtts else None,
-    )
-    latency["hybrid"] = latency.get(base_option.key, [])
+    if _hybrid_collapsed(plan):
+        # The TCO found no owned base worth having: the hybrid is the cloud, scored as such.
+        add(
+            "hybrid",
+            "public_cloud",
+            "Hybrid (collapses to cloud: the TCO's best owned base is 0 servers)",
+            list(cloud_option.locations),
+            None,
+            costs.get("hybrid"),
+            cloud_option.worst_rtt_ms,
+        )
+        latency["hybrid"] = latency.get(cloud_option.key, [])
+        notes.append(
+            "Hybrid collapses to cloud: in the latest TCO no owned base lowers the cost, so it "
+            "is scored as public cloud (its control, steadiness and locations)."
+        )
+    else:
+        add(
+            "hybrid",
+            "hybrid",
+            f"Hybrid ({base[0].name if base else 'owned base'} + cloud bursts)",
+            list(base_option.locations) + list(cloud_option.locations),
+            None,
+            costs.get("hybrid"),
+            max(rtts) if rtts else None,
+        )
+        latency["hybrid"] = latency.get(base_option.key, [])
 
     result = pe.score_placement(
         pe.PlacementInputs(
@@ -458,6 +475,17 @@ def _best_cloud_region(user_regions, ttft, rules) -> str:
         allowed,
         key=lambda k: _worst_rtt((REGIONS[k].lat, REGIONS[k].lon), user_regions, ttft)[0],
     )
+
+
+def _hybrid_collapsed(plan: Plan) -> bool:
+    """Whether the latest finished TCO run's cheapest hybrid owns no servers."""
+    run = (
+        TcoRun.objects.filter(plan=plan, status=TcoStatus.SUCCEEDED)
+        .order_by("-finished_at")
+        .first()
+    )
+    options = (run.results or {}).get("options", []) if run else []
+    return any(o["kind"] == "hybrid" and o.get("collapses_to_cloud") for o in options)
 
 
 def _tco_costs(plan: Plan) -> tuple[dict[str, float], str]:
@@ -594,56 +622,35 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         raise TcoNotReady("No workload has a chosen configuration yet.")
     workloads = {w.pk: w for w in plan_selectors.workload_list(plan=plan)}
     basis: list[str] = []
-    cloud = selectors.cloud_basis(deployments)
-    on_demand = (
-        float(settings.on_demand_usd_per_gpu_h)
-        if settings.on_demand_usd_per_gpu_h is not None
-        else cloud.on_demand_usd_per_gpu_h
-    )
-    if on_demand is None:
-        raise TcoNotReady(
-            "The catalog has no on-demand price for the chosen accelerator; enter one below."
-        )
-    if settings.on_demand_usd_per_gpu_h is not None:
-        basis.append(f"On-demand {on_demand:.2f} USD per accelerator-hour, entered by hand.")
-    else:
-        basis.extend(s for s in cloud.sources if "on demand" in s or "No on-demand" in s)
-
-    def discount(entered, catalog, default, label):
-        if entered is not None:
-            basis.append(f"{label} discount {float(entered):g} %, entered by hand.")
-            return float(entered) / 100
-        if catalog is not None:
-            basis.append(f"{label} discount {catalog:.0%} from the catalog's committed price.")
-            return catalog
-        basis.append(
-            f"{label} discount {default:.0%}: engine default (AWS, Epoch constants.py; ref B3)."
-        )
-        return default
-
-    pricing = te.CloudPricing(
-        on_demand_usd_per_gpu_h=on_demand,
-        commit_1yr_discount=discount(
-            settings.commit_1yr_discount_pct,
-            cloud.commit_1yr_discount,
-            te.DEFAULT_COMMIT_1YR_DISCOUNT,
-            "1-year",
-        ),
-        commit_3yr_discount=discount(
-            settings.commit_3yr_discount_pct,
-            cloud.commit_3yr_discount,
-            te.DEFAULT_COMMIT_3YR_DISCOUNT,
-            "3-year",
-        ),
-        spot_discount=float(settings.spot_discount_pct) / 100,
-        spot_share=float(settings.spot_share_pct) / 100,
-        annual_price_decline=float(settings.annual_cloud_price_decline_pct) / 100,
-    )
+    pricing, providers = _tco_cloud(settings, deployments, basis)
     growth = float(settings.growth_pct_per_month)
     demands = []
     for d in deployments:
         demand = selectors.workload_demand(workloads[d.workload_id], d)
-        demands.append(te.WorkloadDemand(**{**asdict(demand), "growth_pct_per_month": growth}))
+        rented = (
+            None
+            if settings.cloud_keeps_spares
+            else tco_prices.cloud_gpus_by_hour(workloads[d.workload_id], d)
+        )
+        demands.append(
+            te.WorkloadDemand(
+                **{**asdict(demand), "growth_pct_per_month": growth, "cloud_gpus_by_hour": rented}
+            )
+        )
+    if providers and not settings.cloud_keeps_spares:
+        basis.extend(
+            f"{d.workload_name}: saved without its operating point, so the cloud rents what "
+            "the owned fleet runs (N+1 spare and headroom included)."
+            for d, w in zip(deployments, demands, strict=True)
+            if w.cloud_gpus_by_hour is None
+        )
+    if providers:
+        basis.append(
+            "Cloud options rent the N+1 spares and headroom as well, as asked."
+            if settings.cloud_keeps_spares
+            else "Cloud options rent the replicas the load needs each hour, without the owned "
+            "fleet's N+1 spares and headroom (the provider's SLA replaces them)."
+        )
     servers = sum(d.servers for d in deployments)
     per_server = max(d.accelerators_per_server for d in deployments)
     power_kw = max(d.server_power_kw for d in deployments)
@@ -696,6 +703,7 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         sites=sites,
         horizon_months=settings.horizon_months,
         cost_of_capital=float(settings.cost_of_capital_pct) / 100,
+        providers=providers,
     )
     canonical = {
         "version": TCO_INPUTS_VERSION,
@@ -704,6 +712,89 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         "sensitivity": {"swing": SENSITIVITY_SWING},
     }
     return TcoBuild(inputs, canonical, canonical_hash(canonical), basis)
+
+
+def _tco_cloud(
+    settings: TcoSettings, deployments: list[Deployment], basis: list[str]
+) -> tuple[te.CloudPricing, tuple[te.CloudProvider, ...]]:
+    """The cloud side: each chosen provider's own price list, or one per-GPU-hour price.
+
+    A per-GPU-hour price entered by hand, or a plan mixing accelerators, is compared as one
+    price per GPU-hour (with the discounts entered, listed or defaulted, as labelled).
+    Otherwise every provider is compared on its own list, and the first provider's on-demand
+    price per accelerator-hour prices the owned fleet's bursts and the break-even.
+    """
+    choice = tco_prices.cloud_providers(
+        deployments=deployments, chosen=list(settings.cloud_providers or [])
+    )
+    if settings.on_demand_usd_per_gpu_h is None and choice.providers:
+        first = choice.providers[0]
+        basis.extend(choice.sources)
+        on_demand = first.on_demand_usd_per_instance_h / first.gpus_per_instance
+        basis.append(
+            f"Reference for break-even and the owned fleet's cloud bursts: {first.label} "
+            f"on-demand, {on_demand:.2f} USD per accelerator-hour."
+            + (
+                ""
+                if settings.cloud_providers
+                else " No providers picked: every provider "
+                "listing the accelerator is compared, cheapest first."
+            )
+        )
+        pricing = te.CloudPricing(
+            on_demand_usd_per_gpu_h=on_demand,
+            spot_share=float(settings.spot_share_pct) / 100,
+            annual_price_decline=float(settings.annual_cloud_price_decline_pct) / 100,
+        )
+        return pricing, choice.providers
+    if settings.on_demand_usd_per_gpu_h is None:
+        basis.extend(s for s in choice.sources if "mixes accelerators" in s)
+    cloud = selectors.cloud_basis(deployments)
+    on_demand = (
+        float(settings.on_demand_usd_per_gpu_h)
+        if settings.on_demand_usd_per_gpu_h is not None
+        else cloud.on_demand_usd_per_gpu_h
+    )
+    if on_demand is None:
+        raise TcoNotReady(
+            "The catalog has no on-demand price for the chosen accelerator; enter one below."
+        )
+    if settings.on_demand_usd_per_gpu_h is not None:
+        basis.append(f"On-demand {on_demand:.2f} USD per accelerator-hour, entered by hand.")
+    else:
+        basis.extend(s for s in cloud.sources if "on demand" in s or "No on-demand" in s)
+
+    def discount(entered, catalog, default, label):
+        if entered is not None:
+            basis.append(f"{label} discount {float(entered):g} %, entered by hand.")
+            return float(entered) / 100
+        if catalog is not None:
+            basis.append(f"{label} discount {catalog:.0%} from the catalog's committed price.")
+            return catalog
+        basis.append(
+            f"{label} discount {default:.0%}: engine default (AWS, Epoch constants.py; ref B3)."
+        )
+        return default
+
+    pricing = te.CloudPricing(
+        on_demand_usd_per_gpu_h=on_demand,
+        commit_1yr_discount=discount(
+            settings.commit_1yr_discount_pct,
+            cloud.commit_1yr_discount,
+            te.DEFAULT_COMMIT_1YR_DISCOUNT,
+            "1-year",
+        ),
+        commit_3yr_discount=discount(
+            settings.commit_3yr_discount_pct,
+            cloud.commit_3yr_discount,
+            te.DEFAULT_COMMIT_3YR_DISCOUNT,
+            "3-year",
+        ),
+        spot_discount=float(settings.spot_discount_pct) / 100,
+        spot_share=float(settings.spot_share_pct) / 100,
+        annual_price_decline=float(settings.annual_cloud_price_decline_pct) / 100,
+    )
+    return pricing, ()
 
 
 def _server_key(d: Deployment) -> str:
@@ -790,7 +881,17 @@ def tco_inputs_from_canonical(canonical: dict[str, Any]) -> te.TcoInputs:
     raw = canonical["inputs"]
     return te.TcoInputs(
         workloads=tuple(
-            te.WorkloadDemand(**{**w, "daily_profile": tuple(w["daily_profile"])})
+            te.WorkloadDemand(
+                **{
+                    **w,
+                    "daily_profile": tuple(w["daily_profile"]),
+                    "cloud_gpus_by_hour": (
+                        None
+                        if w.get("cloud_gpus_by_hour") is None
+                        else tuple(w["cloud_gpus_by_hour"])
+                    ),
+                }
+            )
             for w in raw["workloads"]
         ),
         cloud=te.CloudPricing(**raw["cloud"]),
@@ -800,6 +901,7 @@ def tco_inputs_from_canonical(canonical: dict[str, Any]) -> te.TcoInputs:
         cost_of_capital=raw["cost_of_capital"],
         discount_rate=raw["discount_rate"],
         hybrid_site=raw["hybrid_site"],
+        providers=tuple(te.CloudProvider(**p) for p in raw.get("providers", ())),
     )
 
 
@@ -987,6 +1089,8 @@ def tco_results_serialise(
                 "mean_utilisation": _opt(o.mean_utilisation),
                 "break_even_utilisation": _opt(o.break_even_utilisation),
                 "notes": list(o.notes),
+                "base_curve": [[n, _money(v)] for n, v in o.base_curve],
+                "collapses_to_cloud": o.collapses_to_cloud,
             }
             for o in result.options
         ],

@@ -174,3 +174,140 @@ def _server_price(platform, key, count, offers, lines, fx, on) -> Priced | None:
                 f"source: {platform.list_price_source or platform.source}). No supplier offer.",
             )
     return None
+
+
+# --- Cloud: per provider, from its own price list ------------------------------------------------
+
+
+def cloud_gpus_by_hour(workload, deployment: Deployment) -> tuple[float, ...] | None:
+    """GPUs a cloud provider must run each hour for the workload's load, month 1.
+
+    The chosen replica's capacity with neither headroom nor the N+1 spare (the provider's SLA
+    replaces them): replicas per hour × accelerators per replica. ``None`` when the choice was
+    saved without its operating point (the TCO then rents what the owned fleet runs).
+    """
+    from planner.engine import demand
+
+    summary = workload.chosen_summary or {}
+    batch = summary.get("batch_per_replica") or 0.0
+    rate = summary.get("requests_per_s_per_replica") or 0.0
+    if not (batch and rate) or not (workload.peak_concurrency or workload.peak_requests_per_s):
+        return None
+    load = demand.PeakLoad(
+        peak_concurrency=workload.peak_concurrency,
+        peak_requests_per_s=workload.peak_requests_per_s,
+        tensor_parallel=deployment.tensor_parallel,
+        accelerators_per_server=deployment.accelerators_per_server,
+        batch_per_replica=float(batch),
+        requests_per_s_per_replica=float(rate),
+        headroom_pct=0.0,
+        n_plus_one=False,
+    )
+    profile = [float(v) for v in (workload.daily_profile or [1.0] * 24)]
+    return tuple(
+        float(r * deployment.tensor_parallel) for r in demand.replicas_by_hour(load, profile)
+    )
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    """The providers compared, what the catalog offers, and where each price came from."""
+
+    providers: tuple  # of planner.engine.tco.CloudProvider
+    available: tuple[str, ...]
+    sources: tuple[str, ...]
+
+
+def _key(provider: str) -> str:
+    from django.utils.text import slugify
+
+    return slugify(provider) or "provider"
+
+
+def cloud_providers(*, deployments: Sequence[Deployment], chosen: Sequence[str]) -> ProviderChoice:
+    """Each provider's own on-demand, 1-year, 3-year and spot price for the plan's accelerator.
+
+    Per provider the instance shape with the lowest on-demand price per accelerator is rented;
+    its commitment and spot prices are that same instance's (same region when listed there).
+    ``chosen`` names the providers the client would use; empty compares every provider
+    listing the accelerator. Cheapest on-demand per accelerator first (the reference).
+    Plans mixing accelerators get no providers (the per-GPU comparison applies, labelled).
+    """
+    from catalog.models import CloudOffering, PriceModel
+    from planner.engine import tco as te
+
+    slugs = sorted({d.accelerator_slug for d in deployments})
+    if len(slugs) != 1:
+        return ProviderChoice(
+            (),
+            (),
+            (
+                "The plan mixes accelerators, so clouds are compared per GPU-hour at the "
+                "cheapest listing rather than per provider and instance.",
+            ),
+        )
+    offerings = list(CloudOffering.objects.filter(accelerator__slug=slugs[0]).order_by("pk"))
+    best: dict[str, CloudOffering] = {}
+    for o in offerings:
+        if o.price_model != PriceModel.ON_DEMAND or o.usd_per_hour <= 0:
+            continue
+        now = best.get(o.provider)
+        if now is None or (o.usd_per_accelerator_hour, o.accelerators) < (
+            now.usd_per_accelerator_hour,
+            now.accelerators,
+        ):
+            best[o.provider] = o
+    available = tuple(sorted(best, key=lambda p: best[p].usd_per_accelerator_hour))
+    wanted = [p for p in available if p in chosen] if chosen else list(available)
+    sources: list[str] = []
+    missing = [p for p in chosen if p not in best]
+    if missing:
+        sources.append(
+            f"{', '.join(missing)}: no on-demand listing of this accelerator in the catalog."
+        )
+    providers = []
+    for name in wanted:
+        od = best[name]
+
+        def same(model: str, od=od, name=name):
+            rows = [
+                o
+                for o in offerings
+                if o.provider == name
+                and o.instance_type == od.instance_type
+                and o.price_model == model
+            ]
+            exact = [o for o in rows if o.region == od.region]
+            return (exact or rows or [None])[0]
+
+        one, three, spot = same(PriceModel.ONE_YEAR), same(PriceModel.THREE_YEAR), same("spot")
+        label = f"{name} {od.instance_type}" + (f" ({od.region})" if od.region else "")
+        providers.append(
+            te.CloudProvider(
+                key=_key(name),
+                label=label,
+                gpus_per_instance=od.accelerators,
+                on_demand_usd_per_instance_h=float(od.usd_per_hour),
+                commit_1yr_usd_per_instance_h=None if one is None else float(one.usd_per_hour),
+                commit_3yr_usd_per_instance_h=None if three is None else float(three.usd_per_hour),
+                spot_usd_per_instance_h=None if spot is None else float(spot.usd_per_hour),
+            )
+        )
+        listed = ", ".join(
+            f"{what} {o.usd_per_hour:,.2f}"
+            + (f" ({o.region})" if o.region and o.region != od.region else "")
+            for what, o in (("1-year", one), ("3-year", three), ("spot", spot))
+            if o is not None
+        )
+        sources.append(
+            f"{label}: {od.accelerators} accelerator(s) per instance, on-demand "
+            f"{od.usd_per_hour:,.2f} USD/instance-hour"
+            + (f" as of {od.as_of:%Y-%m-%d}" if od.as_of else " (undated)")
+            + (
+                f"; {listed} from the same price list"
+                if listed
+                else "; no commitment or spot price listed, so none is assumed"
+            )
+            + "."
+        )
+    return ProviderChoice(tuple(providers), available, tuple(sources))

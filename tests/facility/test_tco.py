@@ -36,21 +36,34 @@ def test_inputs_come_from_the_plan_and_the_catalog(sized_plan, colo_site):
     chat = inputs.workloads[0]
     profile = sized_plan.workloads.get(name="Chat").daily_profile
     assert chat.gpu_hours_per_month == pytest.approx(32 * sum(profile) / 24 / max(profile) * 730)
-    assert any("engine default" in line for line in build.basis)  # the cheapest has no 1-yr price
+    # Every provider listing the H100 is compared on its own list; the cheapest is the reference.
+    assert inputs.providers and inputs.providers[0].on_demand_usd_per_instance_h / (
+        inputs.providers[0].gpus_per_instance
+    ) == pytest.approx(cheapest)
+    assert not any("engine default" in line for line in build.basis)
     assert len(build.input_hash) == 64
     assert services.tco_inputs_from_canonical(build.canonical) == inputs
 
 
-def test_catalog_commitment_discounts_are_used_when_listed(sized_plan):
+def test_catalog_commitment_prices_are_the_same_providers(sized_plan):
     # Leave only GCP's a3-highgpu-8g, which also has 1-yr and 3-yr prices in the catalog.
     CloudOffering.objects.filter(accelerator__slug="h100-sxm", price_model="on_demand").exclude(
         instance_type="a3-highgpu-8g"
     ).delete()
-    cloud = services.tco_inputs_build(plan=sized_plan).inputs.cloud
+    inputs = services.tco_inputs_build(plan=sized_plan).inputs
+    (gcp,) = inputs.providers
+    assert inputs.cloud.on_demand_usd_per_gpu_h == pytest.approx(88.4899999 / 8)
+    assert gcp.commit_1yr_usd_per_instance_h == pytest.approx(61.3837)
+    assert gcp.commit_3yr_usd_per_instance_h == pytest.approx(38.8644)
+    assert gcp.spot_usd_per_instance_h == pytest.approx(35.39575)
 
-    assert cloud.on_demand_usd_per_gpu_h == pytest.approx(88.4899999 / 8)
-    assert cloud.commit_1yr_discount == pytest.approx(1 - 61.3837 / 88.4899999, abs=1e-6)
-    assert cloud.commit_3yr_discount == pytest.approx(1 - 38.8644 / 88.4899999, abs=1e-6)
+
+def test_a_hand_entered_price_uses_the_listed_or_default_discounts(sized_plan):
+    TcoSettings.objects.create(plan=sized_plan, on_demand_usd_per_gpu_h=Decimal("4"))
+    build = services.tco_inputs_build(plan=sized_plan)
+    assert build.inputs.providers == ()
+    assert build.inputs.cloud.on_demand_usd_per_gpu_h == 4.0
+    assert "On-demand 4.00 USD per accelerator-hour, entered by hand." in build.basis
 
 
 def test_no_chosen_configuration_is_not_ready(sized_plan):
@@ -67,12 +80,11 @@ def test_a_run_stores_results_progress_and_money_as_decimals(sized_plan, colo_si
     assert done.progress == 1.0 and done.attempts == 1 and done.finished_at
     results = done.results
     keys = [o["key"] for o in results["options"]]
-    assert keys[:4] == [
-        "cloud_on_demand",
-        "cloud_committed_1yr",
-        "cloud_committed_3yr",
-        "cloud_spot_mix",
-    ]
+    # One set of cloud options per provider, the reference provider's on-demand first.
+    provider_keys = [p.key for p in services.tco_inputs_build(plan=sized_plan).inputs.providers]
+    assert keys[0] == f"cloud_on_demand:{provider_keys[0]}"
+    cloud = [k for k in keys if k.startswith("cloud_")]
+    assert {k.split(":")[1] for k in cloud} == set(provider_keys)
     assert f"site-{colo_site.pk}" in keys and "hybrid" in keys
     npv = results["options"][0]["npv_usd"]
     assert isinstance(npv, str) and Decimal(npv) == Decimal(npv).quantize(Decimal("0.01"))

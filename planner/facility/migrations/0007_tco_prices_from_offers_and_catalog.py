@@ -50,4 +50,21 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.RunPython(clear_old_defaults, migrations.RunPython.noop),
+        migrations.AddField(
+            model_name="tcosettings",
+            name="cloud_keeps_spares",
+            field=models.BooleanField(
+                default=False,
+                help_text="Rent the owned fleet's N+1 spares and headroom in the cloud options too.",
+            ),
+        ),
+        migrations.AddField(
+            model_name="tcosettings",
+            name="cloud_providers",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text="Cloud providers the client would use; empty compares every provider listing the accelerator.",
+            ),
+        ),
     ]
