@@ -158,6 +158,10 @@ class WorkloadDemand:
             serve the load (replicas × accelerators, without the owned fleet's N+1 spares and
             headroom: the provider's SLA replaces them); ``None`` rents what the owned fleet
             runs (the profile applied to ``gpu_hours_per_month``).
+        input_tokens_per_month: Prompt (input) tokens served in month 1.
+        prefill_time_share: Share of a request's serving time spent on its prompt (TTFT ÷
+            (TTFT + output × TPOT) at the chosen operating point); splits the cost between
+            input and output tokens. ``None`` when unknown (no split is reported).
     """
 
     name: str
@@ -167,8 +171,13 @@ class WorkloadDemand:
     output_tokens_per_month: float = 0.0
     requests_per_month: float = 0.0
     cloud_gpus_by_hour: tuple[float, ...] | None = None
+    input_tokens_per_month: float = 0.0
+    prefill_time_share: float | None = None
 
     def __post_init__(self) -> None:
+        _in_range("input_tokens_per_month", self.input_tokens_per_month, 0, 1e18)
+        if self.prefill_time_share is not None:
+            _in_range("prefill_time_share", self.prefill_time_share, 0, 1)
         if len(self.daily_profile) != 24 or not all(
             math.isfinite(v) and v >= 0 for v in self.daily_profile
         ):
@@ -469,6 +478,10 @@ class OptionResult:
             horizon (flat load); ``None`` for cloud options or if owning never wins.
         notes: Sentences explaining choices (commitment level, hybrid split...).
         base_curve: Hybrid only: ``(owned servers, NPV)`` for every owned base searched.
+        input_usd_per_million_tokens: Amortised cost × prefill share ÷ input tokens × 1e6;
+            ``None`` without input tokens or a known prefill share.
+        output_usd_per_million_tokens: Amortised cost × (1 − prefill share) ÷ output tokens
+            × 1e6 (the decode part only); ``None`` likewise.
     """
 
     key: str
@@ -489,6 +502,8 @@ class OptionResult:
     break_even_utilisation: float | None = None
     notes: tuple[str, ...] = ()
     base_curve: tuple[tuple[int, float], ...] = ()
+    input_usd_per_million_tokens: float | None = None
+    output_usd_per_million_tokens: float | None = None
 
     @property
     def collapses_to_cloud(self) -> bool:
@@ -795,6 +810,26 @@ def _unit_costs(
     return per_mtok, per_req
 
 
+def _token_split(amortised_total: float, inputs: TcoInputs) -> tuple[float | None, float | None]:
+    """(USD per M input, USD per M output tokens): the cost split by prefill vs decode time.
+
+    The prefill share of all workloads is their shares weighted by month-1 GPU-hours; input
+    tokens pay the prefill part, output tokens the decode part (ref B5: report them apart).
+    """
+    known = [w for w in inputs.workloads if w.prefill_time_share is not None]
+    if len(known) != len(inputs.workloads):
+        return None, None
+    hours = sum(w.gpu_hours_per_month for w in known)
+    if hours <= 0:
+        return None, None
+    share = sum(w.prefill_time_share * w.gpu_hours_per_month for w in known) / hours
+    tokens_in = float(_per_month(inputs, "input_tokens_per_month").sum())
+    tokens_out = float(_per_month(inputs, "output_tokens_per_month").sum())
+    per_in = amortised_total * share / tokens_in * 1e6 if tokens_in > 0 else None
+    per_out = amortised_total * (1.0 - share) / tokens_out * 1e6 if tokens_out > 0 else None
+    return per_in, per_out
+
+
 def _option(
     key: str,
     label: str,
@@ -812,6 +847,12 @@ def _option(
     monthly = sum(lines.values(), start=np.zeros(inputs.horizon_months))
     cumulative = np.cumsum(monthly)
     per_mtok, per_req = _unit_costs(float(amortised.sum()), tokens, requests)
+    split = _token_split(float(amortised.sum()), inputs)
+    extra = {
+        "input_usd_per_million_tokens": split[0],
+        "output_usd_per_million_tokens": split[1],
+        **extra,
+    }
     return OptionResult(
         key=key,
         label=label,
@@ -1303,6 +1344,7 @@ def _apply_driver(inputs: TcoInputs, site: SiteCost, driver: str, factor: float)
                 w,
                 gpu_hours_per_month=w.gpu_hours_per_month * factor,
                 output_tokens_per_month=w.output_tokens_per_month * factor,
+                input_tokens_per_month=w.input_tokens_per_month * factor,
                 requests_per_month=w.requests_per_month * factor,
             )
             for w in inputs.workloads

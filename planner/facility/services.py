@@ -632,9 +632,17 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             if settings.cloud_keeps_spares
             else tco_prices.cloud_gpus_by_hour(workloads[d.workload_id], d)
         )
+        workload = workloads[d.workload_id]
         demands.append(
             te.WorkloadDemand(
-                **{**asdict(demand), "growth_pct_per_month": growth, "cloud_gpus_by_hour": rented}
+                **{
+                    **asdict(demand),
+                    "growth_pct_per_month": growth,
+                    "cloud_gpus_by_hour": rented,
+                    "input_tokens_per_month": demand.requests_per_month
+                    * float(workload.input_tokens_mean or 0),
+                    "prefill_time_share": tco_prices.prefill_time_share(workload),
+                }
             )
         )
     if providers and not settings.cloud_keeps_spares:
@@ -1090,6 +1098,16 @@ def tco_results_serialise(
                 "break_even_utilisation": _opt(o.break_even_utilisation),
                 "notes": list(o.notes),
                 "base_curve": [[n, _money(v)] for n, v in o.base_curve],
+                "input_usd_per_million_tokens": (
+                    None
+                    if o.input_usd_per_million_tokens is None
+                    else str(Decimal(o.input_usd_per_million_tokens).quantize(Decimal("0.0001")))
+                ),
+                "output_usd_per_million_tokens": (
+                    None
+                    if o.output_usd_per_million_tokens is None
+                    else str(Decimal(o.output_usd_per_million_tokens).quantize(Decimal("0.0001")))
+                ),
                 "collapses_to_cloud": o.collapses_to_cloud,
             }
             for o in result.options

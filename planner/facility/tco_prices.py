@@ -311,3 +311,16 @@ def cloud_providers(*, deployments: Sequence[Deployment], chosen: Sequence[str])
             + "."
         )
     return ProviderChoice(tuple(providers), available, tuple(sources))
+
+
+def prefill_time_share(workload) -> float | None:
+    """Share of a request's serving time spent on its prompt at the chosen operating point.
+
+    TTFT ÷ (TTFT + output tokens × TPOT), from the chosen configuration's modelled TTFT and
+    TPOT; ``None`` when the choice was saved without them.
+    """
+    summary = workload.chosen_summary or {}
+    ttft, tpot = summary.get("ttft_ms"), summary.get("tpot_ms")
+    if not ttft or not tpot or ttft < 0 or tpot < 0:
+        return None
+    return float(ttft) / (float(ttft) + float(workload.output_tokens_mean or 0) * float(tpot))

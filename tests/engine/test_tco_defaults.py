@@ -249,3 +249,48 @@ def test_collapsed_hybrid_equals_the_reference_providers_on_demand():
     # 156 GPU-h a day × 30.4167 × 9 USD = 42,705 a month, the same as B on-demand
     assert hybrid.monthly_usd == pytest.approx(np.full(12, 42_705.0))
     assert hybrid.npv_usd == pytest.approx(result.by_key("cloud_on_demand:b").npv_usd)
+
+
+# --- Cost per million tokens, input and output apart ---------------------------------------------
+
+
+def _token_case(share: float | None, **w) -> TcoInputs:
+    """Cloud 10,000 GPU-h × 2 USD = 20,000 USD a month for 1e9 output and 3e9 input tokens."""
+    return TcoInputs(
+        workloads=(
+            WorkloadDemand(
+                "chat",
+                10_000.0,
+                output_tokens_per_month=1e9,
+                input_tokens_per_month=3e9,
+                requests_per_month=1e6,
+                prefill_time_share=share,
+                **w,
+            ),
+        ),
+        cloud=CloudPricing(2.0),
+        hardware=OwnedHardware(
+            server_count=1, gpus_per_server=16, server_price_usd=1.0, server_power_kw=1.0
+        ),
+        sites=(SiteCost("owned", "Own DC", "owned", 0.0, 1.0, 0.0, 0.0),),
+        horizon_months=12,
+        cost_of_capital=0.0,
+    )
+
+
+def test_input_and_output_tokens_pay_their_own_share():
+    # 240,000 USD over 12 months; prefill 20 % of the serving time:
+    #   input  240,000 × 0.2 / (3e9 × 12) × 1e6 = 1.3333 USD per million
+    #   output 240,000 × 0.8 / (1e9 × 12) × 1e6 = 16.00 USD per million
+    #   all-in per output token stays 20.00; per request 240,000 / 1.2e7 = 0.02 USD
+    cloud = run_tco(_token_case(0.2)).by_key("cloud_on_demand")
+    assert cloud.input_usd_per_million_tokens == pytest.approx(4 / 3)
+    assert cloud.output_usd_per_million_tokens == pytest.approx(16.0)
+    assert cloud.cost_per_million_output_tokens_usd == pytest.approx(20.0)
+    assert cloud.cost_per_request_usd == pytest.approx(0.02)
+
+
+def test_no_split_without_a_prefill_share():
+    cloud = run_tco(_token_case(None)).by_key("cloud_on_demand")
+    assert cloud.input_usd_per_million_tokens is None
+    assert cloud.output_usd_per_million_tokens is None

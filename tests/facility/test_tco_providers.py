@@ -1,6 +1,7 @@
 """Clouds per provider in the TCO inputs: own price lists, the providers picked, no spares."""
 
 import pytest
+from django.urls import reverse
 
 from planner.facility import services
 from planner.facility.forms import TcoSettingsForm
@@ -77,3 +78,26 @@ def test_the_settings_form_offers_the_catalog_providers(sized_plan):
     assert TcoSettings.objects.get(plan=sized_plan).cloud_providers == ["Lambda"]
     bad = TcoSettingsForm(data | {"cloud_providers": ["Nowhere Cloud"]}, instance=current)
     assert not bad.is_valid() and "cloud_providers" in bad.errors
+
+
+def test_input_tokens_and_the_prefill_share_come_from_the_chosen_point(
+    client, consultant_a, sized_plan, colo_site
+):
+    sized_plan.workloads.filter(name="Chat").update(chosen_summary={"ttft_ms": 200, "tpot_ms": 40})
+    sized_plan.workloads.filter(name="Batch").update(chosen_summary={"ttft_ms": 900, "tpot_ms": 20})
+    chat, batch = services.tco_inputs_build(plan=sized_plan).inputs.workloads
+    # Chat: 200 ms ÷ (200 + 350 tokens × 40 ms) = 200 / 14,200; 1,200 prompt tokens a request
+    assert chat.prefill_time_share == pytest.approx(200 / 14_200)
+    assert chat.input_tokens_per_month == pytest.approx(chat.requests_per_month * 1_200)
+    # Batch: 900 ÷ (900 + 400 × 20) = 900 / 8,900
+    assert batch.prefill_time_share == pytest.approx(900 / 8_900)
+
+    run = services.tco_run_sync(plan=sized_plan, user=consultant_a)
+    first = run.results["options"][0]
+    assert first["input_usd_per_million_tokens"] and first["output_usd_per_million_tokens"]
+    client.force_login(consultant_a)
+    page = client.get(reverse("facility:tco", args=[sized_plan.pk])).content.decode()
+    assert (
+        f"{first['input_usd_per_million_tokens']} / {first['output_usd_per_million_tokens']}"
+        in page
+    )
