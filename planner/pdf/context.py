@@ -264,6 +264,32 @@ def _cheapest_option(tco: dict) -> dict | None:
     return next((o for o in tco.get("options", []) if o["key"] == tco.get("cheapest")), None)
 
 
+def headline_option(tco: dict, placement: dict) -> dict | None:
+    """The TCO option whose figures head a document: the one the placement chose.
+
+    The chosen placement's own option (same key: a site, the hybrid); a chosen public cloud
+    is its cheapest cloud option; a chosen kind without a TCO option (edge) has none. Only
+    while nothing is chosen is it the cheapest option, and its label says which it is.
+    """
+    if not tco.get("available"):
+        return None
+    options = tco.get("options", [])
+    key, kind = placement.get("chosen_key") or "", placement.get("chosen_kind") or ""
+    if not (key or kind):
+        return _cheapest_option(tco)
+    same = next((o for o in options if o["key"] == key), None)
+    if same is not None:
+        return same
+    wanted = {
+        "public_cloud": ("cloud_on_demand", "cloud_committed", "cloud_spot_mix"),
+        "owned_dc": ("owned",),
+        "colocation": ("colocation",),
+        "hybrid": ("hybrid",),
+    }.get(kind, ())
+    matches = [o for o in options if o["kind"] in wanted]
+    return min(matches, key=lambda o: Decimal(o["npv_usd"])) if matches else None
+
+
 def report_charts(snapshot: dict) -> dict[str, Chart]:
     """The report's charts as static SVG (only those the snapshot has data for)."""
     charts: dict[str, Chart] = {}
@@ -370,9 +396,9 @@ def report_context(snapshot: dict, **head) -> ReportContext:
     """The plan report: summary, workloads, placement, facility, TCO, BOM, timeline, risks."""
     snapshot = client_snapshot(snapshot)
     tco = snapshot.get("tco") or {}
-    cheapest = _cheapest_option(tco)
     timeline = snapshot.get("timeline") or {}
     placement = snapshot.get("placement") or {}
+    cheapest = headline_option(tco, placement)  # the chosen option's, not the cheapest's
     bom = snapshot.get("bom") or {}
     workloads = snapshot.get("workloads", [])
     what = "; ".join(
