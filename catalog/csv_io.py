@@ -242,7 +242,10 @@ def price_point_record(*, item: models.Model, field: str) -> bool:
         .order_by("-recorded_at", "-pk")
         .first()
     )
-    as_of = getattr(item, "as_of", None)
+    # A price with its own date and source (``list_price_as_of``) is recorded with those.
+    prefix = field.removesuffix("_usd")
+    as_of = getattr(item, f"{prefix}_as_of", None) or getattr(item, "as_of", None)
+    source = getattr(item, f"{prefix}_source", "") or getattr(item, "source", "")
     if latest and latest.value_usd == value and latest.as_of == as_of:
         return False
     PricePoint.objects.create(
@@ -251,6 +254,6 @@ def price_point_record(*, item: models.Model, field: str) -> bool:
         field=field,
         value_usd=value,
         as_of=as_of,
-        source=getattr(item, "source", ""),
+        source=source,
     )
     return True

@@ -108,6 +108,8 @@ FIELD_LABELS: dict[str, str] = {
     "cooling": "Cooling",
     "network_ports": "Network ports",
     "list_price_usd": "List price (USD)",
+    "list_price_as_of": "List price date",
+    "list_price_source": "List price source",
     "category": "Category",
     "hs_code": "HS code (tariffs)",
     "ports": "Ports",
@@ -245,6 +247,8 @@ SERVERS = CatalogKind(
         "cooling": "cooling",
         "network_ports": "network_ports",
         "list_price_usd": "list_price_usd",
+        "list_price_as_of": "list_price_as_of",
+        "list_price_source": "list_price_source",
         **SOURCED_COLUMNS,
     },
     columns=(

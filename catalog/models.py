@@ -131,6 +131,13 @@ class ServerPlatform(Sourced):
     list_price_usd = models.DecimalField(
         max_digits=14, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
     )
+    # The price has its own date and source: it is read from other documents than the specs.
+    list_price_as_of = models.DateField(
+        null=True, blank=True, validators=date_in_range(), help_text="Date the price was quoted."
+    )
+    list_price_source = models.TextField(
+        blank=True, help_text="Where the price comes from (document, page, commit)."
+    )
     price_history = GenericRelation(PricePoint)
 
     class Meta:

@@ -59,6 +59,7 @@ __all__ = [
     "DEFAULT_UTILISATION",
     "HOURS_PER_MONTH",
     "CloudPricing",
+    "CloudProvider",
     "MonteCarloResult",
     "OptionResult",
     "OwnedHardware",
@@ -70,7 +71,10 @@ __all__ = [
     "WorkloadDemand",
     "break_even_month",
     "break_even_utilisation",
+    "hourly_cloud_gpus",
     "hourly_demand_gpus",
+    "instances_by_hour",
+    "hybrid_bases",
     "monte_carlo",
     "npv_usd",
     "run_tco",
@@ -89,11 +93,11 @@ DEFAULT_LIFETIME_MONTHS = (
 )
 DEFAULT_RESIDUAL_FRACTION = 0.0  # zero residual (ref D12)
 DEFAULT_NETWORK_SHARE_OF_CAPEX = (
-    0.19  # cluster interconnect 19 % of cluster cost, Epoch constants.py (ref B2, D13)
+    0.19  # fallback only (no BOM): training-cluster interconnect share, Epoch constants.py (B2)
 )
-DEFAULT_MAINTENANCE_FRACTION_PER_YEAR = (
-    0.20  # DGX support ≈ 20 %/yr of list, supercluster.blog, low confidence (ref B2, D14)
-)
+# Hardware maintenance "between 10 and 12 percent of the total purchase price" a year
+# (librarytechnology.org/document/7428); 10-15 % (philipcrewe.net, 2013). Servers only.
+DEFAULT_MAINTENANCE_FRACTION_PER_YEAR = 0.10
 DEFAULT_SPARES_FRACTION = 0.03  # planner assumption: no public benchmark in the reference
 DEFAULT_IDLE_POWER_FRACTION = 0.30  # [derived] 0.3 + 0.7·u gives 0.75 of max at u≈0.65: Epoch 0.75×TDP, HP typical 60-75 % (ref A2, E)
 DEFAULT_COLOCATION_USD_PER_KW_MONTH = 185.0  # CBRE US wholesale H2 2024 $184.06 (ref B2, D11)
@@ -108,7 +112,8 @@ DEFAULT_ANNUAL_CLOUD_PRICE_DECLINE = (
 )
 DEFAULT_UTILISATION = 0.50  # inference fleet 50 % (30-70 %) (ref D16)
 DEFAULT_STAFF_USD_PER_MONTH = 0.0  # no credible public benchmark (ref B2, F): enter per client
-COMMIT_FRACTION_STEPS = 21  # commitment / hybrid owned share scanned in 5 % steps of peak
+COMMIT_FRACTION_STEPS = 21  # commitment level scanned in 5 % steps of the term's peak
+MAX_HYBRID_BASES = 400  # owned bases searched one server at a time up to this many, then spread
 
 DEFAULT_DRIVERS: tuple[str, ...] = (
     "utilisation",
@@ -149,6 +154,14 @@ class WorkloadDemand:
         growth_pct_per_month: Compound growth of demand, % per month.
         output_tokens_per_month: Output tokens served in month 1.
         requests_per_month: Requests served in month 1.
+        cloud_gpus_by_hour: GPUs a cloud provider must run in each hour of a month-1 day to
+            serve the load (replicas × accelerators, without the owned fleet's N+1 spares and
+            headroom: the provider's SLA replaces them); ``None`` rents what the owned fleet
+            runs (the profile applied to ``gpu_hours_per_month``).
+        input_tokens_per_month: Prompt (input) tokens served in month 1.
+        prefill_time_share: Share of a request's serving time spent on its prompt (TTFT ÷
+            (TTFT + output × TPOT) at the chosen operating point); splits the cost between
+            input and output tokens. ``None`` when unknown (no split is reported).
     """
 
     name: str
@@ -157,8 +170,14 @@ class WorkloadDemand:
     growth_pct_per_month: float = 0.0
     output_tokens_per_month: float = 0.0
     requests_per_month: float = 0.0
+    cloud_gpus_by_hour: tuple[float, ...] | None = None
+    input_tokens_per_month: float = 0.0
+    prefill_time_share: float | None = None
 
     def __post_init__(self) -> None:
+        _in_range("input_tokens_per_month", self.input_tokens_per_month, 0, 1e18)
+        if self.prefill_time_share is not None:
+            _in_range("prefill_time_share", self.prefill_time_share, 0, 1)
         if len(self.daily_profile) != 24 or not all(
             math.isfinite(v) and v >= 0 for v in self.daily_profile
         ):
@@ -169,6 +188,11 @@ class WorkloadDemand:
         _in_range("growth_pct_per_month", self.growth_pct_per_month, -50, 50)
         _in_range("output_tokens_per_month", self.output_tokens_per_month, 0, 1e18)
         _in_range("requests_per_month", self.requests_per_month, 0, 1e16)
+        if self.cloud_gpus_by_hour is not None and (
+            len(self.cloud_gpus_by_hour) != 24
+            or not all(math.isfinite(v) and 0 <= v <= 1e7 for v in self.cloud_gpus_by_hour)
+        ):
+            raise EngineInputError("cloud_gpus_by_hour needs 24 values between 0 and 1e7")
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +226,44 @@ class CloudPricing:
 
 
 @dataclass(frozen=True, slots=True)
+class CloudProvider:
+    """One provider's own price list for the instance shape the plan would rent.
+
+    Every price is the same provider's, for the same instance: a commitment or spot price is
+    never combined with another provider's on-demand price.
+
+    Attributes:
+        key: Short key, used in option keys (``cloud_on_demand:<key>``).
+        label: Provider and instance, for display.
+        gpus_per_instance: Accelerators in one instance (whole instances are rented).
+        on_demand_usd_per_instance_h: On-demand price of one instance-hour.
+        commit_1yr_usd_per_instance_h: 1-year commitment price, ``None`` if not listed.
+        commit_3yr_usd_per_instance_h: 3-year commitment price, ``None`` if not listed.
+        spot_usd_per_instance_h: Spot price, ``None`` if not listed.
+    """
+
+    key: str
+    label: str
+    gpus_per_instance: int
+    on_demand_usd_per_instance_h: float
+    commit_1yr_usd_per_instance_h: float | None = None
+    commit_3yr_usd_per_instance_h: float | None = None
+    spot_usd_per_instance_h: float | None = None
+
+    def __post_init__(self) -> None:
+        _in_range("gpus_per_instance", self.gpus_per_instance, 1, 1_024)
+        _in_range("on_demand_usd_per_instance_h", self.on_demand_usd_per_instance_h, 1e-9, 1e5)
+        for name in (
+            "commit_1yr_usd_per_instance_h",
+            "commit_3yr_usd_per_instance_h",
+            "spot_usd_per_instance_h",
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                _in_range(name, value, 0, self.on_demand_usd_per_instance_h)
+
+
+@dataclass(frozen=True, slots=True)
 class OwnedHardware:
     """The fleet bought for the owned, colocation and hybrid options.
 
@@ -216,7 +278,8 @@ class OwnedHardware:
         install_usd: Installation and integration.
         shipping_and_duties_usd: Freight, insurance, duties (landed cost from sourcing).
         spares_fraction: Spares bought with each generation, fraction of hardware capex.
-        maintenance_fraction_per_year: Support and maintenance, fraction of hardware capex a year.
+        maintenance_fraction_per_year: Support and maintenance, fraction of *server* capex a
+            year (network and storage gear carry none unless priced into the servers).
         residual_fraction: Value left at end of life, fraction of capex.
         lifetime_months: Depreciation life and refresh interval, months.
         idle_power_fraction: Draw at zero load as a fraction of design draw.
@@ -337,6 +400,10 @@ class TcoInputs:
         cost_of_capital: Annual rate for the capital charge in unit costs.
         discount_rate: Annual rate for NPV; ``None`` uses ``cost_of_capital``.
         hybrid_site: Key of the site hosting the hybrid base; ``None`` uses the first site.
+        providers: Cloud providers compared one by one (on-demand, 1-year, 3-year and spot
+            mix from each one's own list, whole instances). Empty: the single ``cloud``
+            pricing per GPU-hour. The first provider's on-demand is the reference for
+            break-even and for the owned fleet's bursts (``cloud`` should carry its price).
     """
 
     workloads: tuple[WorkloadDemand, ...]
@@ -347,8 +414,11 @@ class TcoInputs:
     cost_of_capital: float = DEFAULT_COST_OF_CAPITAL
     discount_rate: float | None = None
     hybrid_site: str | None = None
+    providers: tuple[CloudProvider, ...] = ()
 
     def __post_init__(self) -> None:
+        if len({p.key for p in self.providers}) != len(self.providers):
+            raise EngineInputError("cloud provider keys must be unique")
         if not self.workloads or not self.sites or self.horizon_months < 1:
             raise EngineInputError("need ≥ 1 workload, ≥ 1 site and horizon_months ≥ 1")
         _in_range("horizon_months", self.horizon_months, 1, 240)
@@ -407,6 +477,11 @@ class OptionResult:
         break_even_utilisation: Utilisation above which owning beats on-demand over the
             horizon (flat load); ``None`` for cloud options or if owning never wins.
         notes: Sentences explaining choices (commitment level, hybrid split...).
+        base_curve: Hybrid only: ``(owned servers, NPV)`` for every owned base searched.
+        input_usd_per_million_tokens: Amortised cost × prefill share ÷ input tokens × 1e6;
+            ``None`` without input tokens or a known prefill share.
+        output_usd_per_million_tokens: Amortised cost × (1 − prefill share) ÷ output tokens
+            × 1e6 (the decode part only); ``None`` likewise.
     """
 
     key: str
@@ -426,6 +501,14 @@ class OptionResult:
     mean_utilisation: float | None = None
     break_even_utilisation: float | None = None
     notes: tuple[str, ...] = ()
+    base_curve: tuple[tuple[int, float], ...] = ()
+    input_usd_per_million_tokens: float | None = None
+    output_usd_per_million_tokens: float | None = None
+
+    @property
+    def collapses_to_cloud(self) -> bool:
+        """A hybrid whose cheapest owned base is zero servers: it is cloud on-demand."""
+        return self.kind == "hybrid" and self.owned_gpus == 0
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -668,6 +751,7 @@ def _owned_paths(
     ratio = servers / hw.server_count  # network, storage, install scale with the fleet
     gpus = servers * hw.gpus_per_server
     hardware = hw.hardware_usd * ratio * capex_factor
+    servers_usd = servers * hw.server_price_usd * capex_factor
     spares = hardware * hw.spares_fraction
     other = (hw.install_usd + hw.shipping_and_duties_usd) * ratio * capex_factor
     cost = hardware + spares + other
@@ -686,8 +770,8 @@ def _owned_paths(
         "capex": (hardware + other)[:, None] * bought,
         "spares": spares[:, None] * bought,
         "residual_value": -(hw.residual_fraction * cost)[:, None] * (bought & (k > 0)),
-        # maintenance = % of hardware capex per year (ref B2)
-        "maintenance": (hardware * hw.maintenance_fraction_per_year / 12.0)[:, None] * ones,
+        # maintenance = % of server capex per year (librarytechnology.org 7428: 10-12 %)
+        "maintenance": (servers_usd * hw.maintenance_fraction_per_year / 12.0)[:, None] * ones,
         # energy = IT kW × load factor × PUE × $/kWh × hours (Epoch energy.py, ref B2)
         "power": it_kw[:, None]
         * draw
@@ -726,6 +810,26 @@ def _unit_costs(
     return per_mtok, per_req
 
 
+def _token_split(amortised_total: float, inputs: TcoInputs) -> tuple[float | None, float | None]:
+    """(USD per M input, USD per M output tokens): the cost split by prefill vs decode time.
+
+    The prefill share of all workloads is their shares weighted by month-1 GPU-hours; input
+    tokens pay the prefill part, output tokens the decode part (ref B5: report them apart).
+    """
+    known = [w for w in inputs.workloads if w.prefill_time_share is not None]
+    if len(known) != len(inputs.workloads):
+        return None, None
+    hours = sum(w.gpu_hours_per_month for w in known)
+    if hours <= 0:
+        return None, None
+    share = sum(w.prefill_time_share * w.gpu_hours_per_month for w in known) / hours
+    tokens_in = float(_per_month(inputs, "input_tokens_per_month").sum())
+    tokens_out = float(_per_month(inputs, "output_tokens_per_month").sum())
+    per_in = amortised_total * share / tokens_in * 1e6 if tokens_in > 0 else None
+    per_out = amortised_total * (1.0 - share) / tokens_out * 1e6 if tokens_out > 0 else None
+    return per_in, per_out
+
+
 def _option(
     key: str,
     label: str,
@@ -743,6 +847,12 @@ def _option(
     monthly = sum(lines.values(), start=np.zeros(inputs.horizon_months))
     cumulative = np.cumsum(monthly)
     per_mtok, per_req = _unit_costs(float(amortised.sum()), tokens, requests)
+    split = _token_split(float(amortised.sum()), inputs)
+    extra = {
+        "input_usd_per_million_tokens": split[0],
+        "output_usd_per_million_tokens": split[1],
+        **extra,
+    }
     return OptionResult(
         key=key,
         label=label,
@@ -764,9 +874,17 @@ def _option(
 
 
 def _committed_lines(
-    demand: np.ndarray, price: np.ndarray, discount: float, term: int
+    demand: np.ndarray,
+    price: np.ndarray,
+    discount: float,
+    term: int,
+    *,
+    whole: bool = False,
+    unit: str = "GPUs",
+    price_unit: str = "USD/GPU-h",
 ) -> tuple[dict[str, np.ndarray], float, list[str]]:
-    """Committed capacity per term, the level scanned in 5 % steps of the term's peak."""
+    """Committed capacity per term, the level scanned in 5 % steps of the term's peak
+    (``whole``: every whole number of instances up to the peak)."""
     months = demand.shape[0]
     committed = np.zeros(months)
     on_demand = np.zeros(months)
@@ -776,7 +894,12 @@ def _committed_lines(
     for start in range(0, months, term):
         idx = np.arange(start, min(start + term, months))
         peak = demand[idx].max()
-        level = fractions * peak  # GPUs committed, (F,)
+        if whole and math.ceil(peak) <= MAX_HYBRID_BASES:
+            level = np.arange(math.ceil(peak - 1e-9) + 1, dtype=float)  # whole instances
+        elif whole:
+            level = np.unique(np.ceil(fractions * peak - 1e-9))
+        else:
+            level = fractions * peak  # GPUs committed, (F,)
         locked = price[start] * (1.0 - discount)  # price fixed for the term
         fee = level * HOURS_PER_MONTH * locked  # paid whether used or not
         over = np.maximum(demand[idx][None, :, :] - level[:, None, None], 0.0).sum(-1)
@@ -787,9 +910,10 @@ def _committed_lines(
         committed[idx] = fee[best]
         on_demand[idx] = over_usd[best]
         owed_after += fee[best] * beyond
+        share = level[best] / peak if peak else 0.0
         notes.append(
-            f"Months {start + 1}-{idx[-1] + 1}: commit {level[best]:.1f} GPUs "
-            f"({fractions[best]:.0%} of peak) at {locked:.3f} USD/GPU-h."
+            f"Months {start + 1}-{idx[-1] + 1}: commit {level[best]:.{0 if whole else 1}f} "
+            f"{unit} ({share:.0%} of peak) at {locked:.3f} {price_unit}."
         )
     if owed_after:
         notes.append(f"{owed_after:,.0f} USD of commitment is still owed after the horizon.")
@@ -866,32 +990,38 @@ def break_even_utilisation(inputs: TcoInputs, site_key: str | None = None) -> fl
     return float(u) if 0.0 < u <= 1.0 else (0.0 if u <= 0 else None)
 
 
-def run_tco(inputs: TcoInputs, progress: Progress = None) -> TcoResult:
-    """Cash flows and figures of merit for every option.
+def hourly_cloud_gpus(inputs: TcoInputs) -> np.ndarray:
+    """GPUs a cloud provider runs at each hour of a typical day of each month.
 
-    Options: ``cloud_on_demand``, ``cloud_committed_1yr``, ``cloud_committed_3yr``,
-    ``cloud_spot_mix``, one per site in ``inputs.sites`` (key = site key) and ``hybrid``.
-
-    Args:
-        inputs: Run inputs.
-        progress: Optional ``(fraction, message)`` callback.
+    Workloads with ``cloud_gpus_by_hour`` rent what serving the load needs (no N+1 spares or
+    headroom), grown like their demand; the others rent what the owned fleet runs.
 
     Returns:
-        A :class:`TcoResult`.
+        Array ``(horizon_months, 24)`` of GPUs.
     """
-    report = progress or (lambda _f, _m: None)
-    report(0.0, "Building demand")
-    months = inputs.horizon_months
-    demand = hourly_demand_gpus(inputs)
-    gpu_hours = demand.sum(axis=1) * DAYS_PER_MONTH
-    tokens_m = _per_month(inputs, "output_tokens_per_month")
-    requests_m = _per_month(inputs, "requests_per_month")
-    tokens, requests = float(tokens_m.sum()), float(requests_m.sum())
-    cloud = inputs.cloud
-    price = _cloud_price(cloud.on_demand_usd_per_gpu_h, cloud.annual_price_decline, months)
-    common = {"inputs": inputs, "tokens": tokens, "requests": requests}
+    m = np.arange(inputs.horizon_months)[:, None]
+    total = np.zeros((inputs.horizon_months, 24))
+    for w in inputs.workloads:
+        growth = (1.0 + w.growth_pct_per_month / 100.0) ** m  # compound monthly growth
+        if w.cloud_gpus_by_hour is not None:
+            total += np.asarray(w.cloud_gpus_by_hour, dtype=float)[None, :] * growth
+        else:
+            shape = np.asarray(w.daily_profile, dtype=float)
+            total += w.gpu_hours_per_month * growth / HOURS_PER_MONTH * shape / shape.mean()
+    return total
 
-    report(0.1, "Cloud options")
+
+def instances_by_hour(gpus: np.ndarray, gpus_per_instance: int) -> np.ndarray:
+    """Whole instances needed to hold ``gpus`` each hour: ⌈GPUs ÷ GPUs per instance⌉."""
+    return np.ceil(np.asarray(gpus, dtype=float) / gpus_per_instance - 1e-9)
+
+
+def _generic_cloud_options(
+    inputs: TcoInputs, demand: np.ndarray, gpu_hours: np.ndarray, price: np.ndarray, common: dict
+) -> list[OptionResult]:
+    """On-demand, 1-/3-year and spot-mix options from one per-GPU-hour price (no providers)."""
+    cloud = inputs.cloud
+    months = inputs.horizon_months
     od_lines = {"cloud_on_demand": gpu_hours * price}  # GPU-hours × $/GPU-h
     on_demand = _option(
         "cloud_on_demand",
@@ -942,6 +1072,139 @@ def run_tco(inputs: TcoInputs, progress: Progress = None) -> TcoResult:
             **common,
         )
     )
+    return options
+
+
+def _provider_options(
+    inputs: TcoInputs,
+    provider: CloudProvider,
+    cloud_gpus: np.ndarray,
+    reference_cum: np.ndarray | None,
+    common: dict,
+) -> list[OptionResult]:
+    """One provider's on-demand, 1-/3-year and spot-mix options, all from its own list.
+
+    Whole instances follow the daily profile hour by hour; the first provider's on-demand is
+    the break-even reference (``reference_cum`` ``None`` makes this provider the reference).
+    """
+    cloud = inputs.cloud
+    months = inputs.horizon_months
+    instances = instances_by_hour(cloud_gpus, provider.gpus_per_instance)
+    instance_hours = instances.sum(axis=1) * DAYS_PER_MONTH
+    od = provider.on_demand_usd_per_instance_h
+    price = _cloud_price(od, cloud.annual_price_decline, months)  # per instance-hour
+    k, name = provider.key, provider.label
+    peak = int(instances.max()) if instances.size else 0
+    shape = (
+        f"{peak} × {provider.gpus_per_instance}-GPU instance(s) at peak, whole instances "
+        "hour by hour."
+    )
+    od_lines = {"cloud_on_demand": instance_hours * price}  # instance-hours × $/instance-h
+    on_demand = _option(
+        f"cloud_on_demand:{k}",
+        f"{name} on-demand",
+        "cloud_on_demand",
+        od_lines,
+        terminal=0.0,
+        amortised=od_lines["cloud_on_demand"],
+        cloud_cumulative=reference_cum,
+        notes=(shape,),
+        **common,
+    )
+    reference = on_demand.cumulative_usd if reference_cum is None else reference_cum
+    options = [on_demand]
+    for term, committed in (
+        (12, provider.commit_1yr_usd_per_instance_h),
+        (36, provider.commit_3yr_usd_per_instance_h),
+    ):
+        if committed is None:
+            continue
+        lines, owed, notes = _committed_lines(
+            instances,
+            price,
+            1.0 - committed / od,  # the same provider's committed ÷ on-demand price
+            term,
+            whole=True,
+            unit="instances",
+            price_unit="USD/instance-h",
+        )
+        options.append(
+            _option(
+                f"cloud_committed_{term // 12}yr:{k}",
+                f"{name} {term // 12}-year commitment",
+                "cloud_committed",
+                lines,
+                terminal=-owed,
+                amortised=sum(lines.values(), start=np.zeros(months)),
+                cloud_cumulative=reference,
+                notes=tuple(notes),
+                **common,
+            )
+        )
+    if provider.spot_usd_per_instance_h is not None:
+        spot = _cloud_price(provider.spot_usd_per_instance_h, cloud.annual_price_decline, months)
+        spot_lines = {
+            "cloud_on_demand": instance_hours * (1.0 - cloud.spot_share) * price,
+            # spot share re-runs interrupted work: × (1 + overhead) at the provider's spot price
+            "cloud_spot": instance_hours
+            * cloud.spot_share
+            * (1.0 + cloud.spot_interruption_overhead)
+            * spot,
+        }
+        options.append(
+            _option(
+                f"cloud_spot_mix:{k}",
+                f"{name} {cloud.spot_share:.0%} spot",
+                "cloud_spot_mix",
+                spot_lines,
+                terminal=0.0,
+                amortised=spot_lines["cloud_on_demand"] + spot_lines["cloud_spot"],
+                cloud_cumulative=reference,
+                **common,
+            )
+        )
+    return options
+
+
+def run_tco(inputs: TcoInputs, progress: Progress = None) -> TcoResult:
+    """Cash flows and figures of merit for every option.
+
+    Options: ``cloud_on_demand``, ``cloud_committed_1yr``, ``cloud_committed_3yr``,
+    ``cloud_spot_mix`` (with ``inputs.providers``: those of each provider that lists the
+    price, keyed ``<option>:<provider key>``), one per site in ``inputs.sites`` (key = site
+    key) and ``hybrid``.
+
+    Args:
+        inputs: Run inputs.
+        progress: Optional ``(fraction, message)`` callback.
+
+    Returns:
+        A :class:`TcoResult`.
+    """
+    report = progress or (lambda _f, _m: None)
+    report(0.0, "Building demand")
+    months = inputs.horizon_months
+    demand = hourly_demand_gpus(inputs)
+    gpu_hours = demand.sum(axis=1) * DAYS_PER_MONTH
+    tokens_m = _per_month(inputs, "output_tokens_per_month")
+    requests_m = _per_month(inputs, "requests_per_month")
+    tokens, requests = float(tokens_m.sum()), float(requests_m.sum())
+    cloud = inputs.cloud
+    price = _cloud_price(cloud.on_demand_usd_per_gpu_h, cloud.annual_price_decline, months)
+    common = {"inputs": inputs, "tokens": tokens, "requests": requests}
+
+    report(0.1, "Cloud options")
+    if inputs.providers:
+        cloud_demand = hourly_cloud_gpus(inputs)
+        options = []
+        od_cum = None
+        for provider in inputs.providers:
+            found = _provider_options(inputs, provider, cloud_demand, od_cum, common)
+            od_cum = found[0].cumulative_usd if od_cum is None else od_cum
+            options.extend(found)
+    else:
+        options = _generic_cloud_options(inputs, demand, gpu_hours, price, common)
+        od_cum = options[0].cumulative_usd
 
     report(0.4, "Owned and colocation options")
     hw = inputs.hardware
@@ -950,7 +1213,11 @@ def run_tco(inputs: TcoInputs, progress: Progress = None) -> TcoResult:
         options.append(_owned_option(site.key, site.label, site.kind, paths, site, od_cum, common))
 
     report(0.7, "Hybrid split")
-    options.append(_hybrid_option(inputs, demand, od_cum, common))
+    # With providers the hybrid's base serves the load itself (cloud bursts stand in for the
+    # N+1 spares and headroom), so a zero base is exactly the reference on-demand option.
+    options.append(
+        _hybrid_option(inputs, cloud_demand if inputs.providers else demand, od_cum, common)
+    )
     report(1.0, "Done")
     return TcoResult(
         months=np.arange(1, months + 1),
@@ -1010,32 +1277,45 @@ def _owned_option(
     )
 
 
+def hybrid_bases(server_count: int, peak_gpus: float, gpus_per_server: int) -> np.ndarray:
+    """Owned bases the hybrid search tries: every count 0..N servers (N = the fleet, or the
+    peak's servers if larger), spread evenly when N exceeds :data:`MAX_HYBRID_BASES`."""
+    top = max(server_count, math.ceil(peak_gpus / gpus_per_server - 1e-9))
+    if top <= MAX_HYBRID_BASES:
+        return np.arange(top + 1)
+    return np.unique(np.rint(np.linspace(0, top, MAX_HYBRID_BASES + 1)).astype(int))
+
+
 def _hybrid_option(
     inputs: TcoInputs, demand: np.ndarray, od_cum: np.ndarray, common: dict
 ) -> OptionResult:
     hw = inputs.hardware
     site = inputs.site(inputs.hybrid_site)
     peak = float(demand.max())
-    fractions = np.linspace(0.0, 1.0, COMMIT_FRACTION_STEPS)
-    candidates = np.unique(
-        np.concatenate(
-            [np.ceil(fractions * peak / hw.gpus_per_server - 1e-9), [hw.server_count]]
-        ).astype(int)
-    )
+    candidates = hybrid_bases(hw.server_count, peak, hw.gpus_per_server)
     paths = _base_paths(inputs, site, candidates, demand=demand)
     monthly = sum(paths.lines.values(), start=np.zeros((candidates.size, inputs.horizon_months)))
     npvs = _npv_paths(monthly, inputs.npv_rate, paths.terminal)
-    best = int(np.argmin(npvs))
+    best = int(np.argmin(npvs))  # ties: the smallest base (argmin takes the first)
     servers = int(candidates[best])
-    share = servers * hw.gpus_per_server / peak if peak else 0.0
-    note = (
-        f"Owned base of {servers} server(s) ({servers * hw.gpus_per_server} GPUs, "
-        f"{share:.0%} of peak) at {site.label}, bursts on cloud on-demand; chosen from "
-        f"{candidates.size} splits by lowest NPV."
-    )
-    return _owned_option(
+    curve = tuple((int(n), float(v)) for n, v in zip(candidates, npvs, strict=True))
+    if servers == 0:
+        note = (
+            f"Hybrid collapses to cloud on-demand: of {candidates.size} owned bases searched "
+            f"(0-{int(candidates[-1])} servers at {site.label}) the cheapest is none."
+        )
+        label = "Hybrid (collapses to cloud on-demand: best owned base is 0 servers)"
+    else:
+        share = servers * hw.gpus_per_server / peak if peak else 0.0
+        note = (
+            f"Owned base of {servers} server(s) ({servers * hw.gpus_per_server} GPUs, "
+            f"{share:.0%} of peak) at {site.label}, bursts on cloud on-demand; the lowest NPV "
+            f"of {candidates.size} owned bases searched (0-{int(candidates[-1])} servers)."
+        )
+        label = f"Hybrid ({site.label} base + cloud bursts)"
+    option = _owned_option(
         "hybrid",
-        f"Hybrid ({site.label} base + cloud bursts)",
+        label,
         "hybrid",
         paths,
         site,
@@ -1043,6 +1323,12 @@ def _hybrid_option(
         common,
         row=best,
         notes=(note,),
+    )
+    # A collapsed hybrid *is* on-demand: no break-even against itself.
+    return replace(
+        option,
+        base_curve=curve,
+        break_even_month=None if servers == 0 else option.break_even_month,
     )
 
 
@@ -1058,6 +1344,7 @@ def _apply_driver(inputs: TcoInputs, site: SiteCost, driver: str, factor: float)
                 w,
                 gpu_hours_per_month=w.gpu_hours_per_month * factor,
                 output_tokens_per_month=w.output_tokens_per_month * factor,
+                input_tokens_per_month=w.input_tokens_per_month * factor,
                 requests_per_month=w.requests_per_month * factor,
             )
             for w in inputs.workloads

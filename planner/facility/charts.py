@@ -233,10 +233,59 @@ def monte_carlo_figure(results: dict[str, Any]) -> str:
     )
 
 
+def hybrid_curve_figure(results: dict[str, Any]) -> str | None:
+    """NPV of the hybrid option for every owned base searched, the chosen one marked.
+
+    ``None`` for runs stored before the search kept its curve.
+    """
+    hybrid = next((o for o in results["options"] if o["kind"] == "hybrid"), None)
+    curve = (hybrid or {}).get("base_curve") or []
+    if not curve:
+        return None
+    servers = [int(n) for n, _ in curve]
+    npvs = [float(v) for _, v in curve]
+    best = min(range(len(npvs)), key=lambda i: (npvs[i], servers[i]))
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=servers,
+            y=npvs,
+            mode="lines+markers",
+            line={"color": COLOURS["hybrid"]},
+            name="NPV of the hybrid",
+            hovertemplate="%{x} owned servers: NPV %{y:,.0f} USD<extra></extra>",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=[servers[best]],
+            y=[npvs[best]],
+            mode="markers+text",
+            marker={"symbol": "diamond", "size": 13, "color": "#111827"},
+            text=[
+                "cheapest: no owned base (cloud only)"
+                if servers[best] == 0
+                else f"cheapest: {servers[best]} servers"
+            ],
+            textposition="top center",
+            name="Cheapest base",
+            hovertemplate="%{x} owned servers: NPV %{y:,.0f} USD<extra></extra>",
+        )
+    )
+    return _layout(
+        figure,
+        "Hybrid: NPV by owned base (the rest bursts to cloud on-demand)",
+        xaxis={"title": "Owned servers in the base", "dtick": 1 if len(servers) <= 30 else None},
+        yaxis={"title": "NPV of cost (USD)", "tickformat": ",.0f"},
+        showlegend=False,
+    )
+
+
 def tco_figures(results: dict[str, Any], *, stack_option: str | None = None) -> dict[str, Any]:
     """Every TCO figure of a run, keyed for the template."""
     stack, shown = monthly_stack_figure(results, stack_option)
     return {
+        "hybrid_curve": hybrid_curve_figure(results),
         "cumulative": cumulative_cost_figure(results),
         "stack": stack,
         "stack_option": shown,

@@ -8,6 +8,7 @@ from decimal import Decimal, InvalidOperation
 
 from django import forms
 
+from catalog.models import CloudOffering
 from planner.engine import facility as fe
 from planner.engine import limits
 from planner.engine import tco as te
@@ -55,16 +56,18 @@ SITE_DEFAULT_SOURCES: dict[str, str] = {
 TCO_DEFAULT_SOURCES: dict[str, str] = {
     "horizon_months": f"{te.DEFAULT_HORIZON_MONTHS} months: design range 36-60.",
     "server_price_usd": (
-        "310,000 USD per 8-GPU HGX H100 server incl. IB NICs: Thinkmate quote, Aug 2024 "
-        "(ref B2; DGX H100 ≈ 270,000 per SemiAnalysis, May 2023). Change it for other servers."
+        "Empty: the plan's supplier offer for the platform, else the catalog's dated, sourced "
+        "list price (none for a platform without one: then enter the quoted price)."
     ),
     "network_usd": (
-        f"Empty: {te.DEFAULT_NETWORK_SHARE_OF_CAPEX:.0%} of cluster cost, Epoch constants.py "
-        "(ref B2, D13)."
+        "Empty: the BOM's network lines (NICs, switches, optics, cables) priced from the "
+        f"offers; without a BOM the fallback {te.DEFAULT_NETWORK_SHARE_OF_CAPEX:.0%} of cluster "
+        "cost (a training-cluster ratio, Epoch constants.py; ref B2, D13)."
     ),
     "maintenance_pct_per_year": (
-        f"{te.DEFAULT_MAINTENANCE_FRACTION_PER_YEAR:.0%} a year: DGX support, supercluster.blog, "
-        "low confidence (ref B2, D14)."
+        "Empty: the BOM's support line against the server price, else "
+        f"{te.DEFAULT_MAINTENANCE_FRACTION_PER_YEAR:.0%} of server capex a year (hardware "
+        "maintenance 10-12 % of purchase price, librarytechnology.org/document/7428)."
     ),
     "spares_pct": f"{te.DEFAULT_SPARES_FRACTION:.0%}: planner assumption (no public benchmark).",
     "residual_pct": f"{te.DEFAULT_RESIDUAL_FRACTION:.0%}: zero residual value (ref D12).",
@@ -94,6 +97,14 @@ TCO_DEFAULT_SOURCES: dict[str, str] = {
     "spot_share_pct": f"{te.DEFAULT_SPOT_SHARE:.0%}: planner assumption (interruptible share).",
     "annual_cloud_price_decline_pct": "0 %: base case flat (ref B1, B3).",
     "growth_pct_per_month": "0 %: demand as sized, no growth.",
+    "cloud_providers": (
+        "none ticked: every provider listing the accelerator, each on its own price list "
+        "(on-demand, 1-year, 3-year, spot; whole instances), cheapest first as the reference."
+    ),
+    "cloud_keeps_spares": (
+        "off: the cloud rents the replicas the load needs, without N+1 spares and headroom "
+        "(the provider's SLA replaces them)."
+    ),
 }
 
 _DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
@@ -295,7 +306,7 @@ class TcoSettingsForm(VersionedFormMixin, forms.ModelForm):
             "storage_usd": "Storage capex (USD)",
             "install_usd": "Installation (USD)",
             "shipping_and_duties_usd": "Shipping and duties (USD)",
-            "maintenance_pct_per_year": "Maintenance (% of hardware a year)",
+            "maintenance_pct_per_year": "Maintenance (% of server capex a year)",
             "spares_pct": "Spares (% of hardware)",
             "residual_pct": "Residual value (%)",
             "idle_power_pct": "Idle power (% of design draw)",
@@ -307,9 +318,18 @@ class TcoSettingsForm(VersionedFormMixin, forms.ModelForm):
             "spot_share_pct": "Share run on spot (%)",
             "annual_cloud_price_decline_pct": "Cloud price decline (% a year)",
             "growth_pct_per_month": "Demand growth (% a month)",
+            "cloud_providers": "Cloud providers the client would use",
+            "cloud_keeps_spares": "Rent N+1 spares and headroom in the cloud too",
         }
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        providers = sorted(set(CloudOffering.objects.values_list("provider", flat=True).distinct()))
+        self.fields["cloud_providers"] = forms.MultipleChoiceField(
+            choices=[(p, p) for p in providers],
+            required=False,
+            widget=forms.CheckboxSelectMultiple,
+            label=self._meta.labels["cloud_providers"],
+        )
         for name, source in TCO_DEFAULT_SOURCES.items():
             self.fields[name].help_text = f"Default {source}"

@@ -331,9 +331,13 @@ class TcoSettings(VersionedModel):
     server_price_usd = models.DecimalField(
         max_digits=12,
         decimal_places=2,
-        default=Decimal("310000"),
+        null=True,
+        blank=True,
         validators=[MinValueValidator(0)],
-        help_text="Price of one server (8-GPU HGX H100 ≈ 310,000 USD).",
+        help_text=(
+            "Price of one server. Blank: the plan's supplier offer, else the catalog's dated "
+            "list price of the platform."
+        ),
     )
     network_usd = models.DecimalField(
         max_digits=14, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
@@ -347,7 +351,8 @@ class TcoSettings(VersionedModel):
     shipping_and_duties_usd = models.DecimalField(
         max_digits=14, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
     )
-    maintenance_pct_per_year = percent_field(te.DEFAULT_MAINTENANCE_FRACTION_PER_YEAR)
+    # Blank: the BOM's support line, else the engine default (servers only).
+    maintenance_pct_per_year = percent_field(None)
     spares_pct = percent_field(te.DEFAULT_SPARES_FRACTION)
     residual_pct = models.DecimalField(
         max_digits=5,
@@ -379,6 +384,16 @@ class TcoSettings(VersionedModel):
         decimal_places=2,
         default=Decimal("0"),
         validators=[MinValueValidator(-50), MaxValueValidator(50)],
+    )
+    cloud_providers = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Cloud providers the client would use; empty compares every provider "
+        "listing the accelerator.",
+    )
+    cloud_keeps_spares = models.BooleanField(
+        default=False,
+        help_text="Rent the owned fleet's N+1 spares and headroom in the cloud options too.",
     )
 
     def __str__(self) -> str:

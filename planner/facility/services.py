@@ -31,7 +31,7 @@ from planner.engine.deployment import Deployment
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, flag_regions, rtt_ms
-from planner.facility import selectors
+from planner.facility import selectors, tco_prices
 from planner.facility.models import (
     PlacementDecision,
     PowerUpgrade,
@@ -50,7 +50,7 @@ CENT = Decimal("0.01")
 MONTE_CARLO_PATHS = 10_000
 MONTE_CARLO_SEED = 0
 SENSITIVITY_SWING = 0.2
-TCO_INPUTS_VERSION = 1  # bump when the canonical form changes, so old hashes go stale
+TCO_INPUTS_VERSION = 2  # bump when the canonical form changes, so old hashes go stale
 MAX_RACKS_DRAWN = 6
 
 # Country and legal region of each REGIONS key (data, for residency rules).
@@ -425,16 +425,33 @@ def placement_evaluate(
     base_option = next(o for o in options if o.key == base_key)
     cloud_option = options[0]
     rtts = [o.worst_rtt_ms for o in (base_option, cloud_option) if o.worst_rtt_ms is not None]
-    add(
-        "hybrid",
-        "hybrid",
-        f"Hybrid ({base[0].name if base else 'owned base'} + cloud bursts)",
-        list(base_option.locations) + list(cloud_option.locations),
-        None,
-        costs.get("hybrid"),
-        max(rtts) if rtts else None,
-    )
-    latency["hybrid"] = latency.get(base_option.key, [])
+    if _hybrid_collapsed(plan):
+        # The TCO found no owned base worth having: the hybrid is the cloud, scored as such.
+        add(
+            "hybrid",
+            "public_cloud",
+            "Hybrid (collapses to cloud: the TCO's best owned base is 0 servers)",
+            list(cloud_option.locations),
+            None,
+            costs.get("hybrid"),
+            cloud_option.worst_rtt_ms,
+        )
+        latency["hybrid"] = latency.get(cloud_option.key, [])
+        notes.append(
+            "Hybrid collapses to cloud: in the latest TCO no owned base lowers the cost, so it "
+            "is scored as public cloud (its control, steadiness and locations)."
+        )
+    else:
+        add(
+            "hybrid",
+            "hybrid",
+            f"Hybrid ({base[0].name if base else 'owned base'} + cloud bursts)",
+            list(base_option.locations) + list(cloud_option.locations),
+            None,
+            costs.get("hybrid"),
+            max(rtts) if rtts else None,
+        )
+        latency["hybrid"] = latency.get(base_option.key, [])
 
     result = pe.score_placement(
         pe.PlacementInputs(
@@ -458,6 +475,17 @@ def _best_cloud_region(user_regions, ttft, rules) -> str:
         allowed,
         key=lambda k: _worst_rtt((REGIONS[k].lat, REGIONS[k].lon), user_regions, ttft)[0],
     )
+
+
+def _hybrid_collapsed(plan: Plan) -> bool:
+    """Whether the latest finished TCO run's cheapest hybrid owns no servers."""
+    run = (
+        TcoRun.objects.filter(plan=plan, status=TcoStatus.SUCCEEDED)
+        .order_by("-finished_at")
+        .first()
+    )
+    options = (run.results or {}).get("options", []) if run else []
+    return any(o["kind"] == "hybrid" and o.get("collapses_to_cloud") for o in options)
 
 
 def _tco_costs(plan: Plan) -> tuple[dict[str, float], str]:
@@ -594,6 +622,141 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         raise TcoNotReady("No workload has a chosen configuration yet.")
     workloads = {w.pk: w for w in plan_selectors.workload_list(plan=plan)}
     basis: list[str] = []
+    pricing, providers = _tco_cloud(settings, deployments, basis)
+    growth = float(settings.growth_pct_per_month)
+    demands = []
+    for d in deployments:
+        demand = selectors.workload_demand(workloads[d.workload_id], d)
+        rented = (
+            None
+            if settings.cloud_keeps_spares
+            else tco_prices.cloud_gpus_by_hour(workloads[d.workload_id], d)
+        )
+        workload = workloads[d.workload_id]
+        demands.append(
+            te.WorkloadDemand(
+                **{
+                    **asdict(demand),
+                    "growth_pct_per_month": growth,
+                    "cloud_gpus_by_hour": rented,
+                    "input_tokens_per_month": demand.requests_per_month
+                    * float(workload.input_tokens_mean or 0),
+                    "prefill_time_share": tco_prices.prefill_time_share(workload),
+                }
+            )
+        )
+    if providers and not settings.cloud_keeps_spares:
+        basis.extend(
+            f"{d.workload_name}: saved without its operating point, so the cloud rents what "
+            "the owned fleet runs (N+1 spare and headroom included)."
+            for d, w in zip(deployments, demands, strict=True)
+            if w.cloud_gpus_by_hour is None
+        )
+    if providers:
+        basis.append(
+            "Cloud options rent the N+1 spares and headroom as well, as asked."
+            if settings.cloud_keeps_spares
+            else "Cloud options rent the replicas the load needs each hour, without the owned "
+            "fleet's N+1 spares and headroom (the provider's SLA replaces them)."
+        )
+    servers = sum(d.servers for d in deployments)
+    per_server = max(d.accelerators_per_server for d in deployments)
+    power_kw = max(d.server_power_kw for d in deployments)
+    if len({(d.accelerators_per_server, d.server_power_kw) for d in deployments}) > 1:
+        basis.append(
+            f"Mixed servers costed as {servers} servers of {per_server} accelerators and "
+            f"{power_kw:.1f} kW (the largest kind)."
+        )
+    prices = tco_prices.hardware_prices(plan=plan, deployments=deployments)
+    server_price, maintenance, network = _tco_hardware_basis(settings, deployments, prices, basis)
+    hardware = te.OwnedHardware(
+        server_count=servers,
+        gpus_per_server=per_server,
+        server_price_usd=server_price,
+        server_power_kw=power_kw,
+        network_usd=network,
+        storage_usd=float(settings.storage_usd),
+        install_usd=float(settings.install_usd),
+        shipping_and_duties_usd=float(settings.shipping_and_duties_usd),
+        spares_fraction=float(settings.spares_pct) / 100,
+        maintenance_fraction_per_year=maintenance,
+        residual_fraction=float(settings.residual_pct) / 100,
+        lifetime_months=settings.lifetime_months,
+        idle_power_fraction=float(settings.idle_power_pct) / 100,
+    )
+    sites = tuple(
+        te.SiteCost(
+            key=f"site-{s.pk}",
+            label=s.name,
+            kind="owned" if s.kind == SiteKind.OWN_DC else "colocation",
+            facility_usd_per_kw_month=float(s.facility_usd_per_kw_month),
+            pue=float(s.pue),
+            power_usd_per_kwh=float(s.power_usd_per_kwh),
+            staff_usd_per_month=float(s.staff_usd_per_month),
+        )
+        for s in selectors.site_list(plan=plan)
+        if s.kind in (SiteKind.OWN_DC, SiteKind.COLOCATION)
+    )
+    if not sites:
+        sites = (te.SiteCost("colocation", "Colocation (engine defaults)"),)
+        basis.append(
+            "No own or colocation site entered: a colocation site at the engine defaults "
+            f"({te.DEFAULT_COLOCATION_USD_PER_KW_MONTH:g} USD/kW-month CBRE H2 2024, PUE "
+            f"{fe.DEFAULT_PUE:g}, {fe.DEFAULT_POWER_USD_PER_KWH:g} USD/kWh EIA 2023)."
+        )
+    inputs = te.TcoInputs(
+        workloads=tuple(demands),
+        cloud=pricing,
+        hardware=hardware,
+        sites=sites,
+        horizon_months=settings.horizon_months,
+        cost_of_capital=float(settings.cost_of_capital_pct) / 100,
+        providers=providers,
+    )
+    canonical = {
+        "version": TCO_INPUTS_VERSION,
+        "inputs": asdict(inputs),
+        "monte_carlo": {"paths": MONTE_CARLO_PATHS, "seed": MONTE_CARLO_SEED},
+        "sensitivity": {"swing": SENSITIVITY_SWING},
+    }
+    return TcoBuild(inputs, canonical, canonical_hash(canonical), basis)
+
+
+def _tco_cloud(
+    settings: TcoSettings, deployments: list[Deployment], basis: list[str]
+) -> tuple[te.CloudPricing, tuple[te.CloudProvider, ...]]:
+    """The cloud side: each chosen provider's own price list, or one per-GPU-hour price.
+
+    A per-GPU-hour price entered by hand, or a plan mixing accelerators, is compared as one
+    price per GPU-hour (with the discounts entered, listed or defaulted, as labelled).
+    Otherwise every provider is compared on its own list, and the first provider's on-demand
+    price per accelerator-hour prices the owned fleet's bursts and the break-even.
+    """
+    choice = tco_prices.cloud_providers(
+        deployments=deployments, chosen=list(settings.cloud_providers or [])
+    )
+    if settings.on_demand_usd_per_gpu_h is None and choice.providers:
+        first = choice.providers[0]
+        basis.extend(choice.sources)
+        on_demand = first.on_demand_usd_per_instance_h / first.gpus_per_instance
+        basis.append(
+            f"Reference for break-even and the owned fleet's cloud bursts: {first.label} "
+            f"on-demand, {on_demand:.2f} USD per accelerator-hour."
+            + (
+                ""
+                if settings.cloud_providers
+                else " No providers picked: every provider "
+                "listing the accelerator is compared, cheapest first."
+            )
+        )
+        pricing = te.CloudPricing(
+            on_demand_usd_per_gpu_h=on_demand,
+            spot_share=float(settings.spot_share_pct) / 100,
+            annual_price_decline=float(settings.annual_cloud_price_decline_pct) / 100,
+        )
+        return pricing, choice.providers
+    if settings.on_demand_usd_per_gpu_h is None:
+        basis.extend(s for s in choice.sources if "mixes accelerators" in s)
     cloud = selectors.cloud_basis(deployments)
     on_demand = (
         float(settings.on_demand_usd_per_gpu_h)
@@ -639,77 +802,80 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         spot_share=float(settings.spot_share_pct) / 100,
         annual_price_decline=float(settings.annual_cloud_price_decline_pct) / 100,
     )
-    growth = float(settings.growth_pct_per_month)
-    demands = []
-    for d in deployments:
-        demand = selectors.workload_demand(workloads[d.workload_id], d)
-        demands.append(te.WorkloadDemand(**{**asdict(demand), "growth_pct_per_month": growth}))
+    return pricing, ()
+
+
+def _server_key(d: Deployment) -> str:
+    return d.server_slug or d.server_name
+
+
+def _tco_hardware_basis(
+    settings: TcoSettings,
+    deployments: list[Deployment],
+    prices: tco_prices.HardwarePrices,
+    basis: list[str],
+) -> tuple[float, float, float | None]:
+    """(server price, maintenance fraction a year, network capex or None) and their basis.
+
+    Raises:
+        TcoNotReady: A platform has neither a supplier offer nor a sourced list price and no
+            price was entered.
+    """
     servers = sum(d.servers for d in deployments)
-    per_server = max(d.accelerators_per_server for d in deployments)
-    power_kw = max(d.server_power_kw for d in deployments)
-    if len({(d.accelerators_per_server, d.server_power_kw) for d in deployments}) > 1:
+    if settings.server_price_usd is not None:
+        price = float(settings.server_price_usd)
+        basis.append(f"Server price {price:,.0f} USD per server, entered by hand.")
+    else:
+        missing = sorted(
+            {d.server_name for d in deployments if prices.servers[_server_key(d)] is None}
+        )
+        if missing:
+            raise TcoNotReady(
+                f"No supplier offer and no sourced list price for {', '.join(missing)}: enter "
+                "the quoted price per server under TCO settings (another platform's price is "
+                "not borrowed)."
+            )
+        total = sum(prices.servers[_server_key(d)].usd * d.servers for d in deployments)
+        price = total / servers
+        basis.extend(dict.fromkeys(p.words for p in prices.servers.values() if p is not None))
+        if len(prices.servers) > 1:
+            basis.append(f"Mean server price over the fleet {price:,.0f} USD.")
+    if settings.maintenance_pct_per_year is not None:
+        maintenance = float(settings.maintenance_pct_per_year) / 100
+        basis.append(f"Maintenance {maintenance:.1%} of server capex a year, entered by hand.")
+    elif prices.support_per_server_year is not None and price > 0:
+        maintenance = min(prices.support_per_server_year.usd / price, 1.0)
         basis.append(
-            f"Mixed servers costed as {servers} servers of {per_server} accelerators and "
-            f"{power_kw:.1f} kW (the largest kind)."
+            f"Maintenance {maintenance:.1%} of server capex a year from the BOM's "
+            f"{prices.support_per_server_year.words}."
         )
-    default_price = TcoSettings._meta.get_field("server_price_usd").default
-    other_servers = sorted({d.server_name for d in deployments if d.accelerator_slug != "h100-sxm"})
-    if settings.server_price_usd == default_price and other_servers:
+    else:
+        maintenance = te.DEFAULT_MAINTENANCE_FRACTION_PER_YEAR
         basis.append(
-            f"Server price is still the default for an 8-GPU HGX H100 server "
-            f"({default_price:,.0f} USD, Thinkmate Aug 2024), but the plan buys "
-            f"{', '.join(other_servers)}: enter their quoted price under TCO settings."
+            f"Maintenance {maintenance:.0%} of server capex a year: no support line in the BOM; "
+            "hardware maintenance runs 10-12 % of the purchase price a year "
+            "(librarytechnology.org/document/7428)."
         )
-    hardware = te.OwnedHardware(
-        server_count=servers,
-        gpus_per_server=per_server,
-        server_price_usd=float(settings.server_price_usd),
-        server_power_kw=power_kw,
-        network_usd=None if settings.network_usd is None else float(settings.network_usd),
-        storage_usd=float(settings.storage_usd),
-        install_usd=float(settings.install_usd),
-        shipping_and_duties_usd=float(settings.shipping_and_duties_usd),
-        spares_fraction=float(settings.spares_pct) / 100,
-        maintenance_fraction_per_year=float(settings.maintenance_pct_per_year) / 100,
-        residual_fraction=float(settings.residual_pct) / 100,
-        lifetime_months=settings.lifetime_months,
-        idle_power_fraction=float(settings.idle_power_pct) / 100,
-    )
-    sites = tuple(
-        te.SiteCost(
-            key=f"site-{s.pk}",
-            label=s.name,
-            kind="owned" if s.kind == SiteKind.OWN_DC else "colocation",
-            facility_usd_per_kw_month=float(s.facility_usd_per_kw_month),
-            pue=float(s.pue),
-            power_usd_per_kwh=float(s.power_usd_per_kwh),
-            staff_usd_per_month=float(s.staff_usd_per_month),
-        )
-        for s in selectors.site_list(plan=plan)
-        if s.kind in (SiteKind.OWN_DC, SiteKind.COLOCATION)
-    )
-    if not sites:
-        sites = (te.SiteCost("colocation", "Colocation (engine defaults)"),)
+    network = None
+    if settings.network_usd is not None:
+        network = float(settings.network_usd)
+        basis.append(f"Network capex {network:,.0f} USD, entered by hand.")
+    elif prices.network is not None:
+        network = prices.network.usd
+        basis.append(f"Network capex {network:,.0f} USD from the BOM: {prices.network.words}.")
+        if prices.network_unpriced:
+            basis.append(
+                "Not priced (no valid offer), so left out of the network capex: "
+                f"{', '.join(prices.network_unpriced)}."
+            )
+    else:
         basis.append(
-            "No own or colocation site entered: a colocation site at the engine defaults "
-            f"({te.DEFAULT_COLOCATION_USD_PER_KW_MONTH:g} USD/kW-month CBRE H2 2024, PUE "
-            f"{fe.DEFAULT_PUE:g}, {fe.DEFAULT_POWER_USD_PER_KWH:g} USD/kWh EIA 2023)."
+            f"Network capex: no BOM yet, so the fallback {te.DEFAULT_NETWORK_SHARE_OF_CAPEX:.0%} "
+            "of cluster cost (a training-cluster ratio, Epoch constants.py); generate the BOM "
+            "under Sourcing to price the plan's own network."
         )
-    inputs = te.TcoInputs(
-        workloads=tuple(demands),
-        cloud=pricing,
-        hardware=hardware,
-        sites=sites,
-        horizon_months=settings.horizon_months,
-        cost_of_capital=float(settings.cost_of_capital_pct) / 100,
-    )
-    canonical = {
-        "version": TCO_INPUTS_VERSION,
-        "inputs": asdict(inputs),
-        "monte_carlo": {"paths": MONTE_CARLO_PATHS, "seed": MONTE_CARLO_SEED},
-        "sensitivity": {"swing": SENSITIVITY_SWING},
-    }
-    return TcoBuild(inputs, canonical, canonical_hash(canonical), basis)
+    basis.extend(prices.fx)
+    return price, maintenance, network
 
 
 def canonical_hash(canonical: dict[str, Any]) -> str:
@@ -723,7 +889,17 @@ def tco_inputs_from_canonical(canonical: dict[str, Any]) -> te.TcoInputs:
     raw = canonical["inputs"]
     return te.TcoInputs(
         workloads=tuple(
-            te.WorkloadDemand(**{**w, "daily_profile": tuple(w["daily_profile"])})
+            te.WorkloadDemand(
+                **{
+                    **w,
+                    "daily_profile": tuple(w["daily_profile"]),
+                    "cloud_gpus_by_hour": (
+                        None
+                        if w.get("cloud_gpus_by_hour") is None
+                        else tuple(w["cloud_gpus_by_hour"])
+                    ),
+                }
+            )
             for w in raw["workloads"]
         ),
         cloud=te.CloudPricing(**raw["cloud"]),
@@ -733,6 +909,7 @@ def tco_inputs_from_canonical(canonical: dict[str, Any]) -> te.TcoInputs:
         cost_of_capital=raw["cost_of_capital"],
         discount_rate=raw["discount_rate"],
         hybrid_site=raw["hybrid_site"],
+        providers=tuple(te.CloudProvider(**p) for p in raw.get("providers", ())),
     )
 
 
@@ -920,6 +1097,18 @@ def tco_results_serialise(
                 "mean_utilisation": _opt(o.mean_utilisation),
                 "break_even_utilisation": _opt(o.break_even_utilisation),
                 "notes": list(o.notes),
+                "base_curve": [[n, _money(v)] for n, v in o.base_curve],
+                "input_usd_per_million_tokens": (
+                    None
+                    if o.input_usd_per_million_tokens is None
+                    else str(Decimal(o.input_usd_per_million_tokens).quantize(Decimal("0.0001")))
+                ),
+                "output_usd_per_million_tokens": (
+                    None
+                    if o.output_usd_per_million_tokens is None
+                    else str(Decimal(o.output_usd_per_million_tokens).quantize(Decimal("0.0001")))
+                ),
+                "collapses_to_cloud": o.collapses_to_cloud,
             }
             for o in result.options
         ],

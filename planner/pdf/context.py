@@ -22,7 +22,16 @@ from planner.pdf import svg
 from planner.sharing import checklist as checklist_rules
 from planner.sharing import schema
 from planner.sharing.citations import client_snapshot
-from planner.sharing.schema import Money, Placement, Site, Snapshot, Tco, Timeline, WorkloadSnap
+from planner.sharing.schema import (
+    Money,
+    Placement,
+    Site,
+    Snapshot,
+    Tco,
+    TcoOption,
+    Timeline,
+    WorkloadSnap,
+)
 
 CENT = Decimal("0.01")
 
@@ -271,6 +280,34 @@ class ReportContext:
     charts: dict[str, Chart] = field(default_factory=dict)
 
 
+def headline_option(tco: Tco | dict, placement: Placement | dict) -> TcoOption | None:
+    """The TCO option whose figures head a document: the one the placement chose.
+
+    The chosen placement's own option (same key: a site, the hybrid); a chosen public cloud
+    is its cheapest cloud option; a chosen kind without a TCO option (edge) has none. Only
+    while nothing is chosen is it the cheapest option, and its label says which it is.
+    """
+    tco = tco if isinstance(tco, Tco) else Tco.model_validate(tco)
+    if not isinstance(placement, Placement):
+        placement = Placement.model_validate(placement)
+    if not tco.available:
+        return None
+    key, kind = placement.chosen_key or "", placement.chosen_kind or ""
+    if not (key or kind):
+        return tco.cheapest_option
+    same = next((o for o in tco.options if o.key == key), None)
+    if same is not None:
+        return same
+    wanted = {
+        "public_cloud": ("cloud_on_demand", "cloud_committed", "cloud_spot_mix"),
+        "owned_dc": ("owned",),
+        "colocation": ("colocation",),
+        "hybrid": ("hybrid",),
+    }.get(kind, ())
+    matches = [o for o in tco.options if o.kind in wanted and o.npv_usd is not None]
+    return min(matches, key=lambda o: o.npv_usd) if matches else None
+
+
 def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
     """The report's charts as static SVG (only those the snapshot has data for)."""
     snap = schema.load(snapshot)
@@ -371,7 +408,7 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
     """The plan report: summary, workloads, placement, facility, TCO, BOM, timeline, risks."""
     snap = client_view(snapshot)
     tco, timeline, placement, bom = snap.tco, snap.timeline, snap.placement, snap.bom
-    cheapest = tco.cheapest_option
+    cheapest = headline_option(tco, placement)  # the chosen option's, not the cheapest's
     what = "; ".join(
         f"{w.name} ({w.model_name}"
         + (

@@ -151,6 +151,7 @@ class Sites(Section):
 
 class Placement(Section):
     chosen_kind: str | None = ""
+    chosen_key: str | None = ""
     chosen_label: str | None = ""
 
 
@@ -158,6 +159,7 @@ class TcoOption(Part):
     key: str
     label: str
     kind: str = ""
+    npv_usd: Decimal | None = None
     cost_per_request_usd: float | None = None
     cost_per_million_output_tokens_usd: float | None = None
     cumulative_usd: list[float | None] = Field(default_factory=list)

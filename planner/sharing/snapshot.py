@@ -291,6 +291,7 @@ def _placement(plan: Plan) -> dict[str, Any]:
     return {
         "available": True,
         "chosen_kind": decision.chosen_kind,
+        "chosen_key": decision.chosen_key,
         "chosen_label": decision.chosen_label,
         "reason": decision.reason,
         "decided_at": _iso(decision.decided_at),
@@ -318,6 +319,7 @@ def _tco(plan: Plan) -> dict[str, Any]:
         "key", "label", "kind", "net_cost_usd", "npv_usd", "break_even_month",
         "cost_per_request_usd", "cost_per_million_output_tokens_usd", "cumulative_usd",
         "monthly_usd", "owned_gpus", "mean_utilisation", "notes", "terminal_value_usd",
+        "input_usd_per_million_tokens", "output_usd_per_million_tokens",
     )  # fmt: skip
     options = [{k: o.get(k) for k in keep} for o in results.get("options", [])]
     for option, source in zip(options, results.get("options", []), strict=False):

@@ -281,13 +281,20 @@ def test_hybrid_never_costs_more_than_the_better_pure_option(price):
     hybrid = result.by_key("hybrid")
     best_pure = min(result.by_key("colocation").npv_usd, result.by_key("cloud_on_demand").npv_usd)
     assert hybrid.npv_usd <= best_pure + 1e-6
-    assert "Owned base of" in hybrid.notes[0]
+    # Either an owned base was worth having, or the note says hybrid collapses to cloud.
+    if hybrid.owned_gpus:
+        assert "Owned base of" in hybrid.notes[0]
+    else:
+        assert hybrid.collapses_to_cloud and "collapses to cloud" in hybrid.notes[0]
 
 
 def test_hybrid_is_pure_cloud_when_cloud_is_very_cheap():
     inputs = dataclasses.replace(simple_case(), cloud=CloudPricing(0.01))
     result = run_tco(inputs)
     assert result.by_key("hybrid").owned_gpus == 0
+    assert result.by_key("hybrid").collapses_to_cloud
+    assert result.by_key("hybrid").break_even_month is None  # it is on-demand, not cheaper
+    assert "collapses to cloud" in result.by_key("hybrid").label
     assert result.by_key("hybrid").npv_usd == pytest.approx(
         result.by_key("cloud_on_demand").npv_usd
     )

@@ -23,7 +23,12 @@ def test_inputs_come_from_the_plan_and_the_catalog(sized_plan, colo_site):
     )
     assert inputs.cloud.on_demand_usd_per_gpu_h == pytest.approx(cheapest)
     assert inputs.hardware.server_count == 5 and inputs.hardware.gpus_per_server == 8
-    assert inputs.hardware.server_price_usd == 310_000
+    # No supplier offer and no BOM: the DGX H100's dated catalog price, fallback network share.
+    assert inputs.hardware.server_price_usd == 270_000
+    assert inputs.hardware.network_usd is None
+    assert inputs.hardware.maintenance_fraction_per_year == te.DEFAULT_MAINTENANCE_FRACTION_PER_YEAR
+    assert any("catalog list price 270,000 USD (as of 2023-05-01" in line for line in build.basis)
+    assert any("no BOM yet, so the fallback 19%" in line for line in build.basis)
     assert inputs.hardware.server_power_kw == pytest.approx(10.2)  # DGX H100 from the catalog
     assert [s.key for s in inputs.sites] == [f"site-{colo_site.pk}"]
     assert inputs.sites[0].power_usd_per_kwh == pytest.approx(0.22)
@@ -31,21 +36,34 @@ def test_inputs_come_from_the_plan_and_the_catalog(sized_plan, colo_site):
     chat = inputs.workloads[0]
     profile = sized_plan.workloads.get(name="Chat").daily_profile
     assert chat.gpu_hours_per_month == pytest.approx(32 * sum(profile) / 24 / max(profile) * 730)
-    assert any("engine default" in line for line in build.basis)  # the cheapest has no 1-yr price
+    # Every provider listing the H100 is compared on its own list; the cheapest is the reference.
+    assert inputs.providers and inputs.providers[0].on_demand_usd_per_instance_h / (
+        inputs.providers[0].gpus_per_instance
+    ) == pytest.approx(cheapest)
+    assert not any("engine default" in line for line in build.basis)
     assert len(build.input_hash) == 64
     assert services.tco_inputs_from_canonical(build.canonical) == inputs
 
 
-def test_catalog_commitment_discounts_are_used_when_listed(sized_plan):
+def test_catalog_commitment_prices_are_the_same_providers(sized_plan):
     # Leave only GCP's a3-highgpu-8g, which also has 1-yr and 3-yr prices in the catalog.
     CloudOffering.objects.filter(accelerator__slug="h100-sxm", price_model="on_demand").exclude(
         instance_type="a3-highgpu-8g"
     ).delete()
-    cloud = services.tco_inputs_build(plan=sized_plan).inputs.cloud
+    inputs = services.tco_inputs_build(plan=sized_plan).inputs
+    (gcp,) = inputs.providers
+    assert inputs.cloud.on_demand_usd_per_gpu_h == pytest.approx(88.4899999 / 8)
+    assert gcp.commit_1yr_usd_per_instance_h == pytest.approx(61.3837)
+    assert gcp.commit_3yr_usd_per_instance_h == pytest.approx(38.8644)
+    assert gcp.spot_usd_per_instance_h == pytest.approx(35.39575)
 
-    assert cloud.on_demand_usd_per_gpu_h == pytest.approx(88.4899999 / 8)
-    assert cloud.commit_1yr_discount == pytest.approx(1 - 61.3837 / 88.4899999, abs=1e-6)
-    assert cloud.commit_3yr_discount == pytest.approx(1 - 38.8644 / 88.4899999, abs=1e-6)
+
+def test_a_hand_entered_price_uses_the_listed_or_default_discounts(sized_plan):
+    TcoSettings.objects.create(plan=sized_plan, on_demand_usd_per_gpu_h=Decimal("4"))
+    build = services.tco_inputs_build(plan=sized_plan)
+    assert build.inputs.providers == ()
+    assert build.inputs.cloud.on_demand_usd_per_gpu_h == 4.0
+    assert "On-demand 4.00 USD per accelerator-hour, entered by hand." in build.basis
 
 
 def test_no_chosen_configuration_is_not_ready(sized_plan):
@@ -62,12 +80,11 @@ def test_a_run_stores_results_progress_and_money_as_decimals(sized_plan, colo_si
     assert done.progress == 1.0 and done.attempts == 1 and done.finished_at
     results = done.results
     keys = [o["key"] for o in results["options"]]
-    assert keys[:4] == [
-        "cloud_on_demand",
-        "cloud_committed_1yr",
-        "cloud_committed_3yr",
-        "cloud_spot_mix",
-    ]
+    # One set of cloud options per provider, the reference provider's on-demand first.
+    provider_keys = [p.key for p in services.tco_inputs_build(plan=sized_plan).inputs.providers]
+    assert keys[0] == f"cloud_on_demand:{provider_keys[0]}"
+    cloud = [k for k in keys if k.startswith("cloud_")]
+    assert {k.split(":")[1] for k in cloud} == set(provider_keys)
     assert f"site-{colo_site.pk}" in keys and "hybrid" in keys
     npv = results["options"][0]["npv_usd"]
     assert isinstance(npv, str) and Decimal(npv) == Decimal(npv).quantize(Decimal("0.01"))
@@ -184,26 +201,20 @@ def test_bad_tco_input_is_shown_and_kept(client, consultant_a, sized_plan):
     # The editor's page stores the defaults (the row its version is checked against); the
     # bad values are not saved.
     stored = TcoSettings.objects.get(plan=sized_plan)
-    assert (stored.horizon_months, stored.server_price_usd) == (60, 310000)
+    assert (stored.horizon_months, stored.server_price_usd) == (60, None)
 
 
-def test_default_h100_price_on_other_servers_is_called_out(sized_plan):
-    """The default server price is sourced for HGX H100 only; other servers are flagged."""
+def test_a_platform_without_a_sourced_price_is_not_given_another_ones(sized_plan):
+    """B200 without a chosen platform has no offer and no list price: the TCO asks for one."""
     from catalog.models import Accelerator
-    from planner.facility import services
-    from planner.facility.models import TcoSettings
-
-    assert not any(
-        "still the default" in line for line in services.tco_inputs_build(plan=sized_plan).basis
-    )
 
     sized_plan.workloads.update(
         chosen_accelerator=Accelerator.objects.get(slug="b200"), chosen_server=None
     )
-    basis = services.tco_inputs_build(plan=sized_plan).basis
-    assert any("still the default for an 8-GPU HGX H100" in line for line in basis)
+    with pytest.raises(services.TcoNotReady, match="no sourced list price for .*enter the quoted"):
+        services.tco_inputs_build(plan=sized_plan)
 
     TcoSettings.objects.create(plan=sized_plan, server_price_usd=500000)
-    assert not any(
-        "still the default" in line for line in services.tco_inputs_build(plan=sized_plan).basis
-    )
+    build = services.tco_inputs_build(plan=sized_plan)
+    assert build.inputs.hardware.server_price_usd == 500_000
+    assert "Server price 500,000 USD per server, entered by hand." in build.basis

@@ -1,0 +1,42 @@
+"""The figure a document leads with is the chosen placement's option, not the cheapest."""
+
+from planner.pdf.context import headline_option
+
+TCO = {
+    "available": True,
+    "cheapest": "cloud_committed_3yr:aws",
+    "options": [
+        {"key": "cloud_on_demand:aws", "kind": "cloud_on_demand", "npv_usd": "900.00"},
+        {"key": "cloud_committed_3yr:aws", "kind": "cloud_committed", "npv_usd": "400.00"},
+        {"key": "cloud_on_demand:lambda", "kind": "cloud_on_demand", "npv_usd": "500.00"},
+        {"key": "site-7", "kind": "colocation", "npv_usd": "2000.00"},
+        {"key": "site-8", "kind": "owned", "npv_usd": "2500.00"},
+        {"key": "hybrid", "kind": "hybrid", "npv_usd": "900.00"},
+    ],
+}
+
+
+def _key(placement):
+    option = headline_option(TCO, placement)
+    return option.key if option else None
+
+
+def test_a_chosen_site_leads_with_its_own_figures():
+    # Amsterdam colocation chosen: its 2,000, not the 3-year cloud commitment's 400.
+    assert _key({"chosen_kind": "colocation", "chosen_key": "site-7"}) == "site-7"
+    assert _key({"chosen_kind": "hybrid", "chosen_key": "hybrid"}) == "hybrid"
+
+
+def test_a_chosen_cloud_leads_with_the_cheapest_cloud_option():
+    assert _key({"chosen_kind": "public_cloud", "chosen_key": "public_cloud"}) == (
+        "cloud_committed_3yr:aws"
+    )
+
+
+def test_a_choice_without_a_tco_option_has_no_figure():
+    assert _key({"chosen_kind": "edge", "chosen_key": "edge"}) is None
+
+
+def test_only_an_undecided_plan_leads_with_the_cheapest():
+    assert _key({}) == "cloud_committed_3yr:aws"
+    assert headline_option({"available": False}, {}) is None
