@@ -117,6 +117,13 @@ class EstimateIn(Schema):
         allow_inf_nan=False,
         description="Offered requests per second.",
     )
+    kv_cache_dtype: str = Field(
+        "auto",
+        description="KV-cache data type: auto (vLLM's default: the model's dtype, BF16), bf16 "
+        "or fp8.",
+        pattern="^(auto|bf16|fp8)$",
+        max_length=8,
+    )
 
 
 UNBOUNDED = "null when the engine finds no finite value; `notes` says why."
@@ -136,6 +143,15 @@ class EstimateOut(Schema):
     kv_cache_bytes_per_token: float
     max_concurrent_sequences: int
     kv_cache_gb_per_gpu: float
+    kv_cache_gib_per_gpu: float = Field(..., description="KV budget per GPU in GiB (2**30).")
+    kv_cache_dtype: str = Field(..., description="KV dtype used: bf16 or fp8 (auto resolved).")
+    kv_cache_bytes_per_token_per_gpu: float = Field(
+        ..., description="KV bytes one token occupies on each GPU of a replica."
+    )
+    kv_replication: int = Field(
+        ..., description="TP ranks that store the same KV (TP replication); 1 for none."
+    )
+    kv_note: str = Field(..., description="The per-GPU KV layout in one sentence.")
     utilisation: float | None
     expected_error_pct: float = Field(
         ...,
@@ -249,6 +265,7 @@ def estimate_endpoint(request, payload: EstimateIn):
         tpot_ms=payload.tpot_ms,
         percentile=payload.percentile,
         request_rate=payload.request_rate,
+        kv_cache_dtype=payload.kv_cache_dtype,
     )
     try:
         return Status(200, estimate_as_dict(estimate_run(engine_request)))

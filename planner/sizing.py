@@ -23,6 +23,7 @@ from planner.engine.calibration import load_calibration
 from planner.engine.capacity import LoadCurve, load_curve, plan_replicas, replica_capacity
 from planner.engine.estimate import EstimateRequest, EstimateResult, estimate
 from planner.engine.limits import finite_or_none
+from planner.engine.memory import ACCELERATOR_BYTES_PER_GB
 from planner.engine.network import REGIONS, RegionLatency, flag_regions
 from planner.engine.performance import Calibration, replica_shape
 from planner.engine.specs import (
@@ -264,7 +265,7 @@ class CandidateDetail:
     autoscaling: AutoscalingRecommendation | None
 
 
-GB = 1e9
+GB = ACCELERATOR_BYTES_PER_GB  # the vendor's GB of HBM is a GiB (engine memory.py)
 
 
 @lru_cache(maxsize=256)

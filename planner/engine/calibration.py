@@ -35,7 +35,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from planner.engine.capacity import latency_capacity, offline_capacity, valid_tp_degrees
-from planner.engine.memory import plan_memory
+from planner.engine.memory import ACCELERATOR_BYTES_PER_GB, plan_memory
 from planner.engine.performance import (
     Calibration,
     EfficiencyFactors,
@@ -81,8 +81,8 @@ _FP8_FAMILIES = {"hopper", "hopper-pcie", "blackwell", "cdna3", "cdna4", "ada"}
 # model, scenario) is an untuned software stack, not a hardware figure, and is left out.
 DOMINATED_FRACTION = 0.5
 # Measured systems have their physical memory: HBM and GDDR come in GiB, so an "80 GB" H100
-# holds 80 GiB. The planner itself keeps the conservative 1e9 bytes per GB.
-MEASURED_BYTES_PER_GB = 2**30
+# holds 80 GiB; the planner plans on the same (memory.ACCELERATOR_BYTES_PER_GB).
+MEASURED_BYTES_PER_GB = ACCELERATOR_BYTES_PER_GB
 RESIDUAL_CLIP = math.log(3.0)
 # Prior width (log space) of a family's factors around the global ones.
 PRIOR_SIGMA = 0.35
@@ -322,6 +322,7 @@ def _prepare(
             if tp <= run.accelerators and run.accelerators % tp == 0
         ]
     context = int(math.ceil(run.input_tokens + run.output_tokens))
+    kv_precision = measured_kv_precision(run.precision)
     options = []
     reason = None
     for tp in degrees:
@@ -331,7 +332,7 @@ def _prepare(
             run.precision,
             tp,
             context,
-            None,
+            kv_precision,
             calibration.gpu_memory_utilization,
             run.serving_stack,
             MEASURED_BYTES_PER_GB,
@@ -339,12 +340,19 @@ def _prepare(
         if not plan.feasible:
             reason = reason or f"TP {tp}: {plan.infeasible_reason}"
             continue
-        shape = replica_shape(model, accelerator, run.precision, tp, calibration)
+        shape = replica_shape(model, accelerator, run.precision, tp, calibration, kv_precision)
         max_batch = max(1, min(plan.max_concurrent_sequences, calibration.max_num_seqs))
         options.append((tp, shape, max_batch))
     if not options and reason is None:
         reason = "no valid tensor-parallel degree for this accelerator count"
     return _RunCase(run, group, tuple(options), None if options else reason)
+
+
+def measured_kv_precision(precision: str) -> str:
+    """KV dtype of the reference runs: FP8 and FP4 submissions (MLPerf, TensorRT-LLM tables)
+    run an FP8 KV cache (catalog/data/README.md, "Precision of Blackwell MLPerf rows"); the
+    others keep BF16."""
+    return "fp8" if precision in {"fp8", "fp4"} else "bf16"
 
 
 def _with_calibration(shape: ReplicaShape, calibration: Calibration) -> ReplicaShape:

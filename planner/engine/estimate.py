@@ -21,7 +21,13 @@ from dataclasses import dataclass
 
 from planner.engine.capacity import ReplicaCapacity, replica_capacity, valid_tp_degrees
 from planner.engine.errors import EngineInputError
-from planner.engine.memory import BYTES_PER_GB, SERVING_STACKS
+from planner.engine.memory import (
+    BYTES_PER_GB,
+    BYTES_PER_GIB,
+    KV_CACHE_DTYPES,
+    SERVING_STACKS,
+    resolve_kv_cache_dtype,
+)
 from planner.engine.performance import Calibration, latency_under_load, replica_shape
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
 from planner.engine.uncertainty import error_band
@@ -50,7 +56,8 @@ class EstimateRequest:
         tpot_ms: TPOT target at the percentile (server), ms.
         percentile: 95 or 99.
         request_rate: Offered requests/s for all N accelerators together, or None.
-        kv_precision: KV-cache dtype, or None for the default of the precision.
+        kv_cache_dtype: KV-cache dtype: "auto" (vLLM's default, the model's dtype: BF16),
+            "bf16" or "fp8".
         serving_stack: "vllm" (default) or "trtllm" memory rule.
         variable_lengths: Prompt lengths vary around the mean (exponential assumption for TTFT
             percentiles) instead of being fixed.
@@ -68,7 +75,7 @@ class EstimateRequest:
     tpot_ms: float | None = None
     percentile: int = 99
     request_rate: float | None = None
-    kv_precision: str | None = None
+    kv_cache_dtype: str = "auto"
     serving_stack: str = "vllm"
     variable_lengths: bool = False
 
@@ -91,7 +98,13 @@ class EstimateResult:
         kv_cache_bytes_per_token: KV bytes per token of one replica (all TP ranks, at the
             request's context for sliding-window models).
         max_concurrent_sequences: Sequences of input+output tokens whose KV fits per replica.
-        kv_cache_gb_per_gpu: KV budget per GPU, GB.
+        kv_cache_gb_per_gpu: KV budget per GPU, GB (1e9 bytes).
+        kv_cache_gib_per_gpu: KV budget per GPU, GiB (as vLLM logs it).
+        kv_cache_dtype: KV dtype used ("bf16" or "fp8"; "auto" resolved).
+        kv_cache_bytes_per_token_per_gpu: KV bytes one token occupies on each GPU.
+        kv_replication: How many TP ranks hold the same KV (1: each rank holds its own share
+            of the heads; TP ÷ KV heads past H_kv, TP for MLA's shared latent).
+        kv_note: One sentence on the per-GPU KV layout, naming TP replication as such.
         utilisation: Concurrency / max concurrency per replica (request-rate mode), else None.
         expected_error_pct: Error band (±%): the held-out error of the nearest calibrated
             group, wider when the architecture has no reference runs
@@ -121,6 +134,32 @@ class EstimateResult:
     calibration_version: str
     architecture: str = ""
     calibrated_architecture: bool = True
+    kv_cache_gib_per_gpu: float = 0.0
+    kv_cache_dtype: str = "bf16"
+    kv_cache_bytes_per_token_per_gpu: float = 0.0
+    kv_replication: int = 1
+    kv_note: str = ""
+
+
+def _kv_layout_note(model: ModelSpec, tp: int, kv_dtype: str, per_gpu: float) -> tuple[int, str]:
+    """(replication factor, sentence) for the per-GPU KV layout at a TP degree."""
+    if tp <= 1:
+        return 1, f"{per_gpu:,.0f} bytes of {kv_dtype} KV per token on the one GPU."
+    if model.is_mla:
+        return tp, (
+            f"{per_gpu:,.0f} bytes of {kv_dtype} KV per token on each GPU; TP replication: "
+            f"the MLA latent is stored whole on all {tp} ranks."
+        )
+    if tp > model.kv_heads:
+        copies = tp // model.kv_heads
+        return copies, (
+            f"{per_gpu:,.0f} bytes of {kv_dtype} KV per token on each GPU; TP replication: "
+            f"{model.kv_heads} KV heads over {tp} ranks, so each head is stored {copies} times."
+        )
+    return 1, (
+        f"{per_gpu:,.0f} bytes of {kv_dtype} KV per token on each GPU ("
+        f"{model.kv_heads // tp} of {model.kv_heads} KV heads per rank, no replication)."
+    )
 
 
 def _validate(request: EstimateRequest, model: ModelSpec, accelerator: AcceleratorSpec) -> None:
@@ -147,6 +186,11 @@ def _validate(request: EstimateRequest, model: ModelSpec, accelerator: Accelerat
         raise EstimateError(f"scenario must be 'offline' or 'server', not {request.scenario!r}")
     if request.percentile not in (95, 99):
         raise EstimateError("percentile must be 95 or 99")
+    if request.kv_cache_dtype not in KV_CACHE_DTYPES:
+        raise EstimateError(
+            f"kv_cache_dtype must be one of {', '.join(KV_CACHE_DTYPES)}, "
+            f"not {request.kv_cache_dtype!r}"
+        )
     if request.serving_stack not in SERVING_STACKS:
         raise EstimateError(f"serving_stack must be one of {', '.join(SERVING_STACKS)}")
     has_target = request.ttft_ms is not None or request.tpot_ms is not None
@@ -205,6 +249,7 @@ def estimate(
         EstimateError: When the inputs are impossible (one sentence saying why).
     """
     _validate(request, model, accelerator)
+    kv_dtype = resolve_kv_cache_dtype(request.kv_cache_dtype, request.precision)
     server = request.scenario == "server"
     targets = server and (request.ttft_ms is not None or request.tpot_ms is not None)
     options: list[ReplicaCapacity] = []
@@ -221,7 +266,7 @@ def estimate(
             ttft_target_ms=request.ttft_ms if targets and request.request_rate is None else None,
             tpot_target_ms=request.tpot_ms if targets and request.request_rate is None else None,
             percentile=float(request.percentile),
-            kv_precision=request.kv_precision,
+            kv_precision=kv_dtype,
             serving_stack=request.serving_stack,
             variable_lengths=request.variable_lengths,
         )
@@ -249,7 +294,7 @@ def estimate(
                 request.precision,
                 cap.tensor_parallel,
                 calibration,
-                request.kv_precision,
+                kv_dtype,
             )
             load = latency_under_load(
                 shape,
@@ -290,6 +335,8 @@ def estimate(
         batch = point.batch
     memory = chosen.memory
     band = error_band(calibration, accelerator.family, request.precision, model)
+    per_gpu = memory.kv_bytes_per_token_replica / chosen.tensor_parallel
+    replication, kv_note = _kv_layout_note(model, chosen.tensor_parallel, kv_dtype, per_gpu)
     return EstimateResult(
         output_tokens_per_s=tokens_per_s,
         requests_per_s=requests_per_s,
@@ -310,4 +357,9 @@ def estimate(
         calibration_version=calibration.version,
         architecture=band.architecture,
         calibrated_architecture=band.calibrated_architecture,
+        kv_cache_gib_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GIB,
+        kv_cache_dtype=kv_dtype,
+        kv_cache_bytes_per_token_per_gpu=per_gpu,
+        kv_replication=replication,
+        kv_note=kv_note,
     )

@@ -1,8 +1,10 @@
 """Memory footprint of one model replica: weights, KV cache and the vLLM-style KV budget.
 
 Conventions:
-    * Vendor memory is the marketing figure in GB with 1 GB = 1e9 bytes (see ``specs``); the
-      physical capacity of most parts is slightly larger, which leaves a planning margin.
+    * Accelerator memory: the vendor's "80 GB" of HBM (or GDDR) is 80 GiB, since DRAM comes in
+      powers of two (an H100 SXM holds 80 × 2**30 bytes; llm-d empirical-vllm-memory-results.md),
+      so capacity is planned at 2**30 bytes per vendor GB (:data:`ACCELERATOR_BYTES_PER_GB`).
+      Weights are counted in 1e9-byte GB, as model cards do.
     * A *replica* is one tensor-parallel group of ``tp`` accelerators serving one copy of the
       weights.
     * Quantised precisions keep the token embedding and the LM head in BF16, as vLLM and
@@ -23,7 +25,9 @@ from planner.engine.errors import EngineInputError
 from planner.engine.specs import AcceleratorSpec, ModelSpec
 
 __all__ = [
+    "ACCELERATOR_BYTES_PER_GB",
     "BYTES_PER_GIB",
+    "KV_CACHE_DTYPES",
     "SERVING_STACKS",
     "KV_BLOCK_TOKENS",
     "KvCacheLayout",
@@ -33,6 +37,7 @@ __all__ = [
     "default_kv_precision",
     "kv_cache_bytes_per_token",
     "kv_cache_layout",
+    "resolve_kv_cache_dtype",
     "param_counts",
     "plan_memory",
     "weights_bytes",
@@ -40,6 +45,10 @@ __all__ = [
 
 BYTES_PER_GB = 1e9  # vendor marketing gigabyte
 BYTES_PER_GIB = 2**30
+# Vendor "GB" of accelerator memory: DRAM devices come in GiB, so "80 GB" HBM is 80 GiB.
+ACCELERATOR_BYTES_PER_GB = BYTES_PER_GIB
+# KV-cache data types a caller may ask for; "auto" is vLLM's default (the model's dtype).
+KV_CACHE_DTYPES = ("auto", "bf16", "fp8")
 KV_BLOCK_TOKENS = 16  # vLLM default block_size (vllm/v1/core/kv_cache_utils.py)
 
 # Bytes per stored weight, scale overhead included (module docstring states the group sizes).
@@ -92,12 +101,30 @@ def bytes_per_weight(precision: str) -> float:
 
 
 def default_kv_precision(precision: str) -> str:
-    """KV-cache dtype assumed for a weight precision when the caller does not give one.
+    """KV-cache dtype of vLLM's ``--kv-cache-dtype auto``: the model's dtype.
 
-    FP8 and FP4 deployments run an FP8 KV cache (TensorRT-LLM and MLPerf submissions do; vLLM
-    with ``--kv-cache-dtype fp8``); BF16 and weight-only INT4 keep a BF16 cache (vLLM default).
+    The model dtype is the activation dtype, BF16, for every weight precision the engine sizes
+    (FP8, INT4 and FP4 checkpoints quantise the weights, not the activations the KV cache
+    stores; vllm/config ``CacheConfig.cache_dtype`` "auto" uses ``model_config.dtype``). An
+    FP8 KV cache is an explicit choice (``kv_cache_dtype="fp8"``).
     """
-    return "fp8" if precision in {"fp8", "fp4"} else "bf16"
+    del precision  # every sized precision keeps BF16 activations
+    return "bf16"
+
+
+def resolve_kv_cache_dtype(kv_cache_dtype: str | None, precision: str) -> str:
+    """The KV dtype a request's ``kv_cache_dtype`` ("auto", "bf16", "fp8" or None) stands for.
+
+    Raises:
+        EngineInputError: For a dtype that is not one of :data:`KV_CACHE_DTYPES`.
+    """
+    if kv_cache_dtype in (None, "", "auto"):
+        return default_kv_precision(precision)
+    if kv_cache_dtype not in _KV_BYTES:
+        raise EngineInputError(
+            f"kv_cache_dtype must be one of {', '.join(KV_CACHE_DTYPES)}, not {kv_cache_dtype!r}"
+        )
+    return "bf16" if kv_cache_dtype == "fp16" else kv_cache_dtype
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +319,7 @@ class MemoryPlan:
 
     Attributes:
         tensor_parallel: TP degree.
-        capacity_bytes_per_gpu: Marketing capacity (memory_gb × 1e9).
+        capacity_bytes_per_gpu: Capacity, memory_gb × 2**30 (vendor GB of HBM are GiB).
         gpu_memory_utilization: Fraction vLLM may use (default 0.9).
         usable_bytes_per_gpu: capacity × utilisation.
         weights_bytes_per_replica: Weights of the whole replica.
@@ -333,7 +360,7 @@ class MemoryPlan:
 
 
 def _gb(value_bytes: float) -> str:
-    return f"{value_bytes / BYTES_PER_GB:,.1f} GB"
+    return f"{value_bytes / BYTES_PER_GIB:,.1f} GiB"
 
 
 def plan_memory(
@@ -345,7 +372,7 @@ def plan_memory(
     kv_precision: str | None = None,
     gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION,
     serving_stack: str = "vllm",
-    memory_bytes_per_gb: float = BYTES_PER_GB,
+    memory_bytes_per_gb: float = ACCELERATOR_BYTES_PER_GB,
 ) -> MemoryPlan:
     """KV budget and maximum concurrency of one replica.
 
@@ -363,13 +390,12 @@ def plan_memory(
         kv_precision: KV dtype; :func:`default_kv_precision` when None.
         gpu_memory_utilization: vLLM's ``gpu_memory_utilization``.
         serving_stack: "vllm" or "trtllm" (how the engine budgets its KV cache).
-        memory_bytes_per_gb: Bytes per vendor GB. The planner uses 1e9 (conservative); the
-            calibration uses 2**30 to model measured systems, whose HBM stacks come in GiB.
+        memory_bytes_per_gb: Bytes per vendor GB: 2**30 (HBM and GDDR come in GiB).
 
     Returns:
         The plan; ``infeasible_reason`` explains a replica that does not fit.
     """
-    kv_precision = kv_precision or default_kv_precision(precision)
+    kv_precision = resolve_kv_cache_dtype(kv_precision, precision)
     capacity = accelerator.memory_gb * memory_bytes_per_gb
     usable = capacity * gpu_memory_utilization
     weights = weights_bytes(model, precision)
@@ -402,7 +428,7 @@ def plan_memory(
     if weights > total_usable:
         reason = (
             f"weights {_gb(weights)} per replica exceed {gpu_memory_utilization:g} × "
-            f"{accelerator.memory_gb:g} GB × TP {tp} = {_gb(total_usable)} "
+            f"{accelerator.memory_gb:g} GiB × TP {tp} = {_gb(total_usable)} "
             f"by {_gb(weights - total_usable)}"
         )
     elif budget <= 0:
@@ -410,7 +436,7 @@ def plan_memory(
         reason = (
             f"weights {_gb(weights_gpu)} + activation peak {_gb(activation)} + runtime reserve "
             f"{_gb(reserve)} per GPU exceed {gpu_memory_utilization:g} × "
-            f"{accelerator.memory_gb:g} GB = {_gb(usable)} by {_gb(need - usable)}"
+            f"{accelerator.memory_gb:g} GiB = {_gb(usable)} by {_gb(need - usable)}"
         )
     elif max_seqs < 1:
         reason = (

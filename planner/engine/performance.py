@@ -35,9 +35,9 @@ from scipy import special
 from planner.engine.errors import CatalogGapError
 from planner.engine.memory import (
     bytes_per_weight,
-    default_kv_precision,
     kv_cache_layout,
     param_counts,
+    resolve_kv_cache_dtype,
     weights_bytes,
 )
 from planner.engine.specs import AcceleratorSpec, ModelSpec
@@ -274,7 +274,7 @@ def replica_shape(
     Raises:
         ValueError: When the accelerator publishes no matrix peak.
     """
-    kv_precision = kv_precision or default_kv_precision(precision)
+    kv_precision = resolve_kv_cache_dtype(kv_precision, precision)
     peak_tflops = accelerator.compute_tflops(precision)
     if not peak_tflops:
         raise CatalogGapError(

@@ -5,10 +5,9 @@ catalog models, and the helpers at the bottom build them from the reference CSVs
 ``catalog/data`` (pure ``csv`` module) so the engine, its tests and the calibration run without
 Django.
 
-Units are in the field names. Memory is the vendor's marketing figure in GB (1 GB = 1e9 bytes);
-the physical capacity of most GPUs is a little larger (an "80 GB" H100 has 80 GiB = 85.9e9 bytes
-of which about 85.0e9 are usable, llm-d empirical-vllm-memory-results.md), so planning on the
-marketing figure in 1e9 bytes leaves a margin of about 6 %.
+Units are in the field names. Memory is the vendor's figure in GB, which for HBM and GDDR is
+GiB: an "80 GB" H100 has 80 GiB = 85.9e9 bytes (llm-d empirical-vllm-memory-results.md), and
+``memory.plan_memory`` plans on 2**30 bytes per vendor GB.
 """
 
 from __future__ import annotations
@@ -78,7 +77,7 @@ class AcceleratorSpec:
         slug: Catalog key, e.g. ``"h100-sxm"``.
         vendor: Vendor name.
         name: Display name.
-        memory_gb: Vendor marketing memory in GB (1e9 bytes).
+        memory_gb: Vendor memory figure in GB; HBM/GDDR GB are GiB (2**30 bytes).
         memory_bandwidth_tbps: Peak memory bandwidth in TB/s (1e12 bytes/s).
         bf16_dense_tflops: Dense BF16 tensor peak in TFLOP/s, None when unpublished.
         fp8_dense_tflops: Dense FP8 peak in TFLOP/s, None when the chip has no FP8.

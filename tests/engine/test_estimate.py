@@ -208,3 +208,46 @@ def test_request_rate_yields_what_is_offered():
 def test_impossible_inputs_raise_one_clear_error(kwargs, message):
     with pytest.raises(EstimateError, match=message):
         run(**kwargs)
+
+
+def test_kv_cache_dtype_is_an_input_and_reported_with_per_gpu_bytes():
+    common = dict(
+        model="llama-3.1-70b",
+        accelerator="h100-sxm",
+        accelerators=2,
+        precision="fp8",
+        input_tokens=1000,
+        output_tokens=1000,
+        tensor_parallel=2,
+    )
+    auto = run(**common)
+    fp8 = run(**common, kv_cache_dtype="fp8")
+    # auto = the model's dtype (BF16): 80 layers × 2 × 4 heads per rank × 128 × 2 bytes.
+    assert auto.kv_cache_dtype == "bf16" and fp8.kv_cache_dtype == "fp8"
+    assert auto.kv_cache_bytes_per_token_per_gpu == 2 * 80 * 4 * 128 * 2 == 163_840
+    assert fp8.kv_cache_bytes_per_token_per_gpu == 81_920
+    assert auto.kv_replication == 1 and "no replication" in auto.kv_note
+    # 31.07 GiB of KV budget per GPU (test_memory); FP8 KV holds about twice the sequences.
+    assert auto.kv_cache_gib_per_gpu == pytest.approx(31.07, abs=0.01)
+    assert fp8.max_concurrent_sequences in range(
+        2 * auto.max_concurrent_sequences - 1, 2 * auto.max_concurrent_sequences + 2
+    )
+    with pytest.raises(EstimateError, match="kv_cache_dtype must be one of"):
+        run(**common, kv_cache_dtype="int2")
+
+
+def test_tp_replication_of_kv_is_named_as_such():
+    # Llama-3.1-8B has 8 KV heads: at TP 8 each rank holds one; MLA stores the latent on every
+    # rank: DeepSeek-R1 FP8 at TP 8 keeps 61 × (512 + 64) × 1 byte (fp8 KV) on each GPU.
+    r1 = run(
+        model="deepseek-r1",
+        accelerator="h200-sxm",
+        accelerators=8,
+        precision="fp8",
+        input_tokens=1000,
+        output_tokens=1000,
+        tensor_parallel=8,
+        kv_cache_dtype="fp8",
+    )
+    assert r1.kv_cache_bytes_per_token_per_gpu == 61 * 576
+    assert r1.kv_replication == 8 and "TP replication" in r1.kv_note

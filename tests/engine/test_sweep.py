@@ -30,7 +30,7 @@ def test_sweep_returns_feasible_and_infeasible_with_reasons():
         for c in infeasible
         if (c.accelerator_slug, c.precision, c.tensor_parallel) == ("h100-sxm", "bf16", 1)
     )
-    assert "exceed 0.9 × 80 GB × TP 1" in h100_bf16_tp1.infeasible_reason
+    assert "exceed 0.9 × 80 GiB × TP 1" in h100_bf16_tp1.infeasible_reason
     # No FP4 tensor cores before Blackwell.
     assert any("no FP4 tensor cores" in (c.infeasible_reason or "") for c in infeasible)
     # Ranked by cost per million output tokens; every feasible candidate meets the targets.

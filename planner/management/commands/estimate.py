@@ -23,7 +23,11 @@ HUMAN_FIELDS = (
     ("tensor_parallel", "Tensor parallel", "{}"),
     ("replicas", "Replicas", "{}"),
     ("weights_gb", "Weights (GB)", "{:,.1f}"),
-    ("kv_cache_bytes_per_token", "KV cache per token (bytes)", "{:,.0f}"),
+    ("kv_cache_dtype", "KV cache dtype", "{}"),
+    ("kv_cache_bytes_per_token", "KV cache per token, replica (bytes)", "{:,.0f}"),
+    ("kv_cache_bytes_per_token_per_gpu", "KV cache per token, per GPU (bytes)", "{:,.0f}"),
+    ("kv_replication", "KV TP replication (copies)", "{}"),
+    ("kv_cache_gib_per_gpu", "KV budget per GPU (GiB)", "{:,.1f}"),
     ("max_concurrent_sequences", "Max concurrent sequences per replica", "{:,}"),
     ("expected_error_pct", "Error band (±%)", "{:.0f}"),
     ("architecture", "Architecture", "{}"),
@@ -47,6 +51,12 @@ class Command(BaseCommand):
         parser.add_argument("--tpot-ms", type=float)
         parser.add_argument("--percentile", type=int, choices=[95, 99], default=99)
         parser.add_argument("--request-rate", type=float, help="Offered requests per second.")
+        parser.add_argument(
+            "--kv-cache-dtype",
+            choices=["auto", "bf16", "fp8"],
+            default="auto",
+            help="KV-cache dtype; auto (default) is the model's dtype (BF16), as vLLM's auto.",
+        )
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
 
     def handle(self, *args, **options) -> None:
@@ -67,6 +77,7 @@ class Command(BaseCommand):
             tpot_ms=options["tpot_ms"],
             percentile=options["percentile"],
             request_rate=options["request_rate"],
+            kv_cache_dtype=options["kv_cache_dtype"],
         )
         try:
             result = estimate_as_dict(estimate_run(request))
@@ -78,5 +89,6 @@ class Command(BaseCommand):
         for key, label, fmt in HUMAN_FIELDS:
             value = "unbounded (see the note)" if result[key] is None else fmt.format(result[key])
             self.stdout.write(f"{label:<40} {value}")
+        self.stdout.write(f"Note: {result['kv_note']}")
         for note in result["notes"]:
             self.stdout.write(f"Note: {note}")
