@@ -117,6 +117,13 @@ class EstimateIn(Schema):
         allow_inf_nan=False,
         description="Offered requests per second.",
     )
+    concurrency: int | None = Field(
+        None,
+        ge=1,
+        le=10_000_000,
+        description="Requests in flight over all accelerators (closed loop); gives per-user "
+        "and total tokens/s, TTFT and TPOT.",
+    )
     kv_cache_dtype: str = Field(
         "auto",
         description="KV-cache data type: auto (vLLM's default: the model's dtype, BF16), bf16 "
@@ -152,6 +159,19 @@ class EstimateOut(Schema):
         ..., description="TP ranks that store the same KV (TP replication); 1 for none."
     )
     kv_note: str = Field(..., description="The per-GPU KV layout in one sentence.")
+    per_user_output_tokens_per_s: float | None = Field(
+        ..., description="Tokens/s one request sees while decoding (concurrency or rate mode)."
+    )
+    saturated: bool = Field(..., description="True when the offered rate exceeds capacity.")
+    saturation_requests_per_s: float | None = Field(
+        ..., description="Most requests/s the accelerators complete (request-rate mode)."
+    )
+    queue_growth_requests_per_s: float | None = Field(
+        ..., description="How fast the queue grows past saturation, requests/s (0 below it)."
+    )
+    queued_per_replica: float | None = Field(
+        ..., description="Requests waiting for a KV slot per replica (concurrency mode)."
+    )
     utilisation: float | None
     expected_error_pct: float = Field(
         ...,
@@ -249,9 +269,8 @@ CONFLICT = {409: ErrorOut}
 )
 def estimate_endpoint(request, payload: EstimateIn):
     has_target = payload.ttft_ms is not None or payload.tpot_ms is not None
-    scenario = payload.scenario or (
-        "server" if has_target or payload.request_rate is not None else "offline"
-    )
+    online = has_target or payload.request_rate is not None or payload.concurrency is not None
+    scenario = payload.scenario or ("server" if online else "offline")
     engine_request = EstimateRequest(
         model=payload.model,
         accelerator=payload.accelerator,
@@ -266,6 +285,7 @@ def estimate_endpoint(request, payload: EstimateIn):
         percentile=payload.percentile,
         request_rate=payload.request_rate,
         kv_cache_dtype=payload.kv_cache_dtype,
+        concurrency=payload.concurrency,
     )
     try:
         return Status(200, estimate_as_dict(estimate_run(engine_request)))

@@ -539,6 +539,16 @@ def estimate_as_dict(result: EstimateResult) -> dict:
                     key, "{key} is null: the engine found no finite value."
                 )
                 notes.append(template.format(key=key, batch=result.batch_per_replica))
+    if result.saturated:
+        notes = [n for n in notes if not n.startswith("ttft_ms is null")]
+        notes.insert(
+            0,
+            f"The offered rate is past the saturation point of about "
+            f"{result.saturation_requests_per_s:,.2f} requests/s: the queue grows by "
+            f"{result.queue_growth_requests_per_s:,.2f} requests every second, so waits and "
+            "the time to first token grow without bound (ttft_ms is null). The figures are "
+            "those of the saturation point.",
+        )
     data["notes"] = notes
     return data
 

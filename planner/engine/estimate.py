@@ -7,7 +7,10 @@ the expected error band and where the efficiency factors come from:
 * ``scenario="offline"`` with no target: maximum throughput (largest batch that fits);
 * ``scenario="server"`` with TTFT and/or TPOT targets: the most throughput that meets them at
   the percentile;
-* with ``request_rate``: what that offered load yields (mean latencies, queueing included).
+* with ``request_rate``: what that offered load yields (mean latencies, queueing included);
+  a rate beyond capacity answers with the saturation point and the queue's growth;
+* with ``concurrency``: N requests in flight, closed loop (as benchmark tools and NIM tables
+  report): per-user and total tokens/s, TTFT and TPOT.
 
 The tensor-parallel degree is the engine's choice unless given: among the valid degrees that
 divide N, the one with the most throughput (or, under a request rate, the lowest mean
@@ -28,7 +31,12 @@ from planner.engine.memory import (
     SERVING_STACKS,
     resolve_kv_cache_dtype,
 )
-from planner.engine.performance import Calibration, latency_under_load, replica_shape
+from planner.engine.performance import (
+    Calibration,
+    latency_under_load,
+    replica_shape,
+    steady_state,
+)
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
 from planner.engine.uncertainty import error_band
 
@@ -56,6 +64,8 @@ class EstimateRequest:
         tpot_ms: TPOT target at the percentile (server), ms.
         percentile: 95 or 99.
         request_rate: Offered requests/s for all N accelerators together, or None.
+        concurrency: Requests in flight for all N accelerators together (closed loop: a
+            finished request is replaced at once), or None.
         kv_cache_dtype: KV-cache dtype: "auto" (vLLM's default, the model's dtype: BF16),
             "bf16" or "fp8".
         serving_stack: "vllm" (default) or "trtllm" memory rule.
@@ -75,6 +85,7 @@ class EstimateRequest:
     tpot_ms: float | None = None
     percentile: int = 99
     request_rate: float | None = None
+    concurrency: int | None = None
     kv_cache_dtype: str = "auto"
     serving_stack: str = "vllm"
     variable_lengths: bool = False
@@ -105,6 +116,15 @@ class EstimateResult:
         kv_replication: How many TP ranks hold the same KV (1: each rank holds its own share
             of the heads; TP ÷ KV heads past H_kv, TP for MLA's shared latent).
         kv_note: One sentence on the per-GPU KV layout, naming TP replication as such.
+        per_user_output_tokens_per_s: Output tokens/s one request sees while decoding,
+            1000 / TPOT (concurrency and request-rate modes), else None.
+        saturated: True when the offered request rate exceeds capacity.
+        saturation_requests_per_s: Requests/s the N accelerators complete at most (the
+            saturation point), for a request rate; else None.
+        queue_growth_requests_per_s: Offered − saturation requests/s: how fast the queue grows
+            past saturation (0 below it), for a request rate; else None.
+        queued_per_replica: Requests waiting for a KV slot per replica (concurrency mode:
+            requests in flight beyond what memory and the scheduler admit), else None.
         utilisation: Concurrency / max concurrency per replica (request-rate mode), else None.
         expected_error_pct: Error band (±%): the held-out error of the nearest calibrated
             group, wider when the architecture has no reference runs
@@ -139,6 +159,11 @@ class EstimateResult:
     kv_cache_bytes_per_token_per_gpu: float = 0.0
     kv_replication: int = 1
     kv_note: str = ""
+    per_user_output_tokens_per_s: float | None = None
+    saturated: bool = False
+    saturation_requests_per_s: float | None = None
+    queue_growth_requests_per_s: float | None = None
+    queued_per_replica: float | None = None
 
 
 def _kv_layout_note(model: ModelSpec, tp: int, kv_dtype: str, per_gpu: float) -> tuple[int, str]:
@@ -196,8 +221,23 @@ def _validate(request: EstimateRequest, model: ModelSpec, accelerator: Accelerat
     has_target = request.ttft_ms is not None or request.tpot_ms is not None
     if request.scenario == "offline" and has_target:
         raise EstimateError("an offline estimate takes no latency target; use scenario 'server'")
-    if request.scenario == "server" and not has_target and request.request_rate is None:
-        raise EstimateError("a server estimate needs a TTFT or TPOT target or a request rate")
+    if request.concurrency is not None:
+        if request.concurrency < 1:
+            raise EstimateError("concurrency must be at least 1")
+        if has_target or request.request_rate is not None:
+            raise EstimateError(
+                "concurrency fixes the requests in flight: give it without a latency target "
+                "or a request rate"
+            )
+    if (
+        request.scenario == "server"
+        and not has_target
+        and request.request_rate is None
+        and request.concurrency is None
+    ):
+        raise EstimateError(
+            "a server estimate needs a TTFT or TPOT target, a request rate or a concurrency"
+        )
     for name in ("ttft_ms", "tpot_ms", "request_rate"):
         value = getattr(request, name)
         if value is not None and value <= 0:
@@ -284,7 +324,14 @@ def estimate(
         return cap.point.output_tokens_per_s * (request.accelerators // cap.tensor_parallel)
 
     utilisation = None
-    if request.request_rate is not None:
+    extra: dict = {}
+    if request.concurrency is not None:
+        chosen, replicas, extra = _closed_loop(request, model, accelerator, calibration, options)
+        ttft, tpot, statistic = extra.pop("ttft_ms"), extra.pop("tpot_ms"), "mean"
+        tokens_per_s = extra.pop("output_tokens_per_s")
+        requests_per_s = extra.pop("requests_per_s")
+        batch = extra.pop("batch")
+    elif request.request_rate is not None:
         best_load = None
         for cap in options:
             replicas = request.accelerators // cap.tensor_parallel
@@ -309,21 +356,40 @@ def estimate(
             if best_load is None or e2e < best_load[0]:
                 best_load = (e2e, cap, load)
         if best_load is None:
+            # Beyond capacity: the replicas run at their saturation point (every KV slot busy)
+            # and the queue grows by the excess rate; the wait, hence TTFT, has no bound.
+            chosen = max(options, key=lambda c: (total(c), -c.tensor_parallel))
+            replicas = request.accelerators // chosen.tensor_parallel
+            point = chosen.point
+            ceiling = point.requests_per_s * replicas
+            ttft, tpot, statistic = math.inf, point.tpot_ms, "mean"
+            tokens_per_s = point.output_tokens_per_s * replicas
+            requests_per_s = ceiling
+            batch = point.batch
+            utilisation = 1.0
+            extra = dict(
+                saturated=True,
+                saturation_requests_per_s=ceiling,
+                queue_growth_requests_per_s=request.request_rate - ceiling,
+                per_user_output_tokens_per_s=1000.0 / point.tpot_ms,
+            )
+        else:
+            _, chosen, load = best_load
+            replicas = request.accelerators // chosen.tensor_parallel
+            ttft, tpot, statistic = load.ttft_mean_ms, load.tpot_mean_ms, "mean"
+            tokens_per_s = request.request_rate * request.output_tokens
+            requests_per_s = request.request_rate
+            batch = int(math.ceil(load.batch))
+            utilisation = load.utilisation
             ceiling = max(
                 c.point.requests_per_s * (request.accelerators // c.tensor_parallel)
                 for c in options
             )
-            raise EstimateError(
-                f"an offered {request.request_rate:g} requests/s exceeds the capacity of "
-                f"{request.accelerators} × {accelerator.name} (about {ceiling:,.1f} requests/s)"
+            extra = dict(
+                saturation_requests_per_s=ceiling,
+                queue_growth_requests_per_s=0.0,
+                per_user_output_tokens_per_s=1000.0 / tpot,
             )
-        _, chosen, load = best_load
-        replicas = request.accelerators // chosen.tensor_parallel
-        ttft, tpot, statistic = load.ttft_mean_ms, load.tpot_mean_ms, "mean"
-        tokens_per_s = request.request_rate * request.output_tokens
-        requests_per_s = request.request_rate
-        batch = int(math.ceil(load.batch))
-        utilisation = load.utilisation
     else:
         chosen = max(options, key=lambda c: (total(c), -c.tensor_parallel))
         replicas = request.accelerators // chosen.tensor_parallel
@@ -362,4 +428,61 @@ def estimate(
         kv_cache_bytes_per_token_per_gpu=per_gpu,
         kv_replication=replication,
         kv_note=kv_note,
+        **extra,
     )
+
+
+def _closed_loop(
+    request: EstimateRequest,
+    model: ModelSpec,
+    accelerator: AcceleratorSpec,
+    calibration: Calibration,
+    options: list[ReplicaCapacity],
+) -> tuple[ReplicaCapacity, int, dict]:
+    """Closed-loop operating point: ``concurrency`` requests in flight over the N accelerators.
+
+    Requests spread evenly over the replicas; each replica runs B = min(N/replicas, max batch)
+    at the continuous-batching steady state. Requests past the memory/scheduler cap wait, and
+    in a closed loop the cycle time is exact by Little's law: every request's turn takes
+    N_replica / X (X = completed requests/s), so TTFT = N_replica / X − out × TPOT. Per-user
+    tokens/s = 1000 / TPOT. The TP degree is the one with the most total throughput.
+    """
+    best = None
+    for cap in options:
+        replicas = request.accelerators // cap.tensor_parallel
+        in_flight = request.concurrency / replicas
+        running = min(max(in_flight, 1.0), float(cap.max_batch))
+        shape = replica_shape(
+            model,
+            accelerator,
+            request.precision,
+            cap.tensor_parallel,
+            calibration,
+            request.kv_cache_dtype,
+        )
+        state = steady_state(shape, running, request.input_tokens, request.output_tokens)
+        requests_s = float(state.requests_per_s[0]) * min(in_flight, running) / running
+        tpot = float(state.tpot_ms[0])
+        ttft = float(state.ttft_service_ms[0])
+        queued = max(0.0, in_flight - running)
+        if queued > 0:
+            cycle_ms = in_flight / requests_s * 1e3
+            ttft = cycle_ms - request.output_tokens * tpot
+        total_tokens = requests_s * request.output_tokens * replicas
+        if best is None or total_tokens > best[0]:
+            best = (
+                total_tokens,
+                cap,
+                replicas,
+                dict(
+                    ttft_ms=ttft,
+                    tpot_ms=tpot,
+                    output_tokens_per_s=total_tokens,
+                    requests_per_s=requests_s * replicas,
+                    batch=int(math.ceil(running)),
+                    per_user_output_tokens_per_s=1000.0 / tpot,
+                    queued_per_replica=queued,
+                ),
+            )
+    _, cap, replicas, figures = best
+    return cap, replicas, figures

@@ -130,17 +130,60 @@ def test_request_rate_yields_what_is_offered():
     assert result.requests_per_s == 10.0
     assert result.output_tokens_per_s == pytest.approx(2000.0)
     assert result.latency_statistic == "mean" and 0 < result.utilisation < 1
-    with pytest.raises(EstimateError, match="exceeds the capacity"):
-        run(
-            model="llama-3.1-8b",
-            accelerator="h100-sxm",
-            accelerators=1,
-            precision="fp8",
-            input_tokens=500,
-            output_tokens=200,
-            scenario="server",
-            request_rate=1e6,
-        )
+    assert not result.saturated and result.queue_growth_requests_per_s == 0.0
+
+
+def test_a_rate_beyond_capacity_answers_with_the_saturation_point_and_queue_growth():
+    common = dict(
+        model="llama-3.1-8b",
+        accelerator="h100-sxm",
+        accelerators=1,
+        precision="fp8",
+        input_tokens=500,
+        output_tokens=200,
+    )
+    offline = run(**common)
+    over = run(**common, scenario="server", request_rate=1e6)
+    # The replica runs at its offline maximum; the queue grows by the rest of the offered rate.
+    assert over.saturated
+    assert over.saturation_requests_per_s == pytest.approx(offline.requests_per_s)
+    assert over.requests_per_s == pytest.approx(offline.requests_per_s)
+    assert over.queue_growth_requests_per_s == pytest.approx(1e6 - offline.requests_per_s)
+    assert over.output_tokens_per_s == pytest.approx(offline.output_tokens_per_s)
+    assert over.ttft_ms == float("inf")
+
+
+def test_closed_loop_concurrency_obeys_littles_law():
+    common = dict(
+        model="llama-3.1-8b",
+        accelerator="h100-sxm",
+        accelerators=2,
+        precision="fp8",
+        input_tokens=1000,
+        output_tokens=200,
+        tensor_parallel=1,
+        scenario="server",
+    )
+    light = run(**common, concurrency=16)
+    # 8 in flight per replica, all admitted: per-user tokens/s is 1000 / TPOT, and each of
+    # the 16 requests cycles once per TTFT + 200 × TPOT (Little's law).
+    assert light.batch_per_replica == 8 and light.queued_per_replica == 0.0
+    assert light.per_user_output_tokens_per_s == pytest.approx(1000.0 / light.tpot_ms)
+    cycle_s = (light.ttft_ms + 200 * light.tpot_ms) / 1e3
+    assert light.requests_per_s == pytest.approx(16 / cycle_s)
+    assert light.output_tokens_per_s == pytest.approx(light.requests_per_s * 200)
+    # Far past the KV capacity the extra requests queue: throughput stays at the cap and the
+    # wait lands in TTFT, still N = X · (TTFT + out · TPOT).
+    heavy = run(**common, concurrency=20_000)
+    assert heavy.queued_per_replica == pytest.approx(10_000 - heavy.batch_per_replica)
+    cycle_s = (heavy.ttft_ms + 200 * heavy.tpot_ms) / 1e3
+    assert heavy.requests_per_s == pytest.approx(20_000 / cycle_s)
+    assert heavy.output_tokens_per_s == pytest.approx(
+        run(**{**common, "scenario": "offline"}).output_tokens_per_s, rel=1e-6
+    )
+    assert heavy.tpot_ms > light.tpot_ms and heavy.ttft_ms > light.ttft_ms
+    with pytest.raises(EstimateError, match="concurrency fixes the requests in flight"):
+        run(**common, concurrency=4, tpot_ms=50.0)
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,11 @@ HUMAN_FIELDS = (
     ("ttft_ms", "TTFT (ms)", "{:,.0f}"),
     ("tpot_ms", "TPOT (ms)", "{:,.1f}"),
     ("latency_statistic", "Latency statistic", "{}"),
+    ("per_user_output_tokens_per_s", "Output tokens/s per user", "{:,.1f}"),
     ("batch_per_replica", "Batch per replica", "{}"),
+    ("queued_per_replica", "Queued per replica", "{:,.1f}"),
+    ("saturation_requests_per_s", "Saturation point (requests/s)", "{:,.2f}"),
+    ("queue_growth_requests_per_s", "Queue growth (requests/s)", "{:,.2f}"),
     ("tensor_parallel", "Tensor parallel", "{}"),
     ("replicas", "Replicas", "{}"),
     ("weights_gb", "Weights (GB)", "{:,.1f}"),
@@ -33,6 +37,14 @@ HUMAN_FIELDS = (
     ("architecture", "Architecture", "{}"),
     ("provenance", "Provenance", "{}"),
 )
+
+# Figures only some modes give (None otherwise, not "unbounded").
+MODE_FIELDS = {
+    "per_user_output_tokens_per_s",
+    "queued_per_replica",
+    "saturation_requests_per_s",
+    "queue_growth_requests_per_s",
+}
 
 
 class Command(BaseCommand):
@@ -52,6 +64,11 @@ class Command(BaseCommand):
         parser.add_argument("--percentile", type=int, choices=[95, 99], default=99)
         parser.add_argument("--request-rate", type=float, help="Offered requests per second.")
         parser.add_argument(
+            "--concurrency",
+            type=int,
+            help="Requests in flight over all accelerators (closed loop).",
+        )
+        parser.add_argument(
             "--kv-cache-dtype",
             choices=["auto", "bf16", "fp8"],
             default="auto",
@@ -61,9 +78,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         has_target = options["ttft_ms"] is not None or options["tpot_ms"] is not None
-        scenario = options["scenario"] or (
-            "server" if has_target or options["request_rate"] is not None else "offline"
+        online = (
+            has_target or options["request_rate"] is not None or options["concurrency"] is not None
         )
+        scenario = options["scenario"] or ("server" if online else "offline")
         request = EstimateRequest(
             model=options["model"],
             accelerator=options["accelerator"],
@@ -78,6 +96,7 @@ class Command(BaseCommand):
             percentile=options["percentile"],
             request_rate=options["request_rate"],
             kv_cache_dtype=options["kv_cache_dtype"],
+            concurrency=options["concurrency"],
         )
         try:
             result = estimate_as_dict(estimate_run(request))
@@ -87,6 +106,8 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result, allow_nan=False))
             return
         for key, label, fmt in HUMAN_FIELDS:
+            if result[key] is None and key in MODE_FIELDS:
+                continue  # not part of this mode's answer
             value = "unbounded (see the note)" if result[key] is None else fmt.format(result[key])
             self.stdout.write(f"{label:<40} {value}")
         self.stdout.write(f"Note: {result['kv_note']}")
