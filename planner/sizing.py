@@ -65,6 +65,7 @@ def model_spec(model: ModelArchitecture) -> ModelSpec:
         experts=model.num_experts,
         shared_experts=model.num_shared_experts,
         experts_per_token=model.experts_per_token,
+        dense_layers=model.first_k_dense_replace or 0,
         attention_kind=model.attention_kind or "GQA",
         sliding_window=model.sliding_window,
         kv_lora_rank=model.kv_lora_rank,

@@ -242,8 +242,6 @@ def _validate(request: EstimateRequest, model: ModelSpec, accelerator: Accelerat
         value = getattr(request, name)
         if value is not None and value <= 0:
             raise EstimateError(f"{name} must be positive")
-    if request.precision == "fp4" and not accelerator.fp4_dense_tflops:
-        raise EstimateError(f"{accelerator.name} has no FP4 tensor cores")
     if accelerator.compute_tflops(request.precision) is None:
         raise EstimateError(f"{accelerator.name} publishes no dense BF16 peak to estimate with")
 

@@ -11,9 +11,11 @@ Conventions:
       TensorRT-LLM checkpoints (llm-compressor, ModelOpt) do by default.
     * ``int4`` assumes GPTQ/AWQ group-wise quantisation with group size 128: one FP16 scale and
       one 4-bit zero point per 128 weights, 0.5 + (2 + 0.5)/128 = 0.5195 bytes per weight.
-    * ``fp4`` assumes NVFP4: blocks of 16 weights share one FP8 (E4M3) scale,
-      0.5 + 1/16 = 0.5625 bytes per weight (MXFP4, 32-weight blocks with an 8-bit scale, is
-      0.53125 and is covered by the same figure with a small margin).
+    * ``fp4`` is NVFP4 on NVIDIA parts with FP4 tensor cores (Blackwell): blocks of 16 weights
+      share one FP8 (E4M3) scale, 0.5 + 1/16 = 0.5625 bytes per weight. Elsewhere it is
+      MXFP4 (OCP Microscaling spec: 32-weight blocks with an 8-bit E8M0 scale,
+      0.5 + 1/32 = 0.53125), the format gpt-oss ships in, run weight-only on parts without
+      FP4 tensor cores (Hopper, Ampere, MI300X) and natively on MI355X.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "resolve_kv_cache_dtype",
     "param_counts",
     "plan_memory",
+    "weight_format",
     "weights_bytes",
 ]
 
@@ -59,6 +62,7 @@ _WEIGHT_BYTES: dict[str, float] = {
     "int8": 1.0,
     "int4": 0.5 + (2.0 + 0.5) / 128.0,
     "fp4": 0.5 + 1.0 / 16.0,
+    "mxfp4": 0.5 + 1.0 / 32.0,
 }
 _KV_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
 
@@ -98,6 +102,15 @@ def bytes_per_weight(precision: str) -> float:
         return _WEIGHT_BYTES[precision]
     except KeyError:
         raise EngineInputError(f"unknown precision {precision!r}") from None
+
+
+def weight_format(precision: str, accelerator: AcceleratorSpec | None = None) -> str:
+    """Stored weight format of a precision on a device: ``fp4`` is NVFP4 on NVIDIA parts with
+    FP4 tensor cores and MXFP4 everywhere else (module docstring)."""
+    if precision != "fp4" or accelerator is None:
+        return precision
+    nvfp4 = bool(accelerator.fp4_dense_tflops) and accelerator.vendor.lower().startswith("nvidia")
+    return "fp4" if nvfp4 else "mxfp4"
 
 
 def default_kv_precision(precision: str) -> str:
@@ -164,6 +177,7 @@ def param_counts(model: ModelSpec) -> ParamCounts:
         The counts.
     """
     h = model.hidden
+    dense_ffn = mats_dense = (3 if model.gated_mlp else 2) * h * model.intermediate
     embedding = model.vocab * h * (1 if model.tie_word_embeddings else 2)
     lookup_only = 0 if model.tie_word_embeddings else model.vocab * h
     mats = 3 if model.gated_mlp else 2
@@ -180,9 +194,13 @@ def param_counts(model: ModelSpec) -> ParamCounts:
             mlp_total = experts * expert + shared + h * experts
             mlp_active = (model.experts_per_token or 0) * expert + shared + h * experts
         else:
-            mlp_total = mlp_active = mats * h * model.intermediate
-        total = model.layers * (attention + mlp_total + 2 * h) + embedding + h
-        active = model.layers * (attention + mlp_active + 2 * h) + embedding + h
+            mlp_total = mlp_active = mats_dense
+        # Leading dense layers (first_k_dense_replace) carry a dense FFN instead of experts.
+        moe = model.moe_layers if model.is_moe else model.layers
+        dense = model.layers - moe
+        per_layer = attention + 2 * h
+        total = moe * (per_layer + mlp_total) + dense * (per_layer + dense_ffn) + embedding + h
+        active = moe * (per_layer + mlp_active) + dense * (per_layer + dense_ffn) + embedding + h
         if card_total <= 0 or abs(total / card_total - 1.0) <= 0.15:
             return ParamCounts(total, active, embedding, active - lookup_only, expert, True)
     return ParamCounts(
@@ -195,7 +213,9 @@ def param_counts(model: ModelSpec) -> ParamCounts:
     )
 
 
-def weights_bytes(model: ModelSpec, precision: str) -> float:
+def weights_bytes(
+    model: ModelSpec, precision: str, accelerator: AcceleratorSpec | None = None
+) -> float:
     """Bytes of the weights of one replica (all TP ranks together).
 
     Quantised precisions keep embeddings and the LM head in BF16 (module docstring).
@@ -203,12 +223,14 @@ def weights_bytes(model: ModelSpec, precision: str) -> float:
     Args:
         model: Architecture.
         precision: Weight precision.
+        accelerator: Device, which decides the FP4 format (:func:`weight_format`); NVFP4 when
+            None.
 
     Returns:
         Bytes.
     """
     counts = param_counts(model)
-    per_weight = bytes_per_weight(precision)
+    per_weight = bytes_per_weight(weight_format(precision, accelerator))
     if per_weight >= 2.0:
         return counts.total * per_weight
     return (counts.total - counts.embedding) * per_weight + counts.embedding * 2.0
@@ -398,7 +420,7 @@ def plan_memory(
     kv_precision = resolve_kv_cache_dtype(kv_precision, precision)
     capacity = accelerator.memory_gb * memory_bytes_per_gb
     usable = capacity * gpu_memory_utilization
-    weights = weights_bytes(model, precision)
+    weights = weights_bytes(model, precision, accelerator)
     weights_gpu = weights / tp
     non_torch = NON_TORCH_TP1_BYTES if tp == 1 else NON_TORCH_TPN_BYTES
     if serving_stack == "trtllm":

@@ -145,8 +145,6 @@ class SweepResult:
 
 
 def _precision_reason(accelerator: AcceleratorSpec, precision: str) -> str | None:
-    if precision == "fp4" and not accelerator.fp4_dense_tflops:
-        return f"{accelerator.name} has no FP4 tensor cores"
     if accelerator.compute_tflops(precision) is None:
         return f"{accelerator.name} publishes no dense BF16 peak"
     return None

@@ -202,17 +202,6 @@ def test_closed_loop_concurrency_obeys_littles_law():
         ),
         (
             dict(
-                model="llama-3.1-70b",
-                accelerator="h100-sxm",
-                accelerators=8,
-                precision="fp4",
-                input_tokens=100,
-                output_tokens=100,
-            ),
-            "no FP4 tensor cores",
-        ),
-        (
-            dict(
                 model="llama-2-70b",
                 accelerator="h100-sxm",
                 accelerators=8,
@@ -294,3 +283,19 @@ def test_tp_replication_of_kv_is_named_as_such():
     )
     assert r1.kv_cache_bytes_per_token_per_gpu == 61 * 576
     assert r1.kv_replication == 8 and "TP replication" in r1.kv_note
+
+
+def test_gpt_oss_120b_mxfp4_runs_weight_only_on_one_h100():
+    # MXFP4 experts (0.53125 bytes per weight) on Hopper, which has no FP4 tensor cores: the
+    # matmuls run at the BF16 peak (W4A16). 116.8e9 weights -> 59.4 GiB; the KV budget left is
+    # 0.9 × 80 − 59.4 − 8 (MoE activation peak) − 1.15 GiB = 3.5 GiB per GPU.
+    result = run(
+        model="gpt-oss-120b",
+        accelerator="h100-sxm",
+        accelerators=1,
+        precision="fp4",
+        input_tokens=1000,
+        output_tokens=1000,
+    )
+    assert result.tensor_parallel == 1 and result.output_tokens_per_s > 0
+    assert result.kv_cache_gib_per_gpu == pytest.approx(3.48, abs=0.02)

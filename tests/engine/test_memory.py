@@ -13,6 +13,7 @@ from planner.engine.memory import (
     param_counts,
     plan_memory,
     resolve_kv_cache_dtype,
+    weight_format,
     weights_bytes,
 )
 from planner.engine.specs import load_accelerators_csv, load_models_csv
@@ -148,3 +149,27 @@ def test_kv_cache_dtype_auto_is_the_model_dtype_and_fp8_halves_it():
     assert auto.kv_budget_bytes_per_gpu == fp8.kv_budget_bytes_per_gpu
     assert auto.kv_bytes_per_sequence_per_gpu == 2 * 80 * 4 * 128 * 2 * 2048
     assert fp8.kv_bytes_per_sequence_per_gpu == 2 * 80 * 4 * 128 * 1 * 2048
+
+
+def test_deepseek_counts_its_dense_layers_and_fp4_format_follows_the_hardware():
+    from planner.engine.performance import Calibration, replica_shape
+
+    r1 = MODELS["deepseek-r1"]
+    assert (r1.dense_layers, r1.moe_layers) == (3, 58)
+    # Routed experts: 58 layers × 256 × 3 × 7168 × 2048 = 653.8e9 of the card's 671e9, so the
+    # rest (attention, 3 dense FFNs, shared experts, embeddings) is 17.2e9 parameters, read on
+    # every step: at FP8 with BF16 embeddings 17.2e9 + 1.85e9 = 19.0e9 bytes, 2.38e9 per GPU
+    # at TP 8 (with 61 MoE layers the routed count exceeded the card and this was 0).
+    shape = replica_shape(r1, ACCELERATORS["h200-sxm"], "fp8", 8, Calibration())
+    routed = 58 * 256 * 3 * 7168 * 2048
+    embedding = 2 * 129280 * 7168
+    expected = ((671e9 - embedding - routed) + 2 * embedding) / 8
+    assert shape.moe_layers == 58
+    assert shape.dense_weight_bytes == pytest.approx(expected, rel=1e-9)
+    # NVFP4 (16-weight blocks, FP8 scale) on Blackwell, MXFP4 (32-weight blocks) elsewhere.
+    assert weight_format("fp4", ACCELERATORS["b200"]) == "fp4"
+    assert weight_format("fp4", ACCELERATORS["h100-sxm"]) == "mxfp4"
+    assert bytes_per_weight("mxfp4") == pytest.approx(0.53125)
+    assert (
+        ACCELERATORS["h100-sxm"].compute_tflops("fp4") == ACCELERATORS["h100-sxm"].bf16_dense_tflops
+    )
