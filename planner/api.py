@@ -169,6 +169,11 @@ class EstimateOut(Schema):
     queue_growth_requests_per_s: float | None = Field(
         ..., description="How fast the queue grows past saturation, requests/s (0 below it)."
     )
+    software_generation: str = Field(
+        ...,
+        description="Date of the newest reference runs of the accelerator's family: the "
+        "serving-software generation the estimate assumes ('' when undated).",
+    )
     queued_per_replica: float | None = Field(
         ..., description="Requests waiting for a KV slot per replica (concurrency mode)."
     )

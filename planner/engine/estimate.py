@@ -125,6 +125,9 @@ class EstimateResult:
             past saturation (0 below it), for a request rate; else None.
         queued_per_replica: Requests waiting for a KV slot per replica (concurrency mode:
             requests in flight beyond what memory and the scheduler admit), else None.
+        software_generation: The serving-software generation the estimate assumes: the
+            publication date of the newest reference runs of the accelerator's family (the
+            efficiency factors are for that stack), "" when the family has no dated runs.
         utilisation: Concurrency / max concurrency per replica (request-rate mode), else None.
         expected_error_pct: Error band (±%): the held-out error of the nearest calibrated
             group, wider when the architecture has no reference runs
@@ -164,6 +167,7 @@ class EstimateResult:
     saturation_requests_per_s: float | None = None
     queue_growth_requests_per_s: float | None = None
     queued_per_replica: float | None = None
+    software_generation: str = ""
 
 
 def _kv_layout_note(model: ModelSpec, tp: int, kv_dtype: str, per_gpu: float) -> tuple[int, str]:
@@ -399,6 +403,10 @@ def estimate(
         batch = point.batch
     memory = chosen.memory
     band = error_band(calibration, accelerator.family, request.precision, model)
+    generation = calibration.software_dates.get(accelerator.family, "")
+    provenance = band.basis
+    if generation:
+        provenance += f"; assumes {accelerator.family} serving software as of {generation}"
     per_gpu = memory.kv_bytes_per_token_replica / chosen.tensor_parallel
     replication, kv_note = _kv_layout_note(model, chosen.tensor_parallel, kv_dtype, per_gpu)
     return EstimateResult(
@@ -417,7 +425,7 @@ def estimate(
         kv_cache_gb_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GB,
         utilisation=utilisation,
         expected_error_pct=band.pct,
-        provenance=band.basis,
+        provenance=provenance,
         calibration_version=calibration.version,
         architecture=band.architecture,
         calibrated_architecture=band.calibrated_architecture,
@@ -426,6 +434,7 @@ def estimate(
         kv_cache_bytes_per_token_per_gpu=per_gpu,
         kv_replication=replication,
         kv_note=kv_note,
+        software_generation=generation,
         **extra,
     )
 

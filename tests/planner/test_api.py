@@ -63,6 +63,7 @@ def test_estimate_with_a_session(client, consultant_a, catalog):
         "kv_cache_bytes_per_token_per_gpu",
         "kv_replication",
         "kv_cache_gib_per_gpu",
+        "software_generation",
     ):
         assert key in data
     assert data["kv_cache_dtype"] == "bf16"

@@ -36,6 +36,7 @@ HUMAN_FIELDS = (
     ("expected_error_pct", "Error band (±%)", "{:.0f}"),
     ("architecture", "Architecture", "{}"),
     ("provenance", "Provenance", "{}"),
+    ("software_generation", "Software generation assumed", "{}"),
 )
 
 # Figures only some modes give (None otherwise, not "unbounded").
