@@ -204,6 +204,9 @@ class ModelArchitecture(Sourced):
     num_experts = models.PositiveIntegerField(null=True, blank=True)
     num_shared_experts = models.PositiveIntegerField(null=True, blank=True)
     experts_per_token = models.PositiveIntegerField(null=True, blank=True)
+    # Leading layers with a dense FFN before the MoE layers start (HF config
+    # first_k_dense_replace; DeepSeek-V3/R1: 3 of 61).
+    first_k_dense_replace = models.PositiveIntegerField(null=True, blank=True)
     attention_kind = models.CharField(
         max_length=120, help_text="MHA, GQA, MLA, or a sliding-window variant as in the config."
     )

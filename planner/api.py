@@ -117,6 +117,20 @@ class EstimateIn(Schema):
         allow_inf_nan=False,
         description="Offered requests per second.",
     )
+    concurrency: int | None = Field(
+        None,
+        ge=1,
+        le=10_000_000,
+        description="Requests in flight over all accelerators (closed loop); gives per-user "
+        "and total tokens/s, TTFT and TPOT.",
+    )
+    kv_cache_dtype: str = Field(
+        "auto",
+        description="KV-cache data type: auto (vLLM's default: the model's dtype, BF16), bf16 "
+        "or fp8.",
+        pattern="^(auto|bf16|fp8)$",
+        max_length=8,
+    )
 
 
 UNBOUNDED = "null when the engine finds no finite value; `notes` says why."
@@ -136,6 +150,33 @@ class EstimateOut(Schema):
     kv_cache_bytes_per_token: float
     max_concurrent_sequences: int
     kv_cache_gb_per_gpu: float
+    kv_cache_gib_per_gpu: float = Field(..., description="KV budget per GPU in GiB (2**30).")
+    kv_cache_dtype: str = Field(..., description="KV dtype used: bf16 or fp8 (auto resolved).")
+    kv_cache_bytes_per_token_per_gpu: float = Field(
+        ..., description="KV bytes one token occupies on each GPU of a replica."
+    )
+    kv_replication: int = Field(
+        ..., description="TP ranks that store the same KV (TP replication); 1 for none."
+    )
+    kv_note: str = Field(..., description="The per-GPU KV layout in one sentence.")
+    per_user_output_tokens_per_s: float | None = Field(
+        ..., description="Tokens/s one request sees while decoding (concurrency or rate mode)."
+    )
+    saturated: bool = Field(..., description="True when the offered rate exceeds capacity.")
+    saturation_requests_per_s: float | None = Field(
+        ..., description="Most requests/s the accelerators complete (request-rate mode)."
+    )
+    queue_growth_requests_per_s: float | None = Field(
+        ..., description="How fast the queue grows past saturation, requests/s (0 below it)."
+    )
+    software_generation: str = Field(
+        ...,
+        description="Date of the newest reference runs of the accelerator's family: the "
+        "serving-software generation the estimate assumes ('' when undated).",
+    )
+    queued_per_replica: float | None = Field(
+        ..., description="Requests waiting for a KV slot per replica (concurrency mode)."
+    )
     utilisation: float | None
     expected_error_pct: float = Field(
         ...,
@@ -233,9 +274,8 @@ CONFLICT = {409: ErrorOut}
 )
 def estimate_endpoint(request, payload: EstimateIn):
     has_target = payload.ttft_ms is not None or payload.tpot_ms is not None
-    scenario = payload.scenario or (
-        "server" if has_target or payload.request_rate is not None else "offline"
-    )
+    online = has_target or payload.request_rate is not None or payload.concurrency is not None
+    scenario = payload.scenario or ("server" if online else "offline")
     engine_request = EstimateRequest(
         model=payload.model,
         accelerator=payload.accelerator,
@@ -249,6 +289,8 @@ def estimate_endpoint(request, payload: EstimateIn):
         tpot_ms=payload.tpot_ms,
         percentile=payload.percentile,
         request_rate=payload.request_rate,
+        kv_cache_dtype=payload.kv_cache_dtype,
+        concurrency=payload.concurrency,
     )
     try:
         return Status(200, estimate_as_dict(estimate_run(engine_request)))

@@ -23,6 +23,7 @@ from planner.engine.calibration import load_calibration
 from planner.engine.capacity import LoadCurve, load_curve, plan_replicas, replica_capacity
 from planner.engine.estimate import EstimateRequest, EstimateResult, estimate
 from planner.engine.limits import finite_or_none
+from planner.engine.memory import ACCELERATOR_BYTES_PER_GB
 from planner.engine.network import REGIONS, RegionLatency, flag_regions
 from planner.engine.performance import Calibration, replica_shape
 from planner.engine.specs import (
@@ -64,6 +65,7 @@ def model_spec(model: ModelArchitecture) -> ModelSpec:
         experts=model.num_experts,
         shared_experts=model.num_shared_experts,
         experts_per_token=model.experts_per_token,
+        dense_layers=model.first_k_dense_replace or 0,
         attention_kind=model.attention_kind or "GQA",
         sliding_window=model.sliding_window,
         kv_lora_rank=model.kv_lora_rank,
@@ -274,7 +276,7 @@ class CandidateDetail:
     autoscaling: AutoscalingRecommendation | None
 
 
-GB = 1e9
+GB = ACCELERATOR_BYTES_PER_GB  # the vendor's GB of HBM is a GiB (engine memory.py)
 
 
 @lru_cache(maxsize=256)
@@ -548,6 +550,16 @@ def estimate_as_dict(result: EstimateResult) -> dict:
                     key, "{key} is null: the engine found no finite value."
                 )
                 notes.append(template.format(key=key, batch=result.batch_per_replica))
+    if result.saturated:
+        notes = [n for n in notes if not n.startswith("ttft_ms is null")]
+        notes.insert(
+            0,
+            f"The offered rate is past the saturation point of about "
+            f"{result.saturation_requests_per_s:,.2f} requests/s: the queue grows by "
+            f"{result.queue_growth_requests_per_s:,.2f} requests every second, so waits and "
+            "the time to first token grow without bound (ttft_ms is null). The figures are "
+            "those of the saturation point.",
+        )
     data["notes"] = notes
     return data
 

@@ -35,13 +35,14 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from planner.engine.capacity import latency_capacity, offline_capacity, valid_tp_degrees
-from planner.engine.memory import plan_memory
+from planner.engine.memory import ACCELERATOR_BYTES_PER_GB, plan_memory
 from planner.engine.performance import (
     Calibration,
     EfficiencyFactors,
     ReplicaShape,
     precision_group,
     replica_shape,
+    step_time_ms,
 )
 from planner.engine.specs import AcceleratorSpec, ModelSpec
 from planner.engine.uncertainty import architecture_class
@@ -74,15 +75,34 @@ __all__ = [
 DEFAULT_CALIBRATION_PATH = Path(__file__).with_name("data") / "calibration.json"
 CALIBRATION_VERSION = "1.0"
 
-_THROUGHPUT_SCENARIOS = {"offline", "max_throughput"}
+_THROUGHPUT_SCENARIOS = {"offline", "max_throughput", "batch_latency"}
+# Static-batch latency runs (a batch of B prompts, end-to-end seconds to finish it) measure
+# the per-step cost at low batch, where kernel launches, scheduling and all-reduce latency
+# show; they are fitted as output tokens/s = B × output / e2e seconds.
+# Off: fitted with physical bounds on the overheads (≤ 40 µs per layer, ≤ 5 ms per step, the
+# all-reduce latency free) they moved the time split from 17.9 / 41.0 % to 23.4 / 54.8 %
+# (median / p90), the overheads still on their bounds; they stay loadable for that check.
+USE_BATCH_LATENCY_RUNS = False
+# MLPerf v4.1/v5.0 Blackwell submissions ran NVFP4 arithmetic with an FP8 KV cache
+# (catalog/data/README.md, "Precision of Blackwell MLPerf rows"). Fitting them as FP4, with the
+# software-generation rates below, moved the time split (fit before 2025-03-01, predict the
+# 29 MLPerf v5.0 runs) from 17.9 / 41.0 % to 17.6 / 45.5 % median / p90: offline 22.0 -> 12.4 %
+# but server 16.8 -> 17.7 % (p90 35 -> 64 %) and interactive 16.8 -> 22.5 %; in-sample
+# 10.9 / 25.8 -> 10.7 / 24.8 %. Not better out of sample on the whole, so both stay off until
+# the model has a per-precision efficiency that carries the FP4 latency-bound runs.
+BLACKWELL_MLPERF_FP4 = False
+# Fit a per-family software-generation rate by publication date (see above; off).
+FIT_SOFTWARE_GENERATION = False
+# Prior width of a family's software-generation rate (log-efficiency per year) around 0.
+SOFTWARE_RATE_PRIOR_SIGMA = 0.3
 _LATENCY_SCENARIOS = {"server", "interactive"}
 _FP8_FAMILIES = {"hopper", "hopper-pcie", "blackwell", "cdna3", "cdna4", "ada"}
 # A run below this fraction of the best published run of the same system (accelerator, count,
 # model, scenario) is an untuned software stack, not a hardware figure, and is left out.
 DOMINATED_FRACTION = 0.5
 # Measured systems have their physical memory: HBM and GDDR come in GiB, so an "80 GB" H100
-# holds 80 GiB. The planner itself keeps the conservative 1e9 bytes per GB.
-MEASURED_BYTES_PER_GB = 2**30
+# holds 80 GiB; the planner plans on the same (memory.ACCELERATOR_BYTES_PER_GB).
+MEASURED_BYTES_PER_GB = ACCELERATOR_BYTES_PER_GB
 RESIDUAL_CLIP = math.log(3.0)
 # Prior width (log space) of a family's factors around the global ones.
 PRIOR_SIGMA = 0.35
@@ -148,6 +168,7 @@ class BenchmarkRun:
     tpot_p99_limit_ms: float | None
     output_tokens_per_s: float
     serving_stack: str = "vllm"
+    concurrency: int | None = None
 
     @property
     def published_on(self) -> dt.date | None:
@@ -163,6 +184,8 @@ def _num(value: str) -> float | None:
 def _infer_precision(row: Mapping[str, str], family: str) -> tuple[str, str]:
     declared = (row["precision"] or "").strip().lower()
     notes = row.get("notes", "")
+    if BLACKWELL_MLPERF_FP4 and row["source_kind"] == "mlperf" and family == "blackwell":
+        return "fp4", "Blackwell MLPerf submission: NVFP4 arithmetic per NVIDIA (data README)"
     if not declared and row["source_kind"] == "mlperf" and family in _FP8_FAMILIES:
         return "fp8", "precision not declared; fp8 assumed for MLPerf on Hopper/Blackwell/MI3xx"
     quantised = "weight_transformations 'quantization'" in notes
@@ -197,7 +220,16 @@ def load_benchmark_runs(
     runs = []
     with open(path, newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
-            if row["metric"] != "output_tokens_per_s":
+            batch = _num(row.get("concurrency", ""))
+            static_batch = (
+                USE_BATCH_LATENCY_RUNS
+                and row["scenario"] == "batch_latency"
+                and row["metric"] == "e2e_latency_s"
+                and batch
+                and _num(row["output_tokens_mean"])
+                and _num(row["value"])
+            )
+            if row["metric"] != "output_tokens_per_s" and not static_batch:
                 continue
             slug = row["accelerator_slug"]
             family = (
@@ -225,8 +257,13 @@ def load_benchmark_runs(
                     tensor_parallel=int(tp) if tp else None,
                     ttft_p99_limit_ms=_num(row["ttft_p99_limit_ms"]),
                     tpot_p99_limit_ms=_num(row["tpot_p99_limit_ms"]),
-                    output_tokens_per_s=float(row["value"]),
+                    output_tokens_per_s=(
+                        batch * float(row["output_tokens_mean"]) / float(row["value"])
+                        if static_batch
+                        else float(row["value"])
+                    ),
                     serving_stack=_serving_stack(row),
+                    concurrency=int(batch) if static_batch else None,
                 )
             )
     return runs
@@ -242,6 +279,7 @@ def _system_key(run: BenchmarkRun) -> tuple:
         run.scenario,
         run.input_tokens,
         run.output_tokens,
+        run.concurrency,
     )
 
 
@@ -322,6 +360,7 @@ def _prepare(
             if tp <= run.accelerators and run.accelerators % tp == 0
         ]
     context = int(math.ceil(run.input_tokens + run.output_tokens))
+    kv_precision = measured_kv_precision(run.precision)
     options = []
     reason = None
     for tp in degrees:
@@ -331,7 +370,7 @@ def _prepare(
             run.precision,
             tp,
             context,
-            None,
+            kv_precision,
             calibration.gpu_memory_utilization,
             run.serving_stack,
             MEASURED_BYTES_PER_GB,
@@ -339,7 +378,7 @@ def _prepare(
         if not plan.feasible:
             reason = reason or f"TP {tp}: {plan.infeasible_reason}"
             continue
-        shape = replica_shape(model, accelerator, run.precision, tp, calibration)
+        shape = replica_shape(model, accelerator, run.precision, tp, calibration, kv_precision)
         max_batch = max(1, min(plan.max_concurrent_sequences, calibration.max_num_seqs))
         options.append((tp, shape, max_batch))
     if not options and reason is None:
@@ -347,9 +386,41 @@ def _prepare(
     return _RunCase(run, group, tuple(options), None if options else reason)
 
 
-def _with_calibration(shape: ReplicaShape, calibration: Calibration) -> ReplicaShape:
+def measured_kv_precision(precision: str) -> str:
+    """KV dtype of the reference runs: FP8 and FP4 submissions (MLPerf, TensorRT-LLM tables)
+    run an FP8 KV cache (catalog/data/README.md, "Precision of Blackwell MLPerf rows"); the
+    others keep BF16."""
+    return "fp8" if precision in {"fp8", "fp4"} else "bf16"
+
+
+def _software_years(run: BenchmarkRun, family: str, calibration: Calibration) -> float:
+    """Years between a run's publication and its family's newest calibrated stack (≤ 0)."""
+    newest = calibration.software_dates.get(family)
+    published = run.published_on
+    if not newest or published is None:
+        return 0.0
+    return (published - dt.date.fromisoformat(newest)).days / 365.25
+
+
+def _with_calibration(
+    shape: ReplicaShape, calibration: Calibration, run: BenchmarkRun | None = None
+) -> ReplicaShape:
     factors = calibration.factors_for(shape.accelerator.family, shape.precision)
-    return dataclasses.replace(shape, factors=factors, calibration=calibration)
+    years = _software_years(run, shape.accelerator.family, calibration) if run else 0.0
+    return dataclasses.replace(
+        shape, factors=factors, calibration=calibration, software_years=years
+    )
+
+
+def _static_batch_tokens_per_s(shape: ReplicaShape, run: BenchmarkRun) -> float:
+    """Output tokens/s of one replica finishing a static batch: prefill of the B prompts,
+    then ``output`` decode steps at the mean context (anchors F5)."""
+    batch = float(run.concurrency or 1)
+    prefill_ms = float(
+        step_time_ms(shape, 0.0, batch * run.input_tokens, run.input_tokens, run.input_tokens)
+    )
+    decode_ms = float(step_time_ms(shape, batch, 0.0, run.input_tokens + run.output_tokens / 2.0))
+    return batch * run.output_tokens / ((prefill_ms + run.output_tokens * decode_ms) * 1e-3)
 
 
 def _predict_case(case: _RunCase, calibration: Calibration) -> tuple[float, int]:
@@ -357,7 +428,14 @@ def _predict_case(case: _RunCase, calibration: Calibration) -> tuple[float, int]
     run = case.run
     best = (0.0, 0)
     for tp, base_shape, max_batch in case.options:
-        shape = _with_calibration(base_shape, calibration)
+        shape = _with_calibration(base_shape, calibration, run)
+        if run.scenario == "batch_latency":
+            if max_batch < (run.concurrency or 1):
+                continue
+            total = _static_batch_tokens_per_s(shape, run) * (run.accelerators // tp)
+            if total > best[0]:
+                best = (total, tp)
+            continue
         if run.scenario in _LATENCY_SCENARIOS:
             point, _ = latency_capacity(
                 shape,
@@ -421,6 +499,8 @@ def _calibration_from_vector(
 ) -> Calibration:
     eta_m, eta_c, link, pcie, overhead, overhead_ms, prefill, moe, kv = np.exp(x[:_NG])
     group_factors = {}
+    n = 2 * len(groups)
+    rates = {f: float(x[_NG + n + i]) for i, f in enumerate(_software_families(base))}
     for i, group in enumerate(groups):
         dm, dc = x[_NG + 2 * i], x[_NG + 1 + 2 * i]
         group_factors[group] = EfficiencyFactors(
@@ -434,6 +514,7 @@ def _calibration_from_vector(
         pcie_link_bw_fraction=float(min(1.0, pcie)),
         step_overhead_us_per_layer=float(overhead),
         step_overhead_ms=float(overhead_ms),
+        software_gain_per_year=rates,
         prefill_compute_ratio=float(prefill),
         moe_compute_ratio=float(moe),
         kv_read_bw_ratio=float(kv),
@@ -465,10 +546,27 @@ def _vector_from_calibration(calibration: Calibration, groups: Sequence[str]) ->
             if f
             else [0.0, 0.0]
         )
+    x += [cal.software_gain_per_year.get(f, 0.0) for f in _software_families(cal)]
     lows = [b[2] for b in _GLOBALS]
     highs = [b[3] for b in _GLOBALS]
     x[:_NG] = np.clip(x[:_NG], np.log(lows) + 1e-9, np.log(highs) - 1e-9)
     return np.asarray(x)
+
+
+def _software_families(calibration: Calibration) -> list[str]:
+    """Families whose software-generation rate is fitted: those with runs on several dates."""
+    return sorted(calibration.software_dates)
+
+
+def _newest_dates(cases: Sequence[_RunCase]) -> dict[str, str]:
+    """Family -> newest publication date of its runs, for families measured on several dates."""
+    dates: dict[str, set[dt.date]] = defaultdict(set)
+    if not FIT_SOFTWARE_GENERATION:
+        return {}
+    for case in cases:
+        if case.run.published_on is not None:
+            dates[case.group.split("/")[0]].add(case.run.published_on)
+    return {f: max(d).isoformat() for f, d in sorted(dates.items()) if len(d) > 1}
 
 
 def _fit(
@@ -478,19 +576,26 @@ def _fit(
     max_nfev: int = 120,
 ) -> Calibration:
     groups = sorted({c.group for c in cases})
+    base = dataclasses.replace(base, software_dates=_newest_dates(cases))
+    families = _software_families(base)
     measured = np.log([c.run.output_tokens_per_s for c in cases])
     n = 2 * len(groups)
+    nf = len(families)
     if start is None:
-        x0 = np.concatenate([np.log([g[1] for g in _GLOBALS]), np.zeros(n)])
+        x0 = np.concatenate([np.log([g[1] for g in _GLOBALS]), np.zeros(n + nf)])
     else:
-        x0 = _vector_from_calibration(start, groups)
-    lower = np.concatenate([np.log([g[2] for g in _GLOBALS]), np.full(n, -3.0)])
-    upper = np.concatenate([np.log([g[3] for g in _GLOBALS]), np.full(n, 3.0)])
+        x0 = _vector_from_calibration(
+            dataclasses.replace(start, software_dates=base.software_dates), groups
+        )
+    lower = np.concatenate([np.log([g[2] for g in _GLOBALS]), np.full(n, -3.0), np.full(nf, -1.0)])
+    upper = np.concatenate([np.log([g[3] for g in _GLOBALS]), np.full(n, 3.0), np.full(nf, 1.0)])
 
     def residuals(x: np.ndarray) -> np.ndarray:
         cal = _calibration_from_vector(x, groups, base)
         predicted = np.array([max(_predict_case(c, cal)[0], 1e-3) for c in cases])
-        prior = x[_NG:] / PRIOR_SIGMA
+        prior = np.concatenate(
+            [x[_NG : _NG + n] / PRIOR_SIGMA, x[_NG + n :] / SOFTWARE_RATE_PRIOR_SIGMA]
+        )
         # Clip at a factor of 3 so a run whose latency limits become unreachable (prediction 0)
         # cannot dominate the fit.
         errors = np.clip(np.log(predicted) - measured, -RESIDUAL_CLIP, RESIDUAL_CLIP)
@@ -872,6 +977,31 @@ def architecture_runs(cases: Sequence[_RunCase], models: Mapping[str, ModelSpec]
     return dict(counts)
 
 
+def fit_assumptions(tpot_ratio: float) -> tuple[str, ...]:
+    """What the fit assumes about the reference data, one sentence each."""
+    return (
+        "lengths are the dataset means (MLPerf) or the fixed ISL/OSL (TensorRT-LLM)",
+        "MLPerf runs without a declared precision on Hopper/MI3xx are taken as fp8",
+        "MLPerf Blackwell runs (B200, GB200) are taken as fp4 (NVFP4) with an FP8 KV cache, "
+        "as NVIDIA describes its submissions (data README)",
+        "fp16 checkpoints declared with a 'quantization' weight transform on FP8-capable "
+        "hardware are taken as fp8",
+        "FP8 and FP4 runs use an FP8 KV cache; BF16 runs a BF16 KV cache",
+        "MLPerf prompt lengths vary: TTFT percentiles use a prompt of the dataset mean × 3.56 "
+        "at p99 (OpenOrca p99/mean, 791/222.33)",
+        "when a run does not state its TP degree the engine picks the best one for N devices",
+        "accelerator memory is vendor GB × 2**30 bytes (HBM and GDDR come in GiB), as the "
+        "planner plans; TensorRT-LLM runs (ref ids with '-trt-' and the TensorRT-LLM tables) "
+        "use TensorRT-LLM's KV rule, the others vLLM's",
+        "static-batch latency runs (ROCm vLLM, batch 1-128) are left out of the fit "
+        "(USE_BATCH_LATENCY_RUNS): with them the time split got worse",
+        "software improves with time: each family's efficiency scales by exp(rate × years "
+        "before its newest runs), the rate fitted per family (prior 0 ± "
+        f"{SOFTWARE_RATE_PRIOR_SIGMA}/year); estimates assume the newest stack",
+        f"TPOT p99/mean = {tpot_ratio:.3f}, the median p99/p50 TPOT ratio of the MLPerf runs",
+    )
+
+
 def fit_calibration(
     runs: Iterable[BenchmarkRun],
     accelerators: Mapping[str, AcceleratorSpec],
@@ -938,20 +1068,7 @@ def fit_calibration(
         version=CALIBRATION_VERSION,
         fitted_at=dt.date.today().isoformat(),
     )
-    assumptions = (
-        "lengths are the dataset means (MLPerf) or the fixed ISL/OSL (TensorRT-LLM)",
-        "MLPerf runs without a declared precision on Hopper/Blackwell/MI3xx are taken as fp8",
-        "fp16 checkpoints declared with a 'quantization' weight transform on FP8-capable "
-        "hardware are taken as fp8",
-        "FP8 runs use an FP8 KV cache; BF16 runs a BF16 KV cache",
-        "MLPerf prompt lengths vary: TTFT percentiles use a prompt of the dataset mean × 3.56 "
-        "at p99 (OpenOrca p99/mean, 791/222.33)",
-        "when a run does not state its TP degree the engine picks the best one for N devices",
-        "measured systems have their physical memory, vendor GB × 2**30 bytes (the planner "
-        "itself plans on 1e9 bytes per GB); TensorRT-LLM runs (ref ids with "
-        "'-trt-' and the TensorRT-LLM tables) use TensorRT-LLM's KV rule, the others vLLM's",
-        f"TPOT p99/mean = {tpot_ratio:.3f}, the median p99/p50 TPOT ratio of the MLPerf runs",
-    )
+    assumptions = fit_assumptions(tpot_ratio)
     return CalibrationFit(
         calibration=calibration,
         table=table,
@@ -1039,6 +1156,8 @@ def save_calibration(fit: CalibrationFit, path: str | Path = DEFAULT_CALIBRATION
             "max_num_seqs": cal.max_num_seqs,
             "gpu_memory_utilization": cal.gpu_memory_utilization,
             "tpot_p99_over_mean": cal.tpot_p99_over_mean,
+            "software_gain_per_year": dict(sorted(cal.software_gain_per_year.items())),
+            "software_dates": dict(sorted(cal.software_dates.items())),
         },
         "group_runs": dict(sorted(cal.group_runs.items())),
         "family_runs": dict(sorted(family_runs.items())),
@@ -1100,6 +1219,10 @@ def load_calibration(path: str | Path = DEFAULT_CALIBRATION_PATH) -> Calibration
         max_num_seqs=int(params["max_num_seqs"]),
         gpu_memory_utilization=params["gpu_memory_utilization"],
         tpot_p99_over_mean=params["tpot_p99_over_mean"],
+        software_gain_per_year={
+            k: float(v) for k, v in (params.get("software_gain_per_year") or {}).items()
+        },
+        software_dates=dict(params.get("software_dates") or {}),
         group_runs={k: int(v) for k, v in data["group_runs"].items()},
         group_error_pct={k: float(v) for k, v in data["group_error_pct"].items()},
         global_error_pct=float(data["global_error_pct"]),

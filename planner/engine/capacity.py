@@ -139,17 +139,23 @@ class ReplicaCapacity:
 def offline_capacity(
     shape: ReplicaShape, max_batch: int, input_len: float, output_len: float
 ) -> PerformancePoint:
-    """Maximum throughput with no latency target: the largest batch that fits.
+    """Maximum throughput with no latency target: the best batch up to the memory cap.
 
-    Throughput B·out / (TTFT + out·TPOT) rises with B, so the optimum is the memory cap.
+    Throughput B·out / (TTFT + out·TPOT) rises with B almost everywhere, so the optimum is
+    usually the memory cap; with very short outputs the prefill-bound steps make it flat and
+    the cap can fall a hair short, so the best point of :func:`batch_grid` is taken (the
+    largest batch on ties).
     """
-    state = steady_state(shape, float(max_batch), input_len, output_len)
+    grid = batch_grid(max_batch)
+    state = steady_state(shape, grid, input_len, output_len)
+    tokens = state.output_tokens_per_s
+    i = len(grid) - 1 - int(np.argmax(tokens[::-1]))
     return PerformancePoint(
-        batch=int(max_batch),
-        ttft_ms=float(state.ttft_service_ms[0]),
-        tpot_ms=float(state.tpot_ms[0]),
-        output_tokens_per_s=float(state.output_tokens_per_s[0]),
-        requests_per_s=float(state.requests_per_s[0]),
+        batch=int(grid[i]),
+        ttft_ms=float(state.ttft_service_ms[i]),
+        tpot_ms=float(state.tpot_ms[i]),
+        output_tokens_per_s=float(tokens[i]),
+        requests_per_s=float(state.requests_per_s[i]),
         statistic="mean",
     )
 

@@ -12,9 +12,22 @@ from dataclasses import dataclass, field
 
 from planner.engine.errors import CatalogGapError, EngineInputError
 
-# Server power ≈ 1.82 × GPU TDP per GPU for an 8-GPU H100 node (Epoch AI, energy.py;
-# shared/reference/facility_tco_sourcing.md A2); applied per accelerator when no figure exists.
-SERVER_POWER_PER_ACCELERATOR_TDP = 1.82
+# Server power when the catalog has no platform figure: host base + n × (accelerator power +
+# its share of the platform). Host base: a two-socket host (two ~350 W CPUs, memory, drives,
+# fans) at about 1.0 kW (planner assumption). Platform share per accelerator on an SXM/OAM
+# baseboard (NVSwitch, one scale-out NIC per GPU, fans): DGX H100 10.2 kW max − 8 × 700 W −
+# 1.0 kW host = 4.6 kW, 0.45 kW per GPU (facility_tco_sourcing.md A2); the same share gives a
+# GB200 NVL72 72 × (1.2 + 0.45) = 119 kW, against the ≈120 kW NVIDIA quotes (A2). A PCIe card
+# adds its slot's share of fans and riser, about 0.05 kW (planner assumption).
+HOST_BASE_KW = 1.0
+BASEBOARD_SHARE_KW_PER_ACCELERATOR = 0.45
+PCIE_SHARE_KW_PER_ACCELERATOR = 0.05
+# Systems with 8 or more accelerators sit on a switched baseboard; 32 or more are rack-scale
+# (NVL72: 18 compute trays and 9 switch trays in one liquid-cooled rack, A2), whose hosts
+# (Grace CPUs in the trays) are inside the per-accelerator share.
+BASEBOARD_ACCELERATORS = 8
+RACK_SCALE_ACCELERATORS = 32
+RACK_SCALE_RACK_UNITS = 48  # one full rack (MGX/NVL72 racks are 48U class)
 # Planner assumption: 8-accelerator systems are 8U (DGX H100; ref A2 lists 8-10U), smaller
 # boxes 4U (4 GPUs) or 2U (1-2 GPUs), as in common PCIe chassis.
 DEFAULT_RACK_UNITS_BY_ACCELERATORS = ((8, 8), (4, 4), (1, 2))
@@ -76,6 +89,9 @@ def estimate_server(
 ) -> tuple[float, int, tuple[str, ...]]:
     """Power (kW) and height (RU) of one server, from the platform or estimated.
 
+    Without a platform figure: host base power + n × (accelerator power + platform share)
+    (constants above); a rack-scale system (≥ 32 accelerators, e.g. GB200 NVL72) is one rack.
+
     Returns:
         (power_kw, rack_units, assumptions).
 
@@ -91,16 +107,31 @@ def estimate_server(
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise EngineInputError(f"The catalog's {name} must be a positive number, not {value}.")
     assumptions: list[str] = []
+    n = accelerators_per_server
+    rack_scale = n >= RACK_SCALE_ACCELERATORS
     if platform_power_kw:
         power_kw = platform_power_kw
     elif accelerator_tdp_w:
-        power_kw = (
-            SERVER_POWER_PER_ACCELERATOR_TDP * accelerator_tdp_w * accelerators_per_server / 1000
-        )
-        assumptions.append(
-            f"server power estimated as 1.82 × {accelerator_tdp_w:g} W × "
-            f"{accelerators_per_server} accelerators = {power_kw:.1f} kW (Epoch AI ratio)"
-        )
+        gpu_kw = accelerator_tdp_w / 1000
+        if rack_scale:
+            power_kw = n * (gpu_kw + BASEBOARD_SHARE_KW_PER_ACCELERATOR)
+            assumptions.append(
+                f"rack-scale system: power estimated as {n} × ({accelerator_tdp_w:g} W + "
+                f"{BASEBOARD_SHARE_KW_PER_ACCELERATOR * 1000:g} W platform share) = "
+                f"{power_kw:.1f} kW for the rack (GB200 NVL72: about 120 kW, liquid-cooled)"
+            )
+        else:
+            share = (
+                BASEBOARD_SHARE_KW_PER_ACCELERATOR
+                if n >= BASEBOARD_ACCELERATORS
+                else PCIE_SHARE_KW_PER_ACCELERATOR
+            )
+            power_kw = HOST_BASE_KW + n * (gpu_kw + share)
+            assumptions.append(
+                f"server power estimated as {HOST_BASE_KW:g} kW host + {n} × "
+                f"({accelerator_tdp_w:g} W + {share * 1000:g} W platform share) = "
+                f"{power_kw:.2f} kW"
+            )
     else:
         raise CatalogGapError(
             f"The catalog publishes neither the server's power nor {accelerator_name}'s TDP, "
@@ -110,6 +141,11 @@ def estimate_server(
         )
     if platform_rack_units:
         rack_units = platform_rack_units
+    elif rack_scale:
+        rack_units = RACK_SCALE_RACK_UNITS
+        assumptions.append(
+            f"rack-scale system: one whole rack ({rack_units}U), one system per rack"
+        )
     else:
         rack_units = next(
             ru

@@ -7,7 +7,10 @@ the expected error band and where the efficiency factors come from:
 * ``scenario="offline"`` with no target: maximum throughput (largest batch that fits);
 * ``scenario="server"`` with TTFT and/or TPOT targets: the most throughput that meets them at
   the percentile;
-* with ``request_rate``: what that offered load yields (mean latencies, queueing included).
+* with ``request_rate``: what that offered load yields (mean latencies, queueing included);
+  a rate beyond capacity answers with the saturation point and the queue's growth;
+* with ``concurrency``: N requests in flight, closed loop (as benchmark tools and NIM tables
+  report): per-user and total tokens/s, TTFT and TPOT.
 
 The tensor-parallel degree is the engine's choice unless given: among the valid degrees that
 divide N, the one with the most throughput (or, under a request rate, the lowest mean
@@ -21,8 +24,19 @@ from dataclasses import dataclass
 
 from planner.engine.capacity import ReplicaCapacity, replica_capacity, valid_tp_degrees
 from planner.engine.errors import EngineInputError
-from planner.engine.memory import BYTES_PER_GB, SERVING_STACKS
-from planner.engine.performance import Calibration, latency_under_load, replica_shape
+from planner.engine.memory import (
+    BYTES_PER_GB,
+    BYTES_PER_GIB,
+    KV_CACHE_DTYPES,
+    SERVING_STACKS,
+    resolve_kv_cache_dtype,
+)
+from planner.engine.performance import (
+    Calibration,
+    latency_under_load,
+    replica_shape,
+    steady_state,
+)
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
 from planner.engine.uncertainty import error_band
 
@@ -50,7 +64,10 @@ class EstimateRequest:
         tpot_ms: TPOT target at the percentile (server), ms.
         percentile: 95 or 99.
         request_rate: Offered requests/s for all N accelerators together, or None.
-        kv_precision: KV-cache dtype, or None for the default of the precision.
+        concurrency: Requests in flight for all N accelerators together (closed loop: a
+            finished request is replaced at once), or None.
+        kv_cache_dtype: KV-cache dtype: "auto" (vLLM's default, the model's dtype: BF16),
+            "bf16" or "fp8".
         serving_stack: "vllm" (default) or "trtllm" memory rule.
         variable_lengths: Prompt lengths vary around the mean (exponential assumption for TTFT
             percentiles) instead of being fixed.
@@ -68,7 +85,8 @@ class EstimateRequest:
     tpot_ms: float | None = None
     percentile: int = 99
     request_rate: float | None = None
-    kv_precision: str | None = None
+    concurrency: int | None = None
+    kv_cache_dtype: str = "auto"
     serving_stack: str = "vllm"
     variable_lengths: bool = False
 
@@ -91,7 +109,25 @@ class EstimateResult:
         kv_cache_bytes_per_token: KV bytes per token of one replica (all TP ranks, at the
             request's context for sliding-window models).
         max_concurrent_sequences: Sequences of input+output tokens whose KV fits per replica.
-        kv_cache_gb_per_gpu: KV budget per GPU, GB.
+        kv_cache_gb_per_gpu: KV budget per GPU, GB (1e9 bytes).
+        kv_cache_gib_per_gpu: KV budget per GPU, GiB (as vLLM logs it).
+        kv_cache_dtype: KV dtype used ("bf16" or "fp8"; "auto" resolved).
+        kv_cache_bytes_per_token_per_gpu: KV bytes one token occupies on each GPU.
+        kv_replication: How many TP ranks hold the same KV (1: each rank holds its own share
+            of the heads; TP ÷ KV heads past H_kv, TP for MLA's shared latent).
+        kv_note: One sentence on the per-GPU KV layout, naming TP replication as such.
+        per_user_output_tokens_per_s: Output tokens/s one request sees while decoding,
+            1000 / TPOT (concurrency and request-rate modes), else None.
+        saturated: True when the offered request rate exceeds capacity.
+        saturation_requests_per_s: Requests/s the N accelerators complete at most (the
+            saturation point), for a request rate; else None.
+        queue_growth_requests_per_s: Offered − saturation requests/s: how fast the queue grows
+            past saturation (0 below it), for a request rate; else None.
+        queued_per_replica: Requests waiting for a KV slot per replica (concurrency mode:
+            requests in flight beyond what memory and the scheduler admit), else None.
+        software_generation: The serving-software generation the estimate assumes: the
+            publication date of the newest reference runs of the accelerator's family (the
+            efficiency factors are for that stack), "" when the family has no dated runs.
         utilisation: Concurrency / max concurrency per replica (request-rate mode), else None.
         expected_error_pct: Error band (±%): the held-out error of the nearest calibrated
             group, wider when the architecture has no reference runs
@@ -121,6 +157,38 @@ class EstimateResult:
     calibration_version: str
     architecture: str = ""
     calibrated_architecture: bool = True
+    kv_cache_gib_per_gpu: float = 0.0
+    kv_cache_dtype: str = "bf16"
+    kv_cache_bytes_per_token_per_gpu: float = 0.0
+    kv_replication: int = 1
+    kv_note: str = ""
+    per_user_output_tokens_per_s: float | None = None
+    saturated: bool = False
+    saturation_requests_per_s: float | None = None
+    queue_growth_requests_per_s: float | None = None
+    queued_per_replica: float | None = None
+    software_generation: str = ""
+
+
+def _kv_layout_note(model: ModelSpec, tp: int, kv_dtype: str, per_gpu: float) -> tuple[int, str]:
+    """(replication factor, sentence) for the per-GPU KV layout at a TP degree."""
+    if tp <= 1:
+        return 1, f"{per_gpu:,.0f} bytes of {kv_dtype} KV per token on the one GPU."
+    if model.is_mla:
+        return tp, (
+            f"{per_gpu:,.0f} bytes of {kv_dtype} KV per token on each GPU; TP replication: "
+            f"the MLA latent is stored whole on all {tp} ranks."
+        )
+    if tp > model.kv_heads:
+        copies = tp // model.kv_heads
+        return copies, (
+            f"{per_gpu:,.0f} bytes of {kv_dtype} KV per token on each GPU; TP replication: "
+            f"{model.kv_heads} KV heads over {tp} ranks, so each head is stored {copies} times."
+        )
+    return 1, (
+        f"{per_gpu:,.0f} bytes of {kv_dtype} KV per token on each GPU ("
+        f"{model.kv_heads // tp} of {model.kv_heads} KV heads per rank, no replication)."
+    )
 
 
 def _validate(request: EstimateRequest, model: ModelSpec, accelerator: AcceleratorSpec) -> None:
@@ -147,19 +215,37 @@ def _validate(request: EstimateRequest, model: ModelSpec, accelerator: Accelerat
         raise EstimateError(f"scenario must be 'offline' or 'server', not {request.scenario!r}")
     if request.percentile not in (95, 99):
         raise EstimateError("percentile must be 95 or 99")
+    if request.kv_cache_dtype not in KV_CACHE_DTYPES:
+        raise EstimateError(
+            f"kv_cache_dtype must be one of {', '.join(KV_CACHE_DTYPES)}, "
+            f"not {request.kv_cache_dtype!r}"
+        )
     if request.serving_stack not in SERVING_STACKS:
         raise EstimateError(f"serving_stack must be one of {', '.join(SERVING_STACKS)}")
     has_target = request.ttft_ms is not None or request.tpot_ms is not None
     if request.scenario == "offline" and has_target:
         raise EstimateError("an offline estimate takes no latency target; use scenario 'server'")
-    if request.scenario == "server" and not has_target and request.request_rate is None:
-        raise EstimateError("a server estimate needs a TTFT or TPOT target or a request rate")
+    if request.concurrency is not None:
+        if request.concurrency < 1:
+            raise EstimateError("concurrency must be at least 1")
+        if has_target or request.request_rate is not None:
+            raise EstimateError(
+                "concurrency fixes the requests in flight: give it without a latency target "
+                "or a request rate"
+            )
+    if (
+        request.scenario == "server"
+        and not has_target
+        and request.request_rate is None
+        and request.concurrency is None
+    ):
+        raise EstimateError(
+            "a server estimate needs a TTFT or TPOT target, a request rate or a concurrency"
+        )
     for name in ("ttft_ms", "tpot_ms", "request_rate"):
         value = getattr(request, name)
         if value is not None and value <= 0:
             raise EstimateError(f"{name} must be positive")
-    if request.precision == "fp4" and not accelerator.fp4_dense_tflops:
-        raise EstimateError(f"{accelerator.name} has no FP4 tensor cores")
     if accelerator.compute_tflops(request.precision) is None:
         raise EstimateError(f"{accelerator.name} publishes no dense BF16 peak to estimate with")
 
@@ -205,6 +291,7 @@ def estimate(
         EstimateError: When the inputs are impossible (one sentence saying why).
     """
     _validate(request, model, accelerator)
+    kv_dtype = resolve_kv_cache_dtype(request.kv_cache_dtype, request.precision)
     server = request.scenario == "server"
     targets = server and (request.ttft_ms is not None or request.tpot_ms is not None)
     options: list[ReplicaCapacity] = []
@@ -221,7 +308,7 @@ def estimate(
             ttft_target_ms=request.ttft_ms if targets and request.request_rate is None else None,
             tpot_target_ms=request.tpot_ms if targets and request.request_rate is None else None,
             percentile=float(request.percentile),
-            kv_precision=request.kv_precision,
+            kv_precision=kv_dtype,
             serving_stack=request.serving_stack,
             variable_lengths=request.variable_lengths,
         )
@@ -239,7 +326,14 @@ def estimate(
         return cap.point.output_tokens_per_s * (request.accelerators // cap.tensor_parallel)
 
     utilisation = None
-    if request.request_rate is not None:
+    extra: dict = {}
+    if request.concurrency is not None:
+        chosen, replicas, extra = _closed_loop(request, model, accelerator, calibration, options)
+        ttft, tpot, statistic = extra.pop("ttft_ms"), extra.pop("tpot_ms"), "mean"
+        tokens_per_s = extra.pop("output_tokens_per_s")
+        requests_per_s = extra.pop("requests_per_s")
+        batch = extra.pop("batch")
+    elif request.request_rate is not None:
         best_load = None
         for cap in options:
             replicas = request.accelerators // cap.tensor_parallel
@@ -249,7 +343,7 @@ def estimate(
                 request.precision,
                 cap.tensor_parallel,
                 calibration,
-                request.kv_precision,
+                kv_dtype,
             )
             load = latency_under_load(
                 shape,
@@ -264,21 +358,40 @@ def estimate(
             if best_load is None or e2e < best_load[0]:
                 best_load = (e2e, cap, load)
         if best_load is None:
+            # Beyond capacity: the replicas run at their saturation point (every KV slot busy)
+            # and the queue grows by the excess rate; the wait, hence TTFT, has no bound.
+            chosen = max(options, key=lambda c: (total(c), -c.tensor_parallel))
+            replicas = request.accelerators // chosen.tensor_parallel
+            point = chosen.point
+            ceiling = point.requests_per_s * replicas
+            ttft, tpot, statistic = math.inf, point.tpot_ms, "mean"
+            tokens_per_s = point.output_tokens_per_s * replicas
+            requests_per_s = ceiling
+            batch = point.batch
+            utilisation = 1.0
+            extra = dict(
+                saturated=True,
+                saturation_requests_per_s=ceiling,
+                queue_growth_requests_per_s=request.request_rate - ceiling,
+                per_user_output_tokens_per_s=1000.0 / point.tpot_ms,
+            )
+        else:
+            _, chosen, load = best_load
+            replicas = request.accelerators // chosen.tensor_parallel
+            ttft, tpot, statistic = load.ttft_mean_ms, load.tpot_mean_ms, "mean"
+            tokens_per_s = request.request_rate * request.output_tokens
+            requests_per_s = request.request_rate
+            batch = int(math.ceil(load.batch))
+            utilisation = load.utilisation
             ceiling = max(
                 c.point.requests_per_s * (request.accelerators // c.tensor_parallel)
                 for c in options
             )
-            raise EstimateError(
-                f"an offered {request.request_rate:g} requests/s exceeds the capacity of "
-                f"{request.accelerators} × {accelerator.name} (about {ceiling:,.1f} requests/s)"
+            extra = dict(
+                saturation_requests_per_s=ceiling,
+                queue_growth_requests_per_s=0.0,
+                per_user_output_tokens_per_s=1000.0 / tpot,
             )
-        _, chosen, load = best_load
-        replicas = request.accelerators // chosen.tensor_parallel
-        ttft, tpot, statistic = load.ttft_mean_ms, load.tpot_mean_ms, "mean"
-        tokens_per_s = request.request_rate * request.output_tokens
-        requests_per_s = request.request_rate
-        batch = int(math.ceil(load.batch))
-        utilisation = load.utilisation
     else:
         chosen = max(options, key=lambda c: (total(c), -c.tensor_parallel))
         replicas = request.accelerators // chosen.tensor_parallel
@@ -290,6 +403,12 @@ def estimate(
         batch = point.batch
     memory = chosen.memory
     band = error_band(calibration, accelerator.family, request.precision, model)
+    generation = calibration.software_dates.get(accelerator.family, "")
+    provenance = band.basis
+    if generation:
+        provenance += f"; assumes {accelerator.family} serving software as of {generation}"
+    per_gpu = memory.kv_bytes_per_token_replica / chosen.tensor_parallel
+    replication, kv_note = _kv_layout_note(model, chosen.tensor_parallel, kv_dtype, per_gpu)
     return EstimateResult(
         output_tokens_per_s=tokens_per_s,
         requests_per_s=requests_per_s,
@@ -306,8 +425,71 @@ def estimate(
         kv_cache_gb_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GB,
         utilisation=utilisation,
         expected_error_pct=band.pct,
-        provenance=band.basis,
+        provenance=provenance,
         calibration_version=calibration.version,
         architecture=band.architecture,
         calibrated_architecture=band.calibrated_architecture,
+        kv_cache_gib_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GIB,
+        kv_cache_dtype=kv_dtype,
+        kv_cache_bytes_per_token_per_gpu=per_gpu,
+        kv_replication=replication,
+        kv_note=kv_note,
+        software_generation=generation,
+        **extra,
     )
+
+
+def _closed_loop(
+    request: EstimateRequest,
+    model: ModelSpec,
+    accelerator: AcceleratorSpec,
+    calibration: Calibration,
+    options: list[ReplicaCapacity],
+) -> tuple[ReplicaCapacity, int, dict]:
+    """Closed-loop operating point: ``concurrency`` requests in flight over the N accelerators.
+
+    Requests spread evenly over the replicas; each replica runs B = min(N/replicas, max batch)
+    at the continuous-batching steady state. Requests past the memory/scheduler cap wait, and
+    in a closed loop the cycle time is exact by Little's law: every request's turn takes
+    N_replica / X (X = completed requests/s), so TTFT = N_replica / X − out × TPOT. Per-user
+    tokens/s = 1000 / TPOT. The TP degree is the one with the most total throughput.
+    """
+    best = None
+    for cap in options:
+        replicas = request.accelerators // cap.tensor_parallel
+        in_flight = request.concurrency / replicas
+        running = min(max(in_flight, 1.0), float(cap.max_batch))
+        shape = replica_shape(
+            model,
+            accelerator,
+            request.precision,
+            cap.tensor_parallel,
+            calibration,
+            request.kv_cache_dtype,
+        )
+        state = steady_state(shape, running, request.input_tokens, request.output_tokens)
+        requests_s = float(state.requests_per_s[0]) * min(in_flight, running) / running
+        tpot = float(state.tpot_ms[0])
+        ttft = float(state.ttft_service_ms[0])
+        queued = max(0.0, in_flight - running)
+        if queued > 0:
+            cycle_ms = in_flight / requests_s * 1e3
+            ttft = cycle_ms - request.output_tokens * tpot
+        total_tokens = requests_s * request.output_tokens * replicas
+        if best is None or total_tokens > best[0]:
+            best = (
+                total_tokens,
+                cap,
+                replicas,
+                dict(
+                    ttft_ms=ttft,
+                    tpot_ms=tpot,
+                    output_tokens_per_s=total_tokens,
+                    requests_per_s=requests_s * replicas,
+                    batch=int(math.ceil(running)),
+                    per_user_output_tokens_per_s=1000.0 / tpot,
+                    queued_per_replica=queued,
+                ),
+            )
+    _, cap, replicas, figures = best
+    return cap, replicas, figures

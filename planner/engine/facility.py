@@ -271,6 +271,11 @@ class RackLoad:
         server_ashrae_class: Inlet class the server is rated for.
         switch_name: Label of the switch.
         pdu_name: Label of the PDU.
+        server_psus: Power supplies per server, None when unknown (then looked up in
+            :data:`PLATFORM_PSUS` by server name).
+        server_psu_kw: Rating of one power supply, kW.
+        server_psu_redundancy: M of the server's N+M supply redundancy.
+        rack_scale: The "server" is a whole rack (GB200 NVL72); None: when it is ≥ 48U.
     """
 
     server_name: str
@@ -287,6 +292,27 @@ class RackLoad:
     server_ashrae_class: str = "A2"
     switch_name: str = "ToR switch"
     pdu_name: str = "PDU"
+    server_psus: int | None = None
+    server_psu_kw: float | None = None
+    server_psu_redundancy: int | None = None
+    rack_scale: bool | None = None
+
+    @property
+    def is_rack_scale(self) -> bool:
+        """True when one system fills a rack (then it is one per rack whatever its RU)."""
+        if self.rack_scale is not None:
+            return self.rack_scale
+        return self.server_ru >= RACK_SCALE_MIN_RU
+
+    def power_supplies(self) -> tuple[int, float, int] | None:
+        """(supplies, kW each, redundant M) of one server: given, or known for the platform."""
+        if self.server_psus and self.server_psu_kw:
+            return self.server_psus, self.server_psu_kw, self.server_psu_redundancy or 0
+        name = self.server_name.upper()
+        for key, supplies in PLATFORM_PSUS.items():
+            if key in name:
+                return supplies
+        return None
 
     def __post_init__(self) -> None:
         if not 0 < self.server_power_kw < math.inf or self.server_ru < 1 or self.server_count < 0:
@@ -311,6 +337,18 @@ class RackLoad:
     def overhead_ru_per_rack(self) -> int:
         """Rack units taken by switches and PDUs in each rack."""
         return self.switches_per_rack * self.switch_ru + self.pdus_per_rack * self.pdu_ru
+
+
+# Power supplies of known platforms: (supplies, kW each, redundant M of N+M), split evenly over
+# the A and B feeds. DGX H100/H200: 6 × 3.3 kW, 4+2; DGX B200: 6 × 3.3 kW, 5+1
+# (facility_tco_sourcing.md A2, NVIDIA DGX user guides).
+PLATFORM_PSUS: dict[str, tuple[int, float, int]] = {
+    "DGX H100": (6, 3.3, 2),
+    "DGX H200": (6, 3.3, 2),
+    "DGX B200": (6, 3.3, 1),
+}
+# A system this tall is a whole rack (rack-scale NVL72 class, deployment.RACK_SCALE_RACK_UNITS).
+RACK_SCALE_MIN_RU = 48
 
 
 # --- Outputs ----------------------------------------------------------------------------------
@@ -513,6 +551,8 @@ def rack_capacity(site: SiteSpec, load: RackLoad) -> RackCapacity:
     by_power = _fit(side_kw, load.overhead_kw_per_rack, load.server_power_kw)
     by_cooling = _fit(cooling_kw, load.overhead_kw_per_rack, load.server_power_kw)
     by_ru = max(0, (site.usable_ru_per_rack - load.overhead_ru_per_rack) // load.server_ru)
+    if load.is_rack_scale:
+        by_ru = 1  # the system is the rack
     limits = {"power": by_power, "cooling": by_cooling, "rack_units": by_ru}
     best = min(limits.values())
     return RackCapacity(
@@ -633,6 +673,30 @@ def check_facility(
             f"The rack has a single feed ({side_kw:.2f} kW usable) for {rack_kw:.2f} kW, "
             "so there is no A/B redundancy."
         )
+    supplies = load.power_supplies()
+    if site.feeds_per_rack >= 2 and supplies and servers_in_fullest:
+        # Losing one feed also takes half of each server's power supplies with it.
+        count, psu_kw, spare = supplies
+        left = count // 2
+        left_kw = left * psu_kw
+        needed = count - spare
+        if left_kw + 1e-9 < load.server_power_kw:
+            # Far short (B200: 9.9 of 14.3 kW) fails; a few percent short (H100: 9.9 of
+            # 10.2 kW) warns: the server caps its draw at full load on one side.
+            short = left_kw < WARN_FRACTION * load.server_power_kw
+            status = "fail" if short else ("warn" if status == "pass" else status)
+            reason += (
+                f" On one feed each server keeps {left} of its {count} × {psu_kw:g} kW power "
+                f"supplies ({left_kw:.1f} kW) for its {load.server_power_kw:.1f} kW maximum "
+                f"({needed}+{spare} redundancy needs {needed} working), so it "
+                + ("stops or throttles hard" if short else "throttles at full load")
+                + " when a side fails."
+            )
+        else:
+            reason += (
+                f" Each server's {left} remaining power supplies ({left_kw:.1f} kW) carry its "
+                f"{load.server_power_kw:.1f} kW."
+            )
     checks.append(
         Check("ab_redundancy", "A/B feed redundancy", status, rack_kw, side_kw, "kW", reason)
     )

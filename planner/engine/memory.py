@@ -1,17 +1,21 @@
 """Memory footprint of one model replica: weights, KV cache and the vLLM-style KV budget.
 
 Conventions:
-    * Vendor memory is the marketing figure in GB with 1 GB = 1e9 bytes (see ``specs``); the
-      physical capacity of most parts is slightly larger, which leaves a planning margin.
+    * Accelerator memory: the vendor's "80 GB" of HBM (or GDDR) is 80 GiB, since DRAM comes in
+      powers of two (an H100 SXM holds 80 × 2**30 bytes; llm-d empirical-vllm-memory-results.md),
+      so capacity is planned at 2**30 bytes per vendor GB (:data:`ACCELERATOR_BYTES_PER_GB`).
+      Weights are counted in 1e9-byte GB, as model cards do.
     * A *replica* is one tensor-parallel group of ``tp`` accelerators serving one copy of the
       weights.
     * Quantised precisions keep the token embedding and the LM head in BF16, as vLLM and
       TensorRT-LLM checkpoints (llm-compressor, ModelOpt) do by default.
     * ``int4`` assumes GPTQ/AWQ group-wise quantisation with group size 128: one FP16 scale and
       one 4-bit zero point per 128 weights, 0.5 + (2 + 0.5)/128 = 0.5195 bytes per weight.
-    * ``fp4`` assumes NVFP4: blocks of 16 weights share one FP8 (E4M3) scale,
-      0.5 + 1/16 = 0.5625 bytes per weight (MXFP4, 32-weight blocks with an 8-bit scale, is
-      0.53125 and is covered by the same figure with a small margin).
+    * ``fp4`` is NVFP4 on NVIDIA parts with FP4 tensor cores (Blackwell): blocks of 16 weights
+      share one FP8 (E4M3) scale, 0.5 + 1/16 = 0.5625 bytes per weight. Elsewhere it is
+      MXFP4 (OCP Microscaling spec: 32-weight blocks with an 8-bit E8M0 scale,
+      0.5 + 1/32 = 0.53125), the format gpt-oss ships in, run weight-only on parts without
+      FP4 tensor cores (Hopper, Ampere, MI300X) and natively on MI355X.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from planner.engine.errors import EngineInputError
 from planner.engine.specs import AcceleratorSpec, ModelSpec
 
 __all__ = [
+    "ACCELERATOR_BYTES_PER_GB",
     "BYTES_PER_GIB",
+    "KV_CACHE_DTYPES",
     "SERVING_STACKS",
     "KV_BLOCK_TOKENS",
     "KvCacheLayout",
@@ -33,13 +39,19 @@ __all__ = [
     "default_kv_precision",
     "kv_cache_bytes_per_token",
     "kv_cache_layout",
+    "resolve_kv_cache_dtype",
     "param_counts",
     "plan_memory",
+    "weight_format",
     "weights_bytes",
 ]
 
 BYTES_PER_GB = 1e9  # vendor marketing gigabyte
 BYTES_PER_GIB = 2**30
+# Vendor "GB" of accelerator memory: DRAM devices come in GiB, so "80 GB" HBM is 80 GiB.
+ACCELERATOR_BYTES_PER_GB = BYTES_PER_GIB
+# KV-cache data types a caller may ask for; "auto" is vLLM's default (the model's dtype).
+KV_CACHE_DTYPES = ("auto", "bf16", "fp8")
 KV_BLOCK_TOKENS = 16  # vLLM default block_size (vllm/v1/core/kv_cache_utils.py)
 
 # Bytes per stored weight, scale overhead included (module docstring states the group sizes).
@@ -50,6 +62,7 @@ _WEIGHT_BYTES: dict[str, float] = {
     "int8": 1.0,
     "int4": 0.5 + (2.0 + 0.5) / 128.0,
     "fp4": 0.5 + 1.0 / 16.0,
+    "mxfp4": 0.5 + 1.0 / 32.0,
 }
 _KV_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
 
@@ -91,13 +104,40 @@ def bytes_per_weight(precision: str) -> float:
         raise EngineInputError(f"unknown precision {precision!r}") from None
 
 
-def default_kv_precision(precision: str) -> str:
-    """KV-cache dtype assumed for a weight precision when the caller does not give one.
+def weight_format(precision: str, accelerator: AcceleratorSpec | None = None) -> str:
+    """Stored weight format of a precision on a device: ``fp4`` is NVFP4 on NVIDIA parts with
+    FP4 tensor cores and MXFP4 everywhere else (module docstring)."""
+    if precision != "fp4" or accelerator is None:
+        return precision
+    nvfp4 = bool(accelerator.fp4_dense_tflops) and accelerator.vendor.lower().startswith("nvidia")
+    return "fp4" if nvfp4 else "mxfp4"
 
-    FP8 and FP4 deployments run an FP8 KV cache (TensorRT-LLM and MLPerf submissions do; vLLM
-    with ``--kv-cache-dtype fp8``); BF16 and weight-only INT4 keep a BF16 cache (vLLM default).
+
+def default_kv_precision(precision: str) -> str:
+    """KV-cache dtype of vLLM's ``--kv-cache-dtype auto``: the model's dtype.
+
+    The model dtype is the activation dtype, BF16, for every weight precision the engine sizes
+    (FP8, INT4 and FP4 checkpoints quantise the weights, not the activations the KV cache
+    stores; vllm/config ``CacheConfig.cache_dtype`` "auto" uses ``model_config.dtype``). An
+    FP8 KV cache is an explicit choice (``kv_cache_dtype="fp8"``).
     """
-    return "fp8" if precision in {"fp8", "fp4"} else "bf16"
+    del precision  # every sized precision keeps BF16 activations
+    return "bf16"
+
+
+def resolve_kv_cache_dtype(kv_cache_dtype: str | None, precision: str) -> str:
+    """The KV dtype a request's ``kv_cache_dtype`` ("auto", "bf16", "fp8" or None) stands for.
+
+    Raises:
+        EngineInputError: For a dtype that is not one of :data:`KV_CACHE_DTYPES`.
+    """
+    if kv_cache_dtype in (None, "", "auto"):
+        return default_kv_precision(precision)
+    if kv_cache_dtype not in _KV_BYTES:
+        raise EngineInputError(
+            f"kv_cache_dtype must be one of {', '.join(KV_CACHE_DTYPES)}, not {kv_cache_dtype!r}"
+        )
+    return "bf16" if kv_cache_dtype == "fp16" else kv_cache_dtype
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +177,7 @@ def param_counts(model: ModelSpec) -> ParamCounts:
         The counts.
     """
     h = model.hidden
+    dense_ffn = mats_dense = (3 if model.gated_mlp else 2) * h * model.intermediate
     embedding = model.vocab * h * (1 if model.tie_word_embeddings else 2)
     lookup_only = 0 if model.tie_word_embeddings else model.vocab * h
     mats = 3 if model.gated_mlp else 2
@@ -153,9 +194,13 @@ def param_counts(model: ModelSpec) -> ParamCounts:
             mlp_total = experts * expert + shared + h * experts
             mlp_active = (model.experts_per_token or 0) * expert + shared + h * experts
         else:
-            mlp_total = mlp_active = mats * h * model.intermediate
-        total = model.layers * (attention + mlp_total + 2 * h) + embedding + h
-        active = model.layers * (attention + mlp_active + 2 * h) + embedding + h
+            mlp_total = mlp_active = mats_dense
+        # Leading dense layers (first_k_dense_replace) carry a dense FFN instead of experts.
+        moe = model.moe_layers if model.is_moe else model.layers
+        dense = model.layers - moe
+        per_layer = attention + 2 * h
+        total = moe * (per_layer + mlp_total) + dense * (per_layer + dense_ffn) + embedding + h
+        active = moe * (per_layer + mlp_active) + dense * (per_layer + dense_ffn) + embedding + h
         if card_total <= 0 or abs(total / card_total - 1.0) <= 0.15:
             return ParamCounts(total, active, embedding, active - lookup_only, expert, True)
     return ParamCounts(
@@ -168,7 +213,9 @@ def param_counts(model: ModelSpec) -> ParamCounts:
     )
 
 
-def weights_bytes(model: ModelSpec, precision: str) -> float:
+def weights_bytes(
+    model: ModelSpec, precision: str, accelerator: AcceleratorSpec | None = None
+) -> float:
     """Bytes of the weights of one replica (all TP ranks together).
 
     Quantised precisions keep embeddings and the LM head in BF16 (module docstring).
@@ -176,12 +223,14 @@ def weights_bytes(model: ModelSpec, precision: str) -> float:
     Args:
         model: Architecture.
         precision: Weight precision.
+        accelerator: Device, which decides the FP4 format (:func:`weight_format`); NVFP4 when
+            None.
 
     Returns:
         Bytes.
     """
     counts = param_counts(model)
-    per_weight = bytes_per_weight(precision)
+    per_weight = bytes_per_weight(weight_format(precision, accelerator))
     if per_weight >= 2.0:
         return counts.total * per_weight
     return (counts.total - counts.embedding) * per_weight + counts.embedding * 2.0
@@ -292,7 +341,7 @@ class MemoryPlan:
 
     Attributes:
         tensor_parallel: TP degree.
-        capacity_bytes_per_gpu: Marketing capacity (memory_gb × 1e9).
+        capacity_bytes_per_gpu: Capacity, memory_gb × 2**30 (vendor GB of HBM are GiB).
         gpu_memory_utilization: Fraction vLLM may use (default 0.9).
         usable_bytes_per_gpu: capacity × utilisation.
         weights_bytes_per_replica: Weights of the whole replica.
@@ -333,7 +382,7 @@ class MemoryPlan:
 
 
 def _gb(value_bytes: float) -> str:
-    return f"{value_bytes / BYTES_PER_GB:,.1f} GB"
+    return f"{value_bytes / BYTES_PER_GIB:,.1f} GiB"
 
 
 def plan_memory(
@@ -345,7 +394,7 @@ def plan_memory(
     kv_precision: str | None = None,
     gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION,
     serving_stack: str = "vllm",
-    memory_bytes_per_gb: float = BYTES_PER_GB,
+    memory_bytes_per_gb: float = ACCELERATOR_BYTES_PER_GB,
 ) -> MemoryPlan:
     """KV budget and maximum concurrency of one replica.
 
@@ -363,16 +412,15 @@ def plan_memory(
         kv_precision: KV dtype; :func:`default_kv_precision` when None.
         gpu_memory_utilization: vLLM's ``gpu_memory_utilization``.
         serving_stack: "vllm" or "trtllm" (how the engine budgets its KV cache).
-        memory_bytes_per_gb: Bytes per vendor GB. The planner uses 1e9 (conservative); the
-            calibration uses 2**30 to model measured systems, whose HBM stacks come in GiB.
+        memory_bytes_per_gb: Bytes per vendor GB: 2**30 (HBM and GDDR come in GiB).
 
     Returns:
         The plan; ``infeasible_reason`` explains a replica that does not fit.
     """
-    kv_precision = kv_precision or default_kv_precision(precision)
+    kv_precision = resolve_kv_cache_dtype(kv_precision, precision)
     capacity = accelerator.memory_gb * memory_bytes_per_gb
     usable = capacity * gpu_memory_utilization
-    weights = weights_bytes(model, precision)
+    weights = weights_bytes(model, precision, accelerator)
     weights_gpu = weights / tp
     non_torch = NON_TORCH_TP1_BYTES if tp == 1 else NON_TORCH_TPN_BYTES
     if serving_stack == "trtllm":
@@ -402,7 +450,7 @@ def plan_memory(
     if weights > total_usable:
         reason = (
             f"weights {_gb(weights)} per replica exceed {gpu_memory_utilization:g} × "
-            f"{accelerator.memory_gb:g} GB × TP {tp} = {_gb(total_usable)} "
+            f"{accelerator.memory_gb:g} GiB × TP {tp} = {_gb(total_usable)} "
             f"by {_gb(weights - total_usable)}"
         )
     elif budget <= 0:
@@ -410,7 +458,7 @@ def plan_memory(
         reason = (
             f"weights {_gb(weights_gpu)} + activation peak {_gb(activation)} + runtime reserve "
             f"{_gb(reserve)} per GPU exceed {gpu_memory_utilization:g} × "
-            f"{accelerator.memory_gb:g} GB = {_gb(usable)} by {_gb(need - usable)}"
+            f"{accelerator.memory_gb:g} GiB = {_gb(usable)} by {_gb(need - usable)}"
         )
     elif max_seqs < 1:
         reason = (

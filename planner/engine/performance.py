@@ -35,9 +35,10 @@ from scipy import special
 from planner.engine.errors import CatalogGapError
 from planner.engine.memory import (
     bytes_per_weight,
-    default_kv_precision,
     kv_cache_layout,
     param_counts,
+    resolve_kv_cache_dtype,
+    weight_format,
     weights_bytes,
 )
 from planner.engine.specs import AcceleratorSpec, ModelSpec
@@ -136,6 +137,11 @@ class Calibration:
         roofline_band_pct: (median, p90) of the family split (accelerator families held out
             of the fit), None when not stored.
         architecture_runs: Architecture class -> reference runs of that class.
+        software_gain_per_year: Family -> log-rate per year at which that family's achieved
+            efficiency rose with newer software stacks (fitted by publication date; 0 when the
+            family's runs span one date). The factors themselves are for the newest stack.
+        software_dates: Family -> ISO date of the newest reference runs of that family: the
+            software generation its factors (and so every estimate) assume.
         version: Version string of the calibration data.
         fitted_at: ISO date of the fit ("" for defaults).
     """
@@ -163,6 +169,8 @@ class Calibration:
     other_precision_band_pct: tuple[float, float] | None = None
     roofline_band_pct: tuple[float, float] | None = None
     architecture_runs: Mapping[str, int] = field(default_factory=dict)
+    software_gain_per_year: Mapping[str, float] = field(default_factory=dict)
+    software_dates: Mapping[str, str] = field(default_factory=dict)
     version: str = "roofline-defaults"
     fitted_at: str = ""
 
@@ -243,6 +251,7 @@ class ReplicaShape:
     link_peak_bytes_per_s: float  # scale-up peak per direction
     factors: ResolvedFactors
     calibration: Calibration
+    software_years: float = 0.0  # run date − the family's newest calibrated stack (years)
 
     def kv_bytes_per_sequence(self, context_tokens: np.ndarray | float) -> np.ndarray | float:
         """KV bytes per GPU of one sequence at a context length (sliding layers capped)."""
@@ -274,7 +283,7 @@ def replica_shape(
     Raises:
         ValueError: When the accelerator publishes no matrix peak.
     """
-    kv_precision = kv_precision or default_kv_precision(precision)
+    kv_precision = resolve_kv_cache_dtype(kv_precision, precision)
     peak_tflops = accelerator.compute_tflops(precision)
     if not peak_tflops:
         raise CatalogGapError(
@@ -283,9 +292,11 @@ def replica_shape(
             figure=f"{precision} peak",
         )
     counts = param_counts(model)
-    total_bytes = weights_bytes(model, precision)
-    moe_layers = model.layers if model.is_moe else 0
-    expert_bytes = counts.expert_per_layer * bytes_per_weight(precision) / tp
+    total_bytes = weights_bytes(model, precision, accelerator)
+    moe_layers = model.moe_layers
+    expert_bytes = (
+        counts.expert_per_layer * bytes_per_weight(weight_format(precision, accelerator)) / tp
+    )
     experts = model.experts or 0
     dense_bytes = total_bytes / tp - expert_bytes * experts * moe_layers
     layout = kv_cache_layout(model, kv_precision, tp)
@@ -405,7 +416,14 @@ def step_time_ms(
     if shape.moe_layers:
         touched = expected_distinct_experts(shape.experts, shape.top_k, np.maximum(tokens, 1.0))
         weight_bytes = weight_bytes + touched * shape.expert_bytes_per_layer * shape.moe_layers
-    bandwidth = shape.bandwidth_bytes_per_s * factors.memory_bw_fraction
+    # Older software stacks reach less of the peak: exp(rate × years) ≤ 1 before the family's
+    # newest calibrated stack (1 for every planner estimate, which assumes that stack).
+    generation = 1.0
+    if shape.software_years:
+        rate = cal.software_gain_per_year.get(shape.accelerator.family, 0.0)
+        generation = math.exp(rate * shape.software_years)
+    eta_m = min(1.0, factors.memory_bw_fraction * generation)
+    bandwidth = shape.bandwidth_bytes_per_s * eta_m
     kv_bytes = batch * shape.kv_bytes_per_sequence(context_tokens)
     memory_s = weight_bytes / bandwidth + kv_bytes / (bandwidth * cal.kv_read_bw_ratio)
     window = shape.sliding_window or 0
@@ -418,7 +436,9 @@ def step_time_ms(
     attn_prefill = prefill_tokens * (
         shape.attn_flops_per_token_per_ctx * half_prompt + shape.attn_flops_sliding * pf_sliding
     )
-    eta_c = factors.compute_fraction * (cal.moe_compute_ratio if shape.moe_layers else 1.0)
+    eta_c = min(1.0, factors.compute_fraction * generation) * (
+        cal.moe_compute_ratio if shape.moe_layers else 1.0
+    )
     eta_prefill = min(1.0, eta_c * cal.prefill_compute_ratio)
     # Attention (QK^T, PV) runs on BF16 tensor cores whatever the weight precision.
     compute_s = (

@@ -5,10 +5,9 @@ catalog models, and the helpers at the bottom build them from the reference CSVs
 ``catalog/data`` (pure ``csv`` module) so the engine, its tests and the calibration run without
 Django.
 
-Units are in the field names. Memory is the vendor's marketing figure in GB (1 GB = 1e9 bytes);
-the physical capacity of most GPUs is a little larger (an "80 GB" H100 has 80 GiB = 85.9e9 bytes
-of which about 85.0e9 are usable, llm-d empirical-vllm-memory-results.md), so planning on the
-marketing figure in 1e9 bytes leaves a margin of about 6 %.
+Units are in the field names. Memory is the vendor's figure in GB, which for HBM and GDDR is
+GiB: an "80 GB" H100 has 80 GiB = 85.9e9 bytes (llm-d empirical-vllm-memory-results.md), and
+``memory.plan_memory`` plans on 2**30 bytes per vendor GB.
 """
 
 from __future__ import annotations
@@ -78,7 +77,7 @@ class AcceleratorSpec:
         slug: Catalog key, e.g. ``"h100-sxm"``.
         vendor: Vendor name.
         name: Display name.
-        memory_gb: Vendor marketing memory in GB (1e9 bytes).
+        memory_gb: Vendor memory figure in GB; HBM/GDDR GB are GiB (2**30 bytes).
         memory_bandwidth_tbps: Peak memory bandwidth in TB/s (1e12 bytes/s).
         bf16_dense_tflops: Dense BF16 tensor peak in TFLOP/s, None when unpublished.
         fp8_dense_tflops: Dense FP8 peak in TFLOP/s, None when the chip has no FP8.
@@ -112,7 +111,8 @@ class AcceleratorSpec:
         """Dense peak TFLOP/s the matrix units run at for a weight precision.
 
         FP8 falls back to BF16 on chips without FP8 (weight-only FP8, e.g. Marlin kernels on
-        Ampere); INT4 is weight-only, so it computes at BF16; FP4 falls back to FP8 then BF16.
+        Ampere); INT4 is weight-only, so it computes at BF16; FP4 without FP4 tensor cores is
+        weight-only too and computes at BF16.
 
         Args:
             precision: One of :data:`PRECISIONS`.
@@ -121,7 +121,9 @@ class AcceleratorSpec:
             Peak dense TFLOP/s, or None when the chip publishes no matrix peak at all.
         """
         if precision == "fp4":
-            order = (self.fp4_dense_tflops, self.fp8_dense_tflops, self.bf16_dense_tflops)
+            # Without FP4 tensor cores FP4 is weight-only (W4A16: Marlin/Triton MXFP4 kernels
+            # dequantise to BF16, as vLLM runs gpt-oss on Hopper).
+            order = (self.fp4_dense_tflops, self.bf16_dense_tflops)
         elif precision == "fp8":
             order = (self.fp8_dense_tflops, self.bf16_dense_tflops)
         else:
@@ -153,6 +155,8 @@ class ModelSpec:
         experts: Routed experts per MoE layer, None for dense models.
         shared_experts: Always-on shared experts per MoE layer (DeepSeek), None otherwise.
         experts_per_token: Routed experts chosen per token (top-k), None for dense models.
+        dense_layers: Leading layers with a dense FFN instead of experts
+            (``first_k_dense_replace``; DeepSeek-V3/R1: 3 of 61), 0 otherwise.
         attention_kind: Free text from the catalog ("GQA", "MHA", "MLA", sliding variants).
         sliding_window: Window in tokens for sliding-window layers, None when unused.
         kv_lora_rank: MLA latent width (DeepSeek: 512), None otherwise.
@@ -178,6 +182,7 @@ class ModelSpec:
     experts: int | None = None
     shared_experts: int | None = None
     experts_per_token: int | None = None
+    dense_layers: int = 0
     attention_kind: str = "GQA"
     sliding_window: int | None = None
     kv_lora_rank: int | None = None
@@ -190,6 +195,11 @@ class ModelSpec:
     def is_moe(self) -> bool:
         """True when the model routes tokens to experts."""
         return bool(self.experts and self.experts_per_token)
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose FFN is routed experts (all but the leading dense ones)."""
+        return max(0, self.layers - self.dense_layers) if self.is_moe else 0
 
     @property
     def is_mla(self) -> bool:
@@ -348,6 +358,7 @@ def load_models_csv(path: str | Path) -> dict[str, ModelSpec]:
                 experts=_int(row["num_experts"]),
                 shared_experts=_int(row["num_shared_experts"]),
                 experts_per_token=_int(row["experts_per_token"]),
+                dense_layers=_int(row.get("first_k_dense_replace", "")) or 0,
                 attention_kind=row["attention_kind"] or "GQA",
                 sliding_window=_int(row["sliding_window"]),
                 kv_lora_rank=_int(row["kv_lora_rank"]),

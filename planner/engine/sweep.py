@@ -155,7 +155,11 @@ class SweepResult:
 
 def _precision_reason(accelerator: AcceleratorSpec, precision: str) -> str | None:
     if precision == "fp4" and not accelerator.fp4_dense_tflops:
-        return f"{accelerator.name} has no FP4 tensor cores"
+        # Weight-only FP4 (MXFP4, W4A16) costs the same as the INT4 row; `estimate` sizes it.
+        return (
+            f"{accelerator.name} has no FP4 tensor cores: weight-only FP4 sizes as the int4 "
+            "(W4A16) candidate"
+        )
     if accelerator.compute_tflops(precision) is None:
         return f"{accelerator.name} publishes no dense BF16 peak"
     return None

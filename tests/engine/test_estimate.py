@@ -130,17 +130,60 @@ def test_request_rate_yields_what_is_offered():
     assert result.requests_per_s == 10.0
     assert result.output_tokens_per_s == pytest.approx(2000.0)
     assert result.latency_statistic == "mean" and 0 < result.utilisation < 1
-    with pytest.raises(EstimateError, match="exceeds the capacity"):
-        run(
-            model="llama-3.1-8b",
-            accelerator="h100-sxm",
-            accelerators=1,
-            precision="fp8",
-            input_tokens=500,
-            output_tokens=200,
-            scenario="server",
-            request_rate=1e6,
-        )
+    assert not result.saturated and result.queue_growth_requests_per_s == 0.0
+
+
+def test_a_rate_beyond_capacity_answers_with_the_saturation_point_and_queue_growth():
+    common = dict(
+        model="llama-3.1-8b",
+        accelerator="h100-sxm",
+        accelerators=1,
+        precision="fp8",
+        input_tokens=500,
+        output_tokens=200,
+    )
+    offline = run(**common)
+    over = run(**common, scenario="server", request_rate=1e6)
+    # The replica runs at its offline maximum; the queue grows by the rest of the offered rate.
+    assert over.saturated
+    assert over.saturation_requests_per_s == pytest.approx(offline.requests_per_s)
+    assert over.requests_per_s == pytest.approx(offline.requests_per_s)
+    assert over.queue_growth_requests_per_s == pytest.approx(1e6 - offline.requests_per_s)
+    assert over.output_tokens_per_s == pytest.approx(offline.output_tokens_per_s)
+    assert over.ttft_ms == float("inf")
+
+
+def test_closed_loop_concurrency_obeys_littles_law():
+    common = dict(
+        model="llama-3.1-8b",
+        accelerator="h100-sxm",
+        accelerators=2,
+        precision="fp8",
+        input_tokens=1000,
+        output_tokens=200,
+        tensor_parallel=1,
+        scenario="server",
+    )
+    light = run(**common, concurrency=16)
+    # 8 in flight per replica, all admitted: per-user tokens/s is 1000 / TPOT, and each of
+    # the 16 requests cycles once per TTFT + 200 × TPOT (Little's law).
+    assert light.batch_per_replica == 8 and light.queued_per_replica == 0.0
+    assert light.per_user_output_tokens_per_s == pytest.approx(1000.0 / light.tpot_ms)
+    cycle_s = (light.ttft_ms + 200 * light.tpot_ms) / 1e3
+    assert light.requests_per_s == pytest.approx(16 / cycle_s)
+    assert light.output_tokens_per_s == pytest.approx(light.requests_per_s * 200)
+    # Far past the KV capacity the extra requests queue: throughput stays at the cap and the
+    # wait lands in TTFT, still N = X · (TTFT + out · TPOT).
+    heavy = run(**common, concurrency=20_000)
+    assert heavy.queued_per_replica == pytest.approx(10_000 - heavy.batch_per_replica)
+    cycle_s = (heavy.ttft_ms + 200 * heavy.tpot_ms) / 1e3
+    assert heavy.requests_per_s == pytest.approx(20_000 / cycle_s)
+    assert heavy.output_tokens_per_s == pytest.approx(
+        run(**{**common, "scenario": "offline"}).output_tokens_per_s, rel=1e-6
+    )
+    assert heavy.tpot_ms > light.tpot_ms and heavy.ttft_ms > light.ttft_ms
+    with pytest.raises(EstimateError, match="concurrency fixes the requests in flight"):
+        run(**common, concurrency=4, tpot_ms=50.0)
 
 
 @pytest.mark.parametrize(
@@ -156,17 +199,6 @@ def test_request_rate_yields_what_is_offered():
                 output_tokens=100,
             ),
             "does not run on",
-        ),
-        (
-            dict(
-                model="llama-3.1-70b",
-                accelerator="h100-sxm",
-                accelerators=8,
-                precision="fp4",
-                input_tokens=100,
-                output_tokens=100,
-            ),
-            "no FP4 tensor cores",
         ),
         (
             dict(
@@ -208,3 +240,62 @@ def test_request_rate_yields_what_is_offered():
 def test_impossible_inputs_raise_one_clear_error(kwargs, message):
     with pytest.raises(EstimateError, match=message):
         run(**kwargs)
+
+
+def test_kv_cache_dtype_is_an_input_and_reported_with_per_gpu_bytes():
+    common = dict(
+        model="llama-3.1-70b",
+        accelerator="h100-sxm",
+        accelerators=2,
+        precision="fp8",
+        input_tokens=1000,
+        output_tokens=1000,
+        tensor_parallel=2,
+    )
+    auto = run(**common)
+    fp8 = run(**common, kv_cache_dtype="fp8")
+    # auto = the model's dtype (BF16): 80 layers × 2 × 4 heads per rank × 128 × 2 bytes.
+    assert auto.kv_cache_dtype == "bf16" and fp8.kv_cache_dtype == "fp8"
+    assert auto.kv_cache_bytes_per_token_per_gpu == 2 * 80 * 4 * 128 * 2 == 163_840
+    assert fp8.kv_cache_bytes_per_token_per_gpu == 81_920
+    assert auto.kv_replication == 1 and "no replication" in auto.kv_note
+    # 31.07 GiB of KV budget per GPU (test_memory); FP8 KV holds about twice the sequences.
+    assert auto.kv_cache_gib_per_gpu == pytest.approx(31.07, abs=0.01)
+    assert fp8.max_concurrent_sequences in range(
+        2 * auto.max_concurrent_sequences - 1, 2 * auto.max_concurrent_sequences + 2
+    )
+    with pytest.raises(EstimateError, match="kv_cache_dtype must be one of"):
+        run(**common, kv_cache_dtype="int2")
+
+
+def test_tp_replication_of_kv_is_named_as_such():
+    # Llama-3.1-8B has 8 KV heads: at TP 8 each rank holds one; MLA stores the latent on every
+    # rank: DeepSeek-R1 FP8 at TP 8 keeps 61 × (512 + 64) × 1 byte (fp8 KV) on each GPU.
+    r1 = run(
+        model="deepseek-r1",
+        accelerator="h200-sxm",
+        accelerators=8,
+        precision="fp8",
+        input_tokens=1000,
+        output_tokens=1000,
+        tensor_parallel=8,
+        kv_cache_dtype="fp8",
+    )
+    assert r1.kv_cache_bytes_per_token_per_gpu == 61 * 576
+    assert r1.kv_replication == 8 and "TP replication" in r1.kv_note
+
+
+def test_gpt_oss_120b_mxfp4_runs_weight_only_on_one_h100():
+    # MXFP4 experts (0.53125 bytes per weight) on Hopper, which has no FP4 tensor cores: the
+    # matmuls run at the BF16 peak (W4A16). 116.8e9 weights -> 59.4 GiB; the KV budget left is
+    # 0.9 × 80 − 59.4 − 8 (MoE activation peak) − 1.15 GiB = 3.5 GiB per GPU.
+    result = run(
+        model="gpt-oss-120b",
+        accelerator="h100-sxm",
+        accelerators=1,
+        precision="fp4",
+        input_tokens=1000,
+        output_tokens=1000,
+    )
+    assert result.tensor_parallel == 1 and result.output_tokens_per_s > 0
+    assert result.kv_cache_gib_per_gpu == pytest.approx(3.48, abs=0.02)

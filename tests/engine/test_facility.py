@@ -86,9 +86,10 @@ def test_airflow_of_dgx_h100_matches_reference_table():
 
 def test_dgx_in_15_kw_air_rack_passes_power_but_air_method_warns():
     report = check_facility(site(), dgx(1), GO_LIVE)
-    # A+B: 10.2 kW ≤ 18.40 kW of one side (55 %)
+    # A+B: 10.2 kW ≤ 18.40 kW of one side (55 %); the warning is the DGX's own supplies
+    # (3 of 6 × 3.3 kW = 9.9 kW on one feed, test_dgx_h100_psus_a_few_percent_short_warn).
     ab = report.by_key("ab_redundancy")
-    assert ab.status == "pass"
+    assert ab.status == "warn" and "18.40 kW usable) can carry it alone" in ab.reason
     assert ab.value == pytest.approx(10.2)
     assert ab.limit == pytest.approx(18.4013, abs=1e-4)
     # 10.2 kW of 15 kW per-rack cooling = 68 % → pass
@@ -132,7 +133,9 @@ def test_two_feeds_per_side_double_the_side_capacity():
     s = site(feeds_per_rack=4, cooling_capacity_per_rack_kw=30.0)
     report = check_facility(s, dgx(2, servers_per_rack=2), GO_LIVE)
     assert report.side_usable_kw == pytest.approx(36.8026, abs=1e-3)
-    assert report.by_key("ab_redundancy").status == "pass"
+    ab = report.by_key("ab_redundancy")
+    # The side carries the rack; the warning is the DGX H100's 3 remaining supplies.
+    assert ab.status == "warn" and "can carry it alone" in ab.reason
 
 
 def test_single_feed_warns_no_redundancy():
@@ -320,3 +323,40 @@ def test_zero_servers_gives_empty_layout():
     layout = rack_layout(site(), dgx(0))
     assert layout.racks == ()
     assert math.isclose(check_facility(site(), dgx(0), GO_LIVE).it_load_kw, 0.0)
+
+
+# --- Power supplies behind the A/B feeds, rack-scale systems ----------------------------------
+
+
+def test_dgx_b200_psus_cannot_carry_it_on_one_feed():
+    # DGX B200: 14.3 kW max, 6 × 3.3 kW supplies, 5+1 (ref A2). A feed loss leaves 3 supplies,
+    # 9.9 kW, against 14.3 kW: the rack feeds (18.40 kW a side) are enough, the server is not.
+    load = RackLoad(server_name="DGX B200", server_power_kw=14.3, server_ru=10, server_count=1)
+    ab = check_facility(site(cooling_capacity_per_rack_kw=30.0), load, GO_LIVE).by_key(
+        "ab_redundancy"
+    )
+    assert ab.status == "fail"
+    assert "keeps 3 of its 6 × 3.3 kW power supplies (9.9 kW)" in ab.reason
+    assert "5+1 redundancy needs 5 working" in ab.reason
+
+
+def test_dgx_h100_psus_a_few_percent_short_warn():
+    # DGX H100: 3 of 6 × 3.3 kW = 9.9 kW for 10.2 kW (97 %): it throttles at full load.
+    ab = check_facility(site(), dgx(1), GO_LIVE).by_key("ab_redundancy")
+    assert ab.status == "warn"
+    assert "throttles at full load" in ab.reason
+
+
+def test_unknown_platform_without_psu_figures_keeps_the_rack_check():
+    load = RackLoad(server_name="8x L40S", server_power_kw=5.0, server_ru=4, server_count=2)
+    ab = check_facility(site(), load, GO_LIVE).by_key("ab_redundancy")
+    assert ab.status == "pass" and "power supplies" not in ab.reason
+
+
+def test_rack_scale_system_is_one_per_rack_and_needs_a_liquid_rack():
+    # GB200 NVL72 estimated at 72 × (1.2 + 0.45) = 118.8 kW, 48U: one per rack by rack units;
+    # a 32 A 415 V side (18.4 kW) carries none of it.
+    load = RackLoad(server_name="GB200 NVL72", server_power_kw=118.8, server_ru=48, server_count=1)
+    cap = rack_capacity(site(), load)
+    assert load.is_rack_scale and cap.by_rack_units == 1
+    assert cap.by_power == 0

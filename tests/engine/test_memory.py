@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from planner.engine.errors import EngineInputError
 from planner.engine.memory import (
     BYTES_PER_GIB,
     bytes_per_weight,
@@ -11,6 +12,8 @@ from planner.engine.memory import (
     kv_cache_layout,
     param_counts,
     plan_memory,
+    resolve_kv_cache_dtype,
+    weight_format,
     weights_bytes,
 )
 from planner.engine.specs import load_accelerators_csv, load_models_csv
@@ -92,31 +95,81 @@ def test_mistral_v01_all_layers_slide():
 
 
 def test_nothing_fits_says_which_term_and_by_how_much():
-    # 141.1 GB of weights against 0.9 × 80 GB × 1 = 72.0 GB: over by 69.1 GB.
+    # 141.107e9 bytes = 131.4 GiB of weights against 0.9 × 80 GiB × 1 = 72.0 GiB: over by
+    # 59.4 GiB (the vendor's "80 GB" of HBM is 80 GiB).
     plan = plan_memory(MODELS["llama-3.1-70b"], ACCELERATORS["h100-sxm"], "bf16", 1, 2048)
     assert not plan.feasible
     assert plan.infeasible_reason == (
-        "weights 141.1 GB per replica exceed 0.9 × 80 GB × TP 1 = 72.0 GB by 69.1 GB"
+        "weights 131.4 GiB per replica exceed 0.9 × 80 GiB × TP 1 = 72.0 GiB by 59.4 GiB"
     )
     assert plan.max_concurrent_sequences == 0
 
 
 def test_overheads_can_be_the_term_that_breaks():
-    # TP 2: 70.55 GB weights per GPU + 5.5 GiB activation + 1.64 GiB reserve > 72 GB.
+    # TP 2: 70.55e9 bytes = 65.7 GiB weights per GPU + 5.5 GiB activation + 1.6 GiB reserve
+    # = 72.8 GiB > 0.9 × 80 GiB = 72 GiB.
     plan = plan_memory(MODELS["llama-3.1-70b"], ACCELERATORS["h100-sxm"], "bf16", 2, 2048)
     assert not plan.feasible
-    assert plan.infeasible_reason.startswith("weights 70.6 GB + activation peak 5.9 GB")
+    assert plan.infeasible_reason.startswith("weights 65.7 GiB + activation peak 5.5 GiB")
 
 
 def test_vllm_budget_and_concurrency_tp4():
-    # TP 4 on H100: 72e9 − 141.107e9/4 − 5.5 GiB − (0.6 + 1.0) GiB = 29.10e9 bytes per GPU.
+    # TP 4 on H100: 0.9 × 80 GiB − 141.107e9/4 − 5.5 GiB − (0.6 + 1.0) GiB
+    # = 77.309e9 − 35.277e9 − 7.624e9 = 34.41e9 bytes (32.05 GiB) per GPU.
     # Per GPU each token holds 2 × 80 × 2 heads × 128 × 2 = 81,920 bytes (bf16).
-    # A 4,096-token sequence (256 blocks) needs 335,544,320 bytes -> 86 sequences.
+    # A 4,096-token sequence (256 blocks) needs 335,544,320 bytes -> 102 sequences.
     model = MODELS["llama-3.1-70b"]
     plan = plan_memory(model, ACCELERATORS["h100-sxm"], "bf16", 4, 4096)
-    expected_budget = 72e9 - weights_bytes(model, "bf16") / 4 - 7.1 * BYTES_PER_GIB
+    expected_budget = 72 * BYTES_PER_GIB - weights_bytes(model, "bf16") / 4 - 7.1 * BYTES_PER_GIB
     assert plan.feasible
     assert plan.kv_budget_bytes_per_gpu == pytest.approx(expected_budget)
-    assert plan.kv_budget_bytes_per_gpu / 1e9 == pytest.approx(29.10, abs=0.01)
-    assert plan.max_concurrent_sequences == int(expected_budget // (4096 * 81_920)) == 86
+    assert plan.kv_budget_bytes_per_gpu / BYTES_PER_GIB == pytest.approx(32.05, abs=0.01)
+    assert plan.max_concurrent_sequences == int(expected_budget // (4096 * 81_920)) == 102
     assert plan.kv_blocks == int(expected_budget // (16 * 81_920))
+
+
+def test_70b_fp8_tp2_h100_kv_budget_is_what_vllm_reports():
+    # Llama-3.1-70B FP8 TP 2 on H100: weights (70.55e9 − 2.10e9 embedding) × 1 + 2.10e9 × 2
+    # = 72.65e9 bytes, 36.33e9 (33.83 GiB) per GPU; 72 − 33.83 − 5.5 − 1.6 = 31.07 GiB of KV
+    # budget per GPU (vLLM logs about 32 GiB; planning on 1e9-byte GB gave 26.1).
+    plan = plan_memory(MODELS["llama-3.1-70b"], ACCELERATORS["h100-sxm"], "fp8", 2, 2048)
+    assert plan.kv_budget_bytes_per_gpu / BYTES_PER_GIB == pytest.approx(31.07, abs=0.01)
+
+
+def test_kv_cache_dtype_auto_is_the_model_dtype_and_fp8_halves_it():
+    model, h100 = MODELS["llama-3.1-70b"], ACCELERATORS["h100-sxm"]
+    assert resolve_kv_cache_dtype("auto", "fp8") == "bf16"
+    assert resolve_kv_cache_dtype(None, "fp4") == "bf16"
+    assert resolve_kv_cache_dtype("fp8", "bf16") == "fp8"
+    with pytest.raises(EngineInputError, match="kv_cache_dtype must be one of"):
+        resolve_kv_cache_dtype("int3", "fp8")
+    auto = plan_memory(model, h100, "fp8", 2, 2048, "auto")
+    fp8 = plan_memory(model, h100, "fp8", 2, 2048, "fp8")
+    # Same budget, half the bytes per sequence: 2 × 80 × 4 heads × 128 × β × 2048 tokens.
+    assert auto.kv_budget_bytes_per_gpu == fp8.kv_budget_bytes_per_gpu
+    assert auto.kv_bytes_per_sequence_per_gpu == 2 * 80 * 4 * 128 * 2 * 2048
+    assert fp8.kv_bytes_per_sequence_per_gpu == 2 * 80 * 4 * 128 * 1 * 2048
+
+
+def test_deepseek_counts_its_dense_layers_and_fp4_format_follows_the_hardware():
+    from planner.engine.performance import Calibration, replica_shape
+
+    r1 = MODELS["deepseek-r1"]
+    assert (r1.dense_layers, r1.moe_layers) == (3, 58)
+    # Routed experts: 58 layers × 256 × 3 × 7168 × 2048 = 653.8e9 of the card's 671e9, so the
+    # rest (attention, 3 dense FFNs, shared experts, embeddings) is 17.2e9 parameters, read on
+    # every step: at FP8 with BF16 embeddings 17.2e9 + 1.85e9 = 19.0e9 bytes, 2.38e9 per GPU
+    # at TP 8 (with 61 MoE layers the routed count exceeded the card and this was 0).
+    shape = replica_shape(r1, ACCELERATORS["h200-sxm"], "fp8", 8, Calibration())
+    routed = 58 * 256 * 3 * 7168 * 2048
+    embedding = 2 * 129280 * 7168
+    expected = ((671e9 - embedding - routed) + 2 * embedding) / 8
+    assert shape.moe_layers == 58
+    assert shape.dense_weight_bytes == pytest.approx(expected, rel=1e-9)
+    # NVFP4 (16-weight blocks, FP8 scale) on Blackwell, MXFP4 (32-weight blocks) elsewhere.
+    assert weight_format("fp4", ACCELERATORS["b200"]) == "fp4"
+    assert weight_format("fp4", ACCELERATORS["h100-sxm"]) == "mxfp4"
+    assert bytes_per_weight("mxfp4") == pytest.approx(0.53125)
+    assert (
+        ACCELERATORS["h100-sxm"].compute_tflops("fp4") == ACCELERATORS["h100-sxm"].bf16_dense_tflops
+    )

@@ -127,3 +127,25 @@ def test_group_factors_and_provenance():
     sibling = cal.factors_for("hopper", "bf16")
     assert "bf16 not measured" in sibling.provenance
     assert cal.factors_for("tpu", "bf16").provenance == "roofline only, global factors"
+
+
+def test_older_software_reaches_less_of_the_peak_and_estimates_assume_the_newest():
+    import dataclasses
+
+    # Software-generation factor exp(rate × years): with rate 0.2/year, a run published one
+    # year before the family's newest runs has η_m and η_c × e^−0.2 = 0.8187. A memory-bound
+    # decode step (batch 1, no overheads) is then 1/0.8187 = 1.2214 × longer; estimates use
+    # years = 0, the newest stack.
+    cal = Calibration(
+        global_factors=EfficiencyFactors(0.8, 0.5),
+        step_overhead_us_per_layer=0.0,
+        step_overhead_ms=0.0,
+        software_gain_per_year={"hopper": 0.2},
+        software_dates={"hopper": "2025-04-02"},
+    )
+    shape = replica_shape(MODELS["llama-3.1-8b"], ACCELERATORS["h100-sxm"], "fp8", 1, cal)
+    older = dataclasses.replace(shape, software_years=-1.0)
+    now = float(step_time_ms(shape, 1.0, 0.0, 100.0)[()])
+    then = float(step_time_ms(older, 1.0, 0.0, 100.0)[()])
+    assert then / now == pytest.approx(math.exp(0.2), rel=1e-9)
+    assert shape.software_years == 0.0

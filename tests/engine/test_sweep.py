@@ -30,8 +30,8 @@ def test_sweep_returns_feasible_and_infeasible_with_reasons():
         for c in infeasible
         if (c.accelerator_slug, c.precision, c.tensor_parallel) == ("h100-sxm", "bf16", 1)
     )
-    assert "exceed 0.9 × 80 GB × TP 1" in h100_bf16_tp1.infeasible_reason
-    # No FP4 tensor cores before Blackwell.
+    assert "exceed 0.9 × 80 GiB × TP 1" in h100_bf16_tp1.infeasible_reason
+    # No FP4 tensor cores before Blackwell: weight-only FP4 is the int4 (W4A16) row.
     assert any("no FP4 tensor cores" in (c.infeasible_reason or "") for c in infeasible)
     # Ranked by cost per million output tokens; every feasible candidate meets the targets.
     costs = [c.usd_per_million_output_tokens for c in feasible if c.usd_per_million_output_tokens]

@@ -101,3 +101,33 @@ def test_choosing_a_configuration_with_a_gap_warns_at_once(demo, signed_in):
     body = response.content.decode()
     assert "Sites, placement, TCO and sourcing cannot use it yet" in body
     assert GAP_TEXT in body
+
+
+def test_server_power_is_host_base_plus_accelerators_not_a_tdp_ratio():
+    from planner.engine.deployment import estimate_server as est
+
+    # 1 × L4 (72 W) in a PCIe host: 1.0 kW host + 1 × (0.072 + 0.05) kW = 1.122 kW.
+    power_kw, rack_units, notes = est(
+        accelerators_per_server=1,
+        accelerator_tdp_w=72.0,
+        platform_power_kw=None,
+        platform_rack_units=None,
+    )
+    assert power_kw == pytest.approx(1.122)
+    assert rack_units == 2 and "1 kW host" in notes[0]
+    # 8 × H100 SXM on a baseboard: 1.0 + 8 × (0.7 + 0.45) = 10.2 kW, the DGX H100 figure.
+    assert est(
+        accelerators_per_server=8,
+        accelerator_tdp_w=700.0,
+        platform_power_kw=None,
+        platform_rack_units=None,
+    )[0] == pytest.approx(10.2)
+    # GB200 NVL72 is one rack: 72 × (1.2 + 0.45) = 118.8 kW (NVIDIA: about 120 kW), 48U.
+    power_kw, rack_units, notes = est(
+        accelerators_per_server=72,
+        accelerator_tdp_w=1200.0,
+        platform_power_kw=None,
+        platform_rack_units=None,
+    )
+    assert power_kw == pytest.approx(118.8)
+    assert rack_units == 48 and "rack-scale" in notes[0]

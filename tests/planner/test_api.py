@@ -59,8 +59,14 @@ def test_estimate_with_a_session(client, consultant_a, catalog):
         "max_concurrent_sequences",
         "expected_error_pct",
         "provenance",
+        "kv_cache_dtype",
+        "kv_cache_bytes_per_token_per_gpu",
+        "kv_replication",
+        "kv_cache_gib_per_gpu",
+        "software_generation",
     ):
         assert key in data
+    assert data["kv_cache_dtype"] == "bf16"
     assert data["tpot_ms"] <= 50.0 + 1e-6
     assert data["replicas"] * data["tensor_parallel"] == 8
     assert "hopper" in data["provenance"]
@@ -91,6 +97,7 @@ def test_revoked_or_unknown_token_is_401(client, token, catalog):
         ({"precision": "fp3"}, "__all__", "precision 'fp3'"),
         ({"tensor_parallel": 3}, "__all__", "tensor_parallel 3 is not valid"),
         ({"input_tokens": 200_000}, "__all__", "exceed"),
+        ({"kv_cache_dtype": "int2"}, "kv_cache_dtype", "should match pattern"),
     ],
 )
 def test_bad_input_gets_field_errors(client, token, catalog, change, field, fragment):
@@ -114,3 +121,6 @@ def test_openapi_schema_describes_the_estimate(client):
     assert "200" in operation["responses"] and "400" in operation["responses"]
     properties = schema["components"]["schemas"]["EstimateOut"]["properties"]
     assert "kv_cache_bytes_per_token" in properties and "provenance" in properties
+    assert "kv_replication" in properties and "kv_cache_gib_per_gpu" in properties
+    inputs = schema["components"]["schemas"]["EstimateIn"]["properties"]
+    assert "fp8" in inputs["kv_cache_dtype"]["description"]

@@ -44,6 +44,24 @@ def test_request_rate_yields_that_load(catalog):
     assert data["output_tokens_per_s"] == pytest.approx(4 * 400, rel=1e-3)
 
 
+def test_concurrency_and_kv_cache_dtype(catalog):
+    data = run(*BASE, "--concurrency", "64", "--kv-cache-dtype", "fp8")
+    assert data["kv_cache_dtype"] == "fp8"
+    assert data["per_user_output_tokens_per_s"] == pytest.approx(1000 / data["tpot_ms"], rel=1e-3)
+    cycle_s = (data["ttft_ms"] + 400 * data["tpot_ms"]) / 1000
+    assert data["requests_per_s"] == pytest.approx(64 / cycle_s, rel=1e-3)
+
+
+def test_a_rate_beyond_capacity_is_an_answer_not_an_error(catalog):
+    data = run(*BASE, "--request-rate", "100000")
+    assert data["saturated"] is True
+    assert data["ttft_ms"] is None
+    assert data["queue_growth_requests_per_s"] == pytest.approx(
+        100000 - data["saturation_requests_per_s"], rel=1e-6
+    )
+    assert "queue grows" in data["notes"][0]
+
+
 def test_tensor_parallel_given_is_kept(catalog):
     assert run(*BASE, "--tensor-parallel", "4")["tensor_parallel"] == 4
 

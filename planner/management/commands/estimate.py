@@ -19,16 +19,33 @@ HUMAN_FIELDS = (
     ("ttft_ms", "TTFT (ms)", "{:,.0f}"),
     ("tpot_ms", "TPOT (ms)", "{:,.1f}"),
     ("latency_statistic", "Latency statistic", "{}"),
+    ("per_user_output_tokens_per_s", "Output tokens/s per user", "{:,.1f}"),
     ("batch_per_replica", "Batch per replica", "{}"),
+    ("queued_per_replica", "Queued per replica", "{:,.1f}"),
+    ("saturation_requests_per_s", "Saturation point (requests/s)", "{:,.2f}"),
+    ("queue_growth_requests_per_s", "Queue growth (requests/s)", "{:,.2f}"),
     ("tensor_parallel", "Tensor parallel", "{}"),
     ("replicas", "Replicas", "{}"),
     ("weights_gb", "Weights (GB)", "{:,.1f}"),
-    ("kv_cache_bytes_per_token", "KV cache per token (bytes)", "{:,.0f}"),
+    ("kv_cache_dtype", "KV cache dtype", "{}"),
+    ("kv_cache_bytes_per_token", "KV cache per token, replica (bytes)", "{:,.0f}"),
+    ("kv_cache_bytes_per_token_per_gpu", "KV cache per token, per GPU (bytes)", "{:,.0f}"),
+    ("kv_replication", "KV TP replication (copies)", "{}"),
+    ("kv_cache_gib_per_gpu", "KV budget per GPU (GiB)", "{:,.1f}"),
     ("max_concurrent_sequences", "Max concurrent sequences per replica", "{:,}"),
     ("expected_error_pct", "Error band (±%)", "{:.0f}"),
     ("architecture", "Architecture", "{}"),
     ("provenance", "Provenance", "{}"),
+    ("software_generation", "Software generation assumed", "{}"),
 )
+
+# Figures only some modes give (None otherwise, not "unbounded").
+MODE_FIELDS = {
+    "per_user_output_tokens_per_s",
+    "queued_per_replica",
+    "saturation_requests_per_s",
+    "queue_growth_requests_per_s",
+}
 
 
 class Command(BaseCommand):
@@ -47,13 +64,25 @@ class Command(BaseCommand):
         parser.add_argument("--tpot-ms", type=float)
         parser.add_argument("--percentile", type=int, choices=[95, 99], default=99)
         parser.add_argument("--request-rate", type=float, help="Offered requests per second.")
+        parser.add_argument(
+            "--concurrency",
+            type=int,
+            help="Requests in flight over all accelerators (closed loop).",
+        )
+        parser.add_argument(
+            "--kv-cache-dtype",
+            choices=["auto", "bf16", "fp8"],
+            default="auto",
+            help="KV-cache dtype; auto (default) is the model's dtype (BF16), as vLLM's auto.",
+        )
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
 
     def handle(self, *args, **options) -> None:
         has_target = options["ttft_ms"] is not None or options["tpot_ms"] is not None
-        scenario = options["scenario"] or (
-            "server" if has_target or options["request_rate"] is not None else "offline"
+        online = (
+            has_target or options["request_rate"] is not None or options["concurrency"] is not None
         )
+        scenario = options["scenario"] or ("server" if online else "offline")
         request = EstimateRequest(
             model=options["model"],
             accelerator=options["accelerator"],
@@ -67,6 +96,8 @@ class Command(BaseCommand):
             tpot_ms=options["tpot_ms"],
             percentile=options["percentile"],
             request_rate=options["request_rate"],
+            kv_cache_dtype=options["kv_cache_dtype"],
+            concurrency=options["concurrency"],
         )
         try:
             result = estimate_as_dict(estimate_run(request))
@@ -76,7 +107,10 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result, allow_nan=False))
             return
         for key, label, fmt in HUMAN_FIELDS:
+            if result[key] is None and key in MODE_FIELDS:
+                continue  # not part of this mode's answer
             value = "unbounded (see the note)" if result[key] is None else fmt.format(result[key])
             self.stdout.write(f"{label:<40} {value}")
+        self.stdout.write(f"Note: {result['kv_note']}")
         for note in result["notes"]:
             self.stdout.write(f"Note: {note}")
