@@ -14,7 +14,6 @@ from decimal import Decimal
 from django.utils import timezone
 
 from catalog.models import Part, ServerPlatform
-from planner.facility import selectors as facility_selectors
 from planner.facility import services as facility_services
 from planner.selectors import plan_deployments
 from sourcing import services
@@ -175,8 +174,7 @@ def sourcing_demo_build(*, plan, user) -> None:
     services.sourcing_check_plan(plan=plan)
     # The TCO reads the BOM and the offers made above (server price, support line, network
     # capex): cost the plan again on them, so the demo's TCO is current, not stale.
-    if facility_selectors.tco_run_latest(plan=plan) is not None:
-        facility_services.tco_run_sync(plan=plan, user=user)
+    facility_services.tco_run_sync(plan=plan, user=user)
 
 
 def _demo_orders(*, plan, user, nl: Supplier, us: Supplier) -> None:

@@ -408,3 +408,12 @@ def _full_weeks(arrivals: np.ndarray) -> list[int]:
         return []
     inside = week[(week >= first_full) & (week <= last_full)] - first_full
     return [int(c) for c in np.bincount(inside, minlength=last_full - first_full + 1)]
+
+
+def planned_concurrency(peak_concurrency: float) -> int:
+    """Requests in flight to plan for: a measured peak rounded up to whole requests (at least 1).
+
+    The small tolerance keeps an exact count computed in floating point (e.g. 12.000000001 from
+    Little's law) from rounding up to one more request than was measured.
+    """
+    return max(1, math.ceil(peak_concurrency - 1e-9))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import logging
-import math
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
@@ -18,7 +17,12 @@ from django.utils import timezone
 from planner import jobs, sizing
 from planner.engine import demand
 from planner.engine.network import REGIONS
-from planner.engine.traffic_log import TrafficAccumulator, TrafficLogError, read_rows
+from planner.engine.traffic_log import (
+    TrafficAccumulator,
+    TrafficLogError,
+    planned_concurrency,
+    read_rows,
+)
 from planner.measured.models import MeasuredSettings, TrafficLogImport
 from planner.models import JobStatus, Workload
 
@@ -159,7 +163,7 @@ def log_apply(*, job: TrafficLogImport, request_type: str) -> Workload:
     workload.output_tokens_p95 = max(1, round(profile["output_tokens_p95"]))
     workload.peak_requests_per_s = round(profile["busiest_minute_per_s"], 3)
     if profile["peak_concurrency"] is not None:
-        workload.peak_concurrency = max(1, math.ceil(profile["peak_concurrency"] - 1e-9))
+        workload.peak_concurrency = planned_concurrency(profile["peak_concurrency"])
     if max(profile["daily_profile"]) > 0:
         workload.daily_profile = [round(v, 3) for v in profile["daily_profile"]]
     shares = region_shares(profile)

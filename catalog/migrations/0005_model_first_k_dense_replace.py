@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0003_input_ranges'),
+        ('catalog', '0004_server_list_price_date_and_source'),
     ]
 
     operations = [
