@@ -282,6 +282,7 @@ def estimate_endpoint(request, payload: EstimateIn):
 
 
 # The plan endpoints (imported last: they use the schemas and handlers above).
+from planner.api import delivery as _delivery  # noqa: E402
 from planner.api import plans as _plans  # noqa: E402
 from planner.api import results as _results  # noqa: E402
 from planner.api import sites as _sites  # noqa: E402
@@ -289,3 +290,4 @@ from planner.api import sites as _sites  # noqa: E402
 api.add_router("", _plans.router)
 api.add_router("", _sites.router)
 api.add_router("", _results.router)
+api.add_router("", _delivery.router)

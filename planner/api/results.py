@@ -5,8 +5,10 @@ what the page shows, as JSON."""
 from __future__ import annotations
 
 import dataclasses
+from datetime import date
 from typing import Any
 
+from django.db import models
 from django.urls import reverse
 from ninja import Field, Query, Router, Schema, Status
 
@@ -23,19 +25,24 @@ from planner.facility.models import TcoRun
 router = Router(tags=["results"])
 
 
-def _plain(value: Any) -> Any:
-    """An engine dataclass (or a tuple of them) as JSON values; infinities become null."""
+def plain(value: Any) -> Any:
+    """A service's or the engine's dataclass as JSON values: infinities become null, a stored
+    row its id and name, dates ISO text, decimals exact text."""
+    if isinstance(value, models.Model):
+        return {"id": value.pk, "name": str(value)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, float):
         return finite_or_none(value)
     if value is None or isinstance(value, bool | int | str):
         return value
-    return str(value)  # dates, decimals, enums
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)  # decimals, enums
 
 
 # --- Candidates and the choice -----------------------------------------------------------------
@@ -203,7 +210,7 @@ def deployment(request, plan_id: Id):
                 "error": evaluation.error,
             }
         )
-    return {"deployments": _plain(deployments), "sites": sites, "catalog_gap": gap}
+    return {"deployments": plain(deployments), "sites": sites, "catalog_gap": gap}
 
 
 class CheckOut(Schema):
@@ -269,7 +276,7 @@ class PlacementOut(Schema):
 )
 def placement(request, plan_id: Id):
     plan = plan_get(request, plan_id)
-    return _plain(facility_services.placement_evaluate(plan=plan))
+    return plain(facility_services.placement_evaluate(plan=plan))
 
 
 # --- TCO runs ----------------------------------------------------------------------------------
