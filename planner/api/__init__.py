@@ -17,7 +17,7 @@ or Infinity: a figure the engine cannot bound is ``null`` and ``notes`` says why
 import json
 import logging
 
-from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, RequestDataTooBig
 from django.db.models import ProtectedError
 from django.http import Http404
 from django.utils import timezone
@@ -212,6 +212,11 @@ def forbidden(request, exc):
     return _errors(request, "auth", str(exc) or "You may not do this.", 403)
 
 
+@api.exception_handler(RequestDataTooBig)
+def too_big(request, exc):
+    return _errors(request, "body", "The body is too large.", 413)
+
+
 @api.exception_handler(ProtectedError)
 def protected(request, exc):
     return _errors(request, "__all__", "Other records still use this; remove them first.", 409)
@@ -283,10 +288,12 @@ def estimate_endpoint(request, payload: EstimateIn):
 
 # The plan endpoints (imported last: they use the schemas and handlers above).
 from planner.api import delivery as _delivery  # noqa: E402
+from planner.api import files as _files  # noqa: E402
 from planner.api import plans as _plans  # noqa: E402
 from planner.api import results as _results  # noqa: E402
 from planner.api import sites as _sites  # noqa: E402
 
+api.add_router("", _files.router)  # first: /plans/import before /plans/{plan_id}
 api.add_router("", _plans.router)
 api.add_router("", _sites.router)
 api.add_router("", _results.router)
