@@ -29,10 +29,9 @@ def test_the_readme_example(api, catalog, django_capture_on_commit_callbacks):
     # Steps as in README.md ("Scripting a plan"); the worker runs eagerly here.
     plan = http.post("/api/v1/plans", {"client_name": "Northwind", "name": "Assistant"}).json()
     base = f"/api/v1/plans/{plan['id']}"
+    chat = {"input_tokens_mean": 1200, "output_tokens_mean": 350, "ttft_ms": 1000, "tpot_ms": 50}
     for name, model, peak in [("Chat", "llama-3.1-70b", 400), ("Search", "llama-3.1-8b", 200)]:
-        body = {"name": name, "model": model, "input_tokens_mean": 1200,
-                "output_tokens_mean": 350, "ttft_ms": 1000, "tpot_ms": 50,
-                "peak_concurrency": peak}  # fmt: skip
+        body = chat | {"name": name, "model": model, "peak_concurrency": peak}
         workload = http.post(f"{base}/workloads", body).json()
         rows = http.get(f"{base}/workloads/{workload['id']}/candidates").json()
         best = next(r for r in rows if r["feasible"] and r["accelerator"] == "h100-sxm")
