@@ -17,7 +17,6 @@ before anything is looked up, so a hostile file gets a clear error, never a cras
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -27,6 +26,7 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from catalog.models import Accelerator, ModelArchitecture, Part, ServerPlatform
+from planner.engine.limits import finite_or_none
 from planner.facility.models import (
     PlacementDecision,
     PowerUpgrade,
@@ -295,7 +295,7 @@ class _Importer:
                 self.error(here, " ".join(exc.messages))
                 bad = True
                 continue
-            if isinstance(python, float) and not math.isfinite(python):
+            if isinstance(python, float) and finite_or_none(python) is None:
                 self.error(here, "Must be a finite number.")
                 bad = True
                 continue
