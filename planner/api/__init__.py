@@ -1,4 +1,8 @@
-"""The JSON API (django-ninja): POST /api/v1/estimate, schema at /api/v1/openapi.json.
+"""The JSON API (django-ninja) under /api/v1/, schema at /api/v1/openapi.json.
+
+This module holds the API object, authentication, the error handlers and the estimate;
+the plan endpoints live in the sibling modules (``planner.api.plans`` …), added as routers
+at the end of this module.
 
 django-ninja was chosen over DRF because the schema comes straight from the typed request
 and response classes below (pydantic), with no serializer layer or extra schema package.
@@ -13,6 +17,8 @@ or Infinity: a figure the engine cannot bound is ``null`` and ``notes`` says why
 import json
 import logging
 
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, RequestDataTooBig
+from django.db.models import ProtectedError
 from django.http import Http404
 from django.utils import timezone
 from ninja import Field, NinjaAPI, Schema, Status
@@ -235,6 +241,28 @@ def not_found(request, exc):
     return _errors(request, "__all__", "Not found.", 404)
 
 
+@api.exception_handler(ObjectDoesNotExist)
+def no_such_row(request, exc):
+    """A row of another organisation reads exactly like one that does not exist."""
+    return _errors(request, "__all__", "Not found.", 404)
+
+
+@api.exception_handler(PermissionDenied)
+def forbidden(request, exc):
+    """A role that may not do this (a viewer writing): 403 with the pages' message."""
+    return _errors(request, "auth", str(exc) or "You may not do this.", 403)
+
+
+@api.exception_handler(RequestDataTooBig)
+def too_big(request, exc):
+    return _errors(request, "body", "The body is too large.", 413)
+
+
+@api.exception_handler(ProtectedError)
+def protected(request, exc):
+    return _errors(request, "__all__", "Other records still use this; remove them first.", 409)
+
+
 @api.exception_handler(Exception)
 def unexpected(request, exc):
     """A fault of ours: logged with its traceback, answered in the one error shape."""
@@ -298,3 +326,17 @@ def estimate_endpoint(request, payload: EstimateIn):
         return Status(400, {"errors": {exc.field: [str(exc)]}})
     except EngineInputError as exc:
         return Status(400, {"errors": {"__all__": [str(exc)]}})
+
+
+# The plan endpoints (imported last: they use the schemas and handlers above).
+from planner.api import delivery as _delivery  # noqa: E402
+from planner.api import files as _files  # noqa: E402
+from planner.api import plans as _plans  # noqa: E402
+from planner.api import results as _results  # noqa: E402
+from planner.api import sites as _sites  # noqa: E402
+
+api.add_router("", _files.router)  # first: /plans/import before /plans/{plan_id}
+api.add_router("", _plans.router)
+api.add_router("", _sites.router)
+api.add_router("", _results.router)
+api.add_router("", _delivery.router)

@@ -1,0 +1,383 @@
+"""Plans and their workloads: list, create, read, edit (PATCH) and delete.
+
+Each write binds the page's form (``PlanForm``, ``WorkloadForm``) and saves through the page's
+service, so messages, defaults and the stale-edit rules are the pages' own.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from ninja import Field, Path, Router, Schema, Status
+
+from catalog.models import ModelArchitecture
+from catalog.selectors import catalog_version_pinned
+from planner import selectors, sizing
+from planner.api.common import (
+    MAX_PK,
+    FormErrors,
+    Versioned,
+    bound_form,
+    op,
+    plan_get,
+    posted_value,
+    renamed,
+    require_editor,
+)
+from planner.forms import PlanForm
+from planner.models import ApiToken, Client, Plan, Workload
+from planner.services import plan_save
+from planner.workload_forms import WorkloadForm
+
+router = Router(tags=["plans"])
+
+Id = Annotated[int, Path(ge=1, le=MAX_PK)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+def actor(request) -> AbstractBaseUser | None:
+    """Who is recorded as having made a row: the member, or the token's creator."""
+    if isinstance(request.auth, ApiToken):
+        return request.auth.created_by
+    return request.user if request.user.is_authenticated else None
+
+
+def _iso(value: date | datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+# --- Plans ------------------------------------------------------------------------------------
+
+
+class PlanIn(Versioned):
+    client: int | None = Field(None, ge=1, le=MAX_PK, description="An existing client's id.")
+    client_name: str | None = Field(
+        None,
+        max_length=200,
+        description="A client by name: the existing one of that name, else a new client.",
+    )
+    name: str | None = Field(None, max_length=200)
+    currency: str | None = Field(None, max_length=3, description="ISO 4217, e.g. EUR.")
+    target_go_live: date | None = None
+    notes: str | None = Field(None, max_length=20_000)
+
+
+class ClientOut(Schema):
+    id: int
+    name: str
+
+
+class PlanOut(Schema):
+    id: int
+    version: int
+    name: str
+    client: ClientOut
+    client_name: str
+    currency: str
+    target_go_live: str | None
+    notes: str
+    workloads: int = Field(..., description="How many workloads the plan has.")
+    created_at: str
+    updated_at: str
+
+
+PLAN_NAMES = {"new_client": "client_name"}
+
+
+def plan_out(plan: Plan) -> dict[str, Any]:
+    return {
+        "id": plan.pk,
+        "version": plan.version,
+        "name": plan.name,
+        "client": {"id": plan.client_id, "name": plan.client.name},
+        "client_name": plan.client.name,
+        "currency": plan.currency,
+        "target_go_live": _iso(plan.target_go_live),
+        "notes": plan.notes,
+        "workloads": plan.workloads.count(),
+        "created_at": _iso(plan.created_at),
+        "updated_at": _iso(plan.updated_at),
+    }
+
+
+def _plan_sent(request, payload: PlanIn) -> dict[str, str]:
+    sent = payload.model_dump(exclude_unset=True, exclude={"version"})
+    data: dict[str, str] = {}
+    for name in ("name", "currency", "target_go_live", "notes"):
+        if name in sent:
+            data[name] = posted_value(sent[name])
+    if "client" in sent:
+        data["client"] = posted_value(sent["client"])
+        data["new_client"] = ""
+    if "client_name" in sent:
+        client_name = (sent["client_name"] or "").strip()
+        existing = None
+        if "client" not in sent and client_name and "\x00" not in client_name:
+            existing = Client.objects.filter(
+                organisation=request.organisation, name__iexact=client_name
+            ).first()
+        if existing is not None:
+            data["client"], data["new_client"] = str(existing.pk), ""
+        else:
+            data.setdefault("client", "")
+            data["new_client"] = client_name
+    return data
+
+
+def _plan_write(request, payload: PlanIn, plan: Plan):
+    def factory(data=None, *, instance):
+        return PlanForm(data, instance=instance, organisation=request.organisation)
+
+    creating = plan.pk is None
+
+    try:
+        form = bound_form(
+            factory, sent=_plan_sent(request, payload), version=payload.version, instance=plan
+        )
+    except FormErrors as exc:
+        return Status(400, {"errors": renamed(exc.errors, PLAN_NAMES)})
+    saved = plan_save(form=form, organisation=request.organisation, user=actor(request))
+    return Status(201 if creating else 200, plan_out(saved))
+
+
+@router.get("/plans", **op({200: list[PlanOut]}), summary="The organisation's plans")
+def plan_list(request):
+    plans = selectors.plan_list(organisation=request.organisation)
+    return [plan_out(plan) for plan in plans]
+
+
+@router.post(
+    "/plans",
+    **op({201: PlanOut}),
+    summary="Create a plan (for an existing client, or a new one by `client_name`)",
+)
+def plan_create(request, payload: PlanIn):
+    require_editor(request)
+    return _plan_write(request, payload, Plan(organisation=request.organisation))
+
+
+@router.get("/plans/{plan_id}", **op({200: PlanOut}, 404), summary="One plan")
+def plan_read(request, plan_id: Id):
+    return plan_out(plan_get(request, plan_id))
+
+
+@router.patch(
+    "/plans/{plan_id}",
+    **op({200: PlanOut}, 404, 409),
+    summary="Change a plan's fields (only those sent)",
+)
+def plan_update(request, plan_id: Id, payload: PlanIn):
+    plan = plan_get(request, plan_id)
+    require_editor(request)
+    return _plan_write(request, payload, plan)
+
+
+@router.delete(
+    "/plans/{plan_id}",
+    **op({204: None}, 404, 409),
+    summary="Delete a plan with its workloads, sites and revisions",
+)
+def plan_delete(request, plan_id: Id):
+    plan = plan_get(request, plan_id)
+    require_editor(request)
+    plan.delete()
+    return Status(204, None)
+
+
+# --- Workloads --------------------------------------------------------------------------------
+
+SLUG = r"^[a-z0-9][a-z0-9._-]*$"
+
+
+class WorkloadIn(Versioned):
+    name: str | None = Field(None, max_length=120)
+    kind: str | None = Field(None, max_length=20, description="chat, rag, code or batch.")
+    model: str | None = Field(
+        None, max_length=120, pattern=SLUG, description="Model slug, e.g. llama-3.1-70b."
+    )
+    precision: str | None = Field(None, max_length=8, description="bf16, fp8, int8, int4, fp4.")
+    input_tokens_mean: int | None = None
+    input_tokens_p95: int | None = None
+    output_tokens_mean: int | None = None
+    output_tokens_p95: int | None = None
+    percentile: int | None = Field(None, description="95 or 99.")
+    ttft_ms: int | None = None
+    tpot_ms: int | None = None
+    e2e_s: int | None = Field(None, description="Whole-request time target (batch work), s.")
+    peak_concurrency: int | None = None
+    peak_requests_per_s: Finite | None = None
+    headroom_pct: int | None = None
+    n_plus_one: bool | None = None
+    daily_profile: list[Finite] | None = Field(
+        None, max_length=100, description="24 shares of peak (0-1), one per UTC hour."
+    )
+    users_by_region: dict[str, Finite] | None = Field(
+        None, max_length=50, description="Region key → share of users in %, adding to 100."
+    )
+
+
+class ChosenOut(Schema):
+    key: str
+    accelerator: str
+    server: str | None
+    precision: str
+    tensor_parallel: int | None
+    replicas: int | None
+    accelerators: int | None
+    servers: int | None
+    problem: str = Field(..., description="Why the choice no longer serves the inputs, if so.")
+
+
+class WorkloadOut(Schema):
+    id: int
+    plan_id: int
+    version: int
+    name: str
+    kind: str
+    model: str
+    precision: str
+    input_tokens_mean: int
+    input_tokens_p95: int | None
+    output_tokens_mean: int
+    output_tokens_p95: int | None
+    percentile: int
+    ttft_ms: int | None
+    tpot_ms: int | None
+    e2e_s: int | None
+    peak_concurrency: int | None
+    peak_requests_per_s: float | None
+    headroom_pct: int
+    n_plus_one: bool
+    daily_profile: list[float]
+    users_by_region: dict[str, float]
+    chosen: ChosenOut | None
+
+
+WORKLOAD_NAMES = {"region_shares": "users_by_region"}
+WORKLOAD_FIELDS = [f for f in WorkloadIn.model_fields if f != "version"]
+
+
+def workload_out(workload: Workload) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": workload.pk, "plan_id": workload.plan_id}
+    out["version"] = workload.version
+    for name in WORKLOAD_FIELDS:
+        if name == "model":
+            out[name] = workload.model.slug
+        elif name == "users_by_region":
+            out[name] = workload.region_shares
+        else:
+            out[name] = getattr(workload, name)
+    out["chosen"] = None
+    if workload.has_choice:
+        out["chosen"] = {
+            "key": sizing.chosen_key(workload),
+            "accelerator": workload.chosen_accelerator.slug,
+            "server": workload.chosen_server.slug if workload.chosen_server else None,
+            "precision": workload.chosen_precision,
+            "tensor_parallel": workload.chosen_tensor_parallel,
+            "replicas": workload.chosen_replicas,
+            "accelerators": workload.chosen_accelerators,
+            "servers": workload.chosen_servers,
+            "problem": workload.chosen_problem,
+        }
+    return out
+
+
+def _workload_sent(payload: WorkloadIn) -> dict[str, str]:
+    sent = payload.model_dump(exclude_unset=True, exclude={"version"})
+    data: dict[str, str] = {}
+    for name, value in sent.items():
+        if name == "model":
+            # The form picks the model by id; an unknown slug stays as sent, and the form
+            # refuses it with its own message.
+            found = ModelArchitecture.objects.filter(slug=value).values_list("pk", flat=True)
+            data["model"] = str(found[0]) if value and found else posted_value(value)
+        elif name == "daily_profile":
+            data[name] = ", ".join(repr(v) for v in value or [])
+        elif name == "users_by_region":
+            data["region_shares"] = ", ".join(f"{k}: {v!r}" for k, v in (value or {}).items())
+        else:
+            data[name] = posted_value(value)
+    return data
+
+
+def workload_get(request, plan_id: int, workload_id: int) -> Workload:
+    return selectors.workload_get(
+        organisation=request.organisation, plan_id=plan_id, workload_id=workload_id
+    )
+
+
+def _workload_write(request, payload: WorkloadIn, workload: Workload):
+    creating = workload.pk is None
+    try:
+        form = bound_form(
+            lambda data=None, *, instance: WorkloadForm(data, instance=instance),
+            sent=_workload_sent(payload),
+            version=payload.version,
+            instance=workload,
+        )
+    except FormErrors as exc:
+        return Status(400, {"errors": renamed(exc.errors, WORKLOAD_NAMES)})
+    with catalog_version_pinned(), transaction.atomic():
+        saved = form.save() if creating else sizing.workload_save(form=form)
+    return Status(201 if creating else 200, workload_out(saved))
+
+
+@router.get(
+    "/plans/{plan_id}/workloads",
+    **op({200: list[WorkloadOut]}, 404),
+    summary="The plan's workloads",
+)
+def workload_list(request, plan_id: Id):
+    plan = plan_get(request, plan_id)
+    return [workload_out(w) for w in selectors.workload_list(plan=plan)]
+
+
+@router.post(
+    "/plans/{plan_id}/workloads",
+    **op({201: WorkloadOut}, 404, 409),
+    summary="Add a workload (peak_concurrency or peak_requests_per_s)",
+)
+def workload_create(request, plan_id: Id, payload: WorkloadIn):
+    plan = plan_get(request, plan_id)
+    require_editor(request)
+    return _workload_write(request, payload, Workload(plan=plan))
+
+
+@router.get(
+    "/plans/{plan_id}/workloads/{workload_id}",
+    **op({200: WorkloadOut}, 404),
+    summary="One workload",
+)
+def workload_read(request, plan_id: Id, workload_id: Id):
+    return workload_out(workload_get(request, plan_id, workload_id))
+
+
+@router.patch(
+    "/plans/{plan_id}/workloads/{workload_id}",
+    **op({200: WorkloadOut}, 404, 409),
+    summary="Change a workload's fields (only those sent); a chosen configuration is re-planned",
+)
+def workload_update(request, plan_id: Id, workload_id: Id, payload: WorkloadIn):
+    workload = workload_get(request, plan_id, workload_id)
+    require_editor(request)
+    return _workload_write(request, payload, workload)
+
+
+@router.delete(
+    "/plans/{plan_id}/workloads/{workload_id}",
+    **op({204: None}, 404, 409),
+    summary="Delete a workload",
+)
+def workload_delete(request, plan_id: Id, workload_id: Id):
+    workload = workload_get(request, plan_id, workload_id)
+    require_editor(request)
+    workload.delete()
+    return Status(204, None)
+
+
+# Re-exported for the other modules' schemas.
+__all__ = ["router", "Id", "Finite", "actor"]

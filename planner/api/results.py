@@ -1,0 +1,339 @@
+"""Sizing and what follows from it: candidates and the choice, the deployment, the facility
+checks, placement and TCO runs. Each endpoint calls the service its page calls and returns
+what the page shows, as JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import date
+from typing import Any
+
+from django.db import models
+from django.urls import reverse
+from ninja import Field, Query, Router, Schema, Status
+
+from catalog.selectors import catalog_version_pinned
+from planner import jobs, selectors, sizing
+from planner.api.common import InSchema, op, plan_get, require_editor
+from planner.api.plans import Id, WorkloadOut, actor, workload_get, workload_out
+from planner.engine.errors import CatalogGapError, EngineInputError
+from planner.engine.limits import finite_or_none
+from planner.facility import selectors as facility_selectors
+from planner.facility import services as facility_services
+from planner.facility.models import TcoRun
+
+router = Router(tags=["results"])
+
+
+def plain(value: Any) -> Any:
+    """A service's or the engine's dataclass as JSON values: infinities become null, a stored
+    row its id and name, dates ISO text, decimals exact text."""
+    if isinstance(value, models.Model):
+        return {"id": value.pk, "name": str(value)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, float):
+        return finite_or_none(value)
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)  # decimals, enums
+
+
+# --- Candidates and the choice -----------------------------------------------------------------
+
+
+class CandidateOut(Schema):
+    key: str = Field(..., description="accelerator|precision|tensor_parallel; send it to choose.")
+    accelerator: str
+    accelerator_name: str
+    precision: str
+    tensor_parallel: int
+    feasible: bool
+    reason: str | None = Field(..., description="Why the candidate is infeasible, if it is.")
+    replicas: int | None
+    accelerators: int | None
+    servers: int | None
+    ttft_ms: float | None
+    tpot_ms: float | None
+    batch_per_replica: int
+    output_tokens_per_s_per_replica: float
+    usd_per_million_output_tokens: float | None
+    usd_per_hour: float | None
+    expected_error_pct: float | None
+    best: bool
+    chosen: bool
+
+
+def _cost_rank(candidate) -> tuple:
+    cost = candidate.usd_per_million_output_tokens
+    return (not candidate.feasible, cost is None, cost or 0)
+
+
+@router.get(
+    "/plans/{plan_id}/workloads/{workload_id}/candidates",
+    **op({200: list[CandidateOut]}, 404),
+    summary="The ranked candidate table: feasible by cost first, then the infeasible with why",
+)
+def candidates(
+    request,
+    plan_id: Id,
+    workload_id: Id,
+    all_precisions: bool = Query(False, description="Every precision, not only the workload's."),
+):
+    workload = workload_get(request, plan_id, workload_id)
+    with catalog_version_pinned():
+        try:
+            result = sizing.workload_sweep(workload, all_precisions=all_precisions)
+        except EngineInputError as exc:
+            return Status(400, {"errors": {"__all__": [str(exc)]}})
+    best = sizing.candidate_key(result.best) if result.best else None
+    chosen = sizing.chosen_key(workload)
+    rows = []
+    for c in sorted(result.candidates, key=_cost_rank):
+        key = sizing.candidate_key(c)
+        rows.append(
+            {
+                "key": key,
+                "accelerator": c.accelerator_slug,
+                "accelerator_name": c.accelerator_name,
+                "precision": c.precision,
+                "tensor_parallel": c.tensor_parallel,
+                "feasible": c.feasible,
+                "reason": c.infeasible_reason,
+                "replicas": c.replicas,
+                "accelerators": c.accelerators,
+                "servers": c.servers,
+                "ttft_ms": finite_or_none(c.ttft_ms),
+                "tpot_ms": finite_or_none(c.tpot_ms),
+                "batch_per_replica": c.batch_per_replica,
+                "output_tokens_per_s_per_replica": c.output_tokens_per_s_per_replica,
+                "usd_per_million_output_tokens": c.usd_per_million_output_tokens,
+                "usd_per_hour": c.usd_per_hour,
+                "expected_error_pct": c.expected_error_pct,
+                "best": key == best,
+                "chosen": key == chosen,
+            }
+        )
+    return rows
+
+
+class ChooseIn(InSchema):
+    key: str = Field(..., max_length=200, description="A candidate's key from the table.")
+
+
+class ChosenWorkloadOut(WorkloadOut):
+    warning: str = Field(
+        "", description="Why sites, TCO and sourcing cannot use the choice yet, if so."
+    )
+
+
+@router.post(
+    "/plans/{plan_id}/workloads/{workload_id}/choose",
+    **op({200: ChosenWorkloadOut}, 404),
+    summary="Choose a feasible candidate as the workload's configuration",
+)
+def choose(request, plan_id: Id, workload_id: Id, payload: ChooseIn):
+    workload = workload_get(request, plan_id, workload_id)
+    require_editor(request)
+    key = payload.key
+    precision = key.split("|")[1] if key.count("|") == 2 else ""
+    with catalog_version_pinned():
+        try:
+            result = sizing.workload_sweep(workload, all_precisions=precision != workload.precision)
+        except EngineInputError as exc:
+            return Status(400, {"errors": {"__all__": [str(exc)]}})
+        candidate = sizing.candidate_find(result, key)
+        if candidate is None or not candidate.feasible:
+            reason = candidate.infeasible_reason if candidate else "it is not a candidate"
+            message = f"That configuration cannot be chosen: {reason}."
+            return Status(400, {"errors": {"key": [message]}})
+        workload = sizing.workload_choose(workload=workload, candidate=candidate)
+    warning = ""
+    try:
+        selectors.plan_deployments(plan=workload.plan)
+    except CatalogGapError as gap:
+        warning = f"Sites, placement, TCO and sourcing cannot use it yet. {gap}"
+    return Status(200, workload_out(workload) | {"warning": warning})
+
+
+# --- Deployment and facility checks ------------------------------------------------------------
+
+
+class DeploymentOut(Schema):
+    deployments: list[dict[str, Any]] = Field(
+        ..., description="The hardware of each chosen configuration, as the sites page uses it."
+    )
+    sites: list[dict[str, Any]] = Field(
+        ..., description="Per site: racks needed, IT and facility load (kW), status."
+    )
+    catalog_gap: str = Field("", description="Why the plan's servers cannot be placed yet.")
+
+
+def _deployments(plan) -> tuple[list, str]:
+    try:
+        return selectors.plan_deployments(plan=plan), ""
+    except CatalogGapError as gap:
+        return [], str(gap)
+
+
+def _evaluations(plan, deployments):
+    for site in facility_selectors.site_list(plan=plan):
+        yield site, facility_services.site_evaluate(plan=plan, site=site, deployments=deployments)
+
+
+@router.get(
+    "/plans/{plan_id}/deployment",
+    **op({200: DeploymentOut}, 404),
+    summary="Servers, accelerators, racks and power of the plan, per site",
+)
+def deployment(request, plan_id: Id):
+    plan = plan_get(request, plan_id)
+    deployments, gap = _deployments(plan)
+    sites = []
+    for site, evaluation in _evaluations(plan, deployments):
+        report = evaluation.report
+        sites.append(
+            {
+                "id": site.pk,
+                "name": site.name,
+                "status": evaluation.status,
+                "racks_needed": report.racks_needed if report else None,
+                "servers_per_rack": report.servers_per_rack if report else None,
+                "it_load_kw": finite_or_none(report.it_load_kw) if report else None,
+                "facility_load_kw": finite_or_none(report.facility_load_kw) if report else None,
+                "error": evaluation.error,
+            }
+        )
+    return {"deployments": plain(deployments), "sites": sites, "catalog_gap": gap}
+
+
+class CheckOut(Schema):
+    key: str
+    title: str
+    status: str
+    value: str
+    limit: str
+    unit: str
+    reason: str
+
+
+class SiteChecksOut(Schema):
+    site_id: int
+    site_name: str
+    status: str = Field(..., description="The worst check's status; empty without servers.")
+    checks: list[CheckOut]
+    notes: list[str]
+    error: str
+    catalog_gap: str
+
+
+@router.get(
+    "/plans/{plan_id}/facility-checks",
+    **op({200: list[SiteChecksOut]}, 404),
+    summary="The facility checks of every site for the plan's servers, as the site page",
+)
+def facility_checks(request, plan_id: Id):
+    plan = plan_get(request, plan_id)
+    deployments, gap = _deployments(plan)
+    return [
+        {
+            "site_id": site.pk,
+            "site_name": site.name,
+            "status": evaluation.status,
+            "checks": evaluation.check_rows,
+            "notes": evaluation.notes,
+            "error": evaluation.error,
+            "catalog_gap": evaluation.catalog_gap or gap,
+        }
+        for site, evaluation in _evaluations(plan, deployments)
+    ]
+
+
+# --- Placement ---------------------------------------------------------------------------------
+
+
+class PlacementOut(Schema):
+    result: dict[str, Any] | None = Field(..., description="The scored options (engine result).")
+    rtt_budget_ms: float
+    ttft_target_ms: float | None
+    user_regions: dict[str, float]
+    latency_notes: dict[str, list[str]]
+    notes: list[str]
+    cost_source: str
+    catalog_gap: str
+
+
+@router.get(
+    "/plans/{plan_id}/placement",
+    **op({200: PlacementOut}, 404),
+    summary="Cloud, owned, colocation, edge and hybrid scored for the plan",
+)
+def placement(request, plan_id: Id):
+    plan = plan_get(request, plan_id)
+    return plain(facility_services.placement_evaluate(plan=plan))
+
+
+# --- TCO runs ----------------------------------------------------------------------------------
+
+
+class TcoRunOut(Schema):
+    id: int
+    status: str
+    progress: float = Field(..., description="0 to 1.")
+    progress_message: str
+    error: str
+    stale: bool = Field(..., description="The plan's inputs changed since this run.")
+    status_url: str
+    results: dict[str, Any] | None = Field(
+        ..., description="When done: cash flows and costs per option (money in USD strings)."
+    )
+
+
+def _run_out(run: TcoRun, *, stale: bool) -> dict[str, Any]:
+    return {
+        "id": run.pk,
+        "status": run.status,
+        "progress": run.progress,
+        "progress_message": run.progress_message,
+        "error": run.error,
+        "stale": stale,
+        "status_url": reverse("api:tco_run", args=[run.plan_id, run.pk]),
+        "results": run.results if run.is_finished else None,
+    }
+
+
+@router.post(
+    "/plans/{plan_id}/tco-runs",
+    **op({202: TcoRunOut}, 404),
+    summary="Start (or join) the TCO run of the plan's current inputs; poll its status URL",
+)
+def tco_run_start(request, plan_id: Id):
+    plan = plan_get(request, plan_id)
+    require_editor(request)
+    try:
+        run, _ = facility_services.tco_run_request(plan=plan, user=actor(request))
+    except facility_services.TcoNotReady as exc:
+        return Status(400, {"errors": {"__all__": [str(exc)]}})
+    run.refresh_from_db()
+    return Status(202, _run_out(run, stale=False))
+
+
+@router.get(
+    "/plans/{plan_id}/tco-runs/{run_id}",
+    **op({200: TcoRunOut}, 404),
+    url_name="tco_run",
+    summary="A TCO run's status, progress and, when done, its results per option",
+)
+def tco_run_read(request, plan_id: Id, run_id: Id):
+    plan = plan_get(request, plan_id)
+    run = TcoRun.objects.get(plan=plan, pk=run_id)
+    jobs.job_expire_if_lost(run)
+    state = facility_services.tco_state(plan=plan)
+    stale = state.build is None or state.build.input_hash != run.input_hash
+    return _run_out(run, stale=stale)

@@ -1,0 +1,508 @@
+"""Portable plan files: one versioned JSON document with everything needed to rebuild a plan in
+another organisation or installation.
+
+The document holds the client, the plan, its workloads (with their choices and residency
+rules), sites (with power upgrades), TCO and placement settings, sourcing settings, the BOM
+lines (generated ones with what they were generated as, manual ones, hand-set quantities)
+and the suppliers' offers the plan's BOM uses, with their price breaks. Catalog rows
+(models, accelerators, servers, parts) are named by slug; nothing carries a database id, so
+exporting an imported plan gives the same document.
+
+Importing checks every value with the models' own validation (the messages the pages
+show) and saves in one transaction: a file with any error creates nothing. A file is read
+defensively: size, nesting depth, row counts, field names and value types are checked
+before anything is looked up, so a hostile file gets a clear error, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+
+from catalog.models import Accelerator, ModelArchitecture, Part, ServerPlatform
+from planner.engine.limits import finite_or_none
+from planner.facility.models import (
+    PlacementDecision,
+    PowerUpgrade,
+    ResidencyRule,
+    Site,
+    TcoSettings,
+)
+from planner.models import Client, Organisation, Plan, Workload
+from sourcing.models import BomLine, Offer, OfferPriceBreak, SourcingSettings, Supplier
+from sourcing.selectors import offers_for_line
+
+FORMAT = "inference-planner/plan"
+VERSION = 1
+MAX_BYTES = 5_000_000
+MAX_DEPTH = 12
+MAX_ROWS = {
+    "workloads": 200,
+    "sites": 200,
+    "upgrades": 100,
+    "bom_lines": 2_000,
+    "suppliers": 500,
+    "offers": 2_000,
+    "price_breaks": 50,
+}
+# Never in a file: ids, row versions, timestamps of the row itself, who made it.
+SKIPPED = {"id", "version", "created_at", "updated_at", "created_by", "decided_by"}
+CATALOG = {
+    "model": ModelArchitecture,
+    "chosen_accelerator": Accelerator,
+    "chosen_server": ServerPlatform,
+    "accelerator": Accelerator,
+    "server": ServerPlatform,
+    "part": Part,
+}
+SCALARS = (str, int, float, bool, type(None))
+
+
+class PortableError(Exception):
+    """The file cannot be imported: ``errors`` maps a place in it to its messages."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+        self.errors = errors
+
+
+# --- Export ------------------------------------------------------------------------------------
+
+
+def _fields(model: type[models.Model], parent: str | None, extra_skip=()) -> list[models.Field]:
+    skip = SKIPPED | {parent} | set(extra_skip)
+    return [
+        f
+        for f in model._meta.concrete_fields
+        if not f.primary_key and f.name not in skip and (not f.is_relation or f.name in CATALOG)
+    ]
+
+
+def _value(obj: models.Model, f: models.Field) -> Any:
+    if f.is_relation:
+        related = getattr(obj, f.name)
+        return related.slug if related is not None else None
+    value = f.value_from_object(obj)
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    return value
+
+
+def _row(obj: models.Model, parent: str | None, extra_skip=()) -> dict[str, Any]:
+    return {f.name: _value(obj, f) for f in _fields(type(obj), parent, extra_skip)}
+
+
+def _used_offers(plan: Plan) -> list[Offer]:
+    """The organisation's offers for the plan's BOM lines (what its landed cost can use)."""
+    offers = list(
+        Offer.objects.filter(supplier__organisation=plan.organisation)
+        .select_related("supplier", "part", "server", "accelerator")
+        .prefetch_related("price_breaks")
+        .order_by("supplier__name", "supplier_id", "pk")
+    )
+    used: dict[int, Offer] = {}
+    for line in BomLine.objects.filter(plan=plan):
+        for offer in offers_for_line(offers, line):
+            used[offer.pk] = offer
+        if line.pinned_offer_id and line.pinned_offer_id not in used:
+            pinned = next((o for o in offers if o.pk == line.pinned_offer_id), None)
+            if pinned is not None:
+                used[pinned.pk] = pinned
+    return [o for o in offers if o.pk in used]
+
+
+def plan_export(plan: Plan) -> dict[str, Any]:
+    """The plan as a portable document (see the module's docstring)."""
+    offers = _used_offers(plan)
+    refs = {offer.pk: f"offer-{n}" for n, offer in enumerate(offers, start=1)}
+    suppliers: dict[int, dict[str, Any]] = {}
+    for offer in offers:
+        supplier = suppliers.setdefault(
+            offer.supplier_id,
+            _row(offer.supplier, "organisation") | {"offers": []},
+        )
+        supplier["offers"].append(
+            {"ref": refs[offer.pk]}
+            | _row(offer, "supplier")
+            | {"price_breaks": [_row(b, "offer") for b in offer.price_breaks.order_by("min_qty")]}
+        )
+    workloads = []
+    for workload in plan.workloads.select_related(
+        "model", "chosen_accelerator", "chosen_server"
+    ).order_by("pk"):
+        rule = ResidencyRule.objects.filter(workload=workload).first()
+        workloads.append(
+            _row(workload, "plan") | {"residency": rule.allowed if rule is not None else None}
+        )
+    sites = [
+        _row(site, "plan")
+        | {"upgrades": [_row(u, "site") for u in site.upgrades.order_by("ready_date", "pk")]}
+        for site in plan.sites.order_by("pk")
+    ]
+    lines = (
+        BomLine.objects.filter(plan=plan)
+        .select_related("part", "server", "accelerator")
+        .order_by("position", "pk")
+    )
+    bom_lines = [
+        _row(line, "plan", ["pinned_offer"]) | {"pinned_offer": refs.get(line.pinned_offer_id)}
+        for line in lines
+    ]
+
+    def single(model, extra_skip=()):
+        obj = model.objects.filter(plan=plan).first()
+        return _row(obj, "plan", extra_skip) if obj is not None else None
+
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "client": _row(plan.client, "organisation"),
+        "plan": _row(plan, "organisation", ["client"]),
+        "workloads": workloads,
+        "sites": sites,
+        "tco_settings": single(TcoSettings),
+        "placement_decision": single(PlacementDecision, ["decided_at"]),
+        "sourcing_settings": single(
+            SourcingSettings, ["bom_generated_at", "checked_at", "checked_go_live"]
+        ),
+        "bom_lines": bom_lines,
+        "suppliers": list(suppliers.values()),
+    }
+
+
+def plan_export_json(plan: Plan) -> str:
+    return json.dumps(plan_export(plan), indent=2, ensure_ascii=False, sort_keys=False)
+
+
+# --- Import ------------------------------------------------------------------------------------
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if level > MAX_DEPTH:
+            return level
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
+def plan_document_parse(raw: bytes | str) -> dict[str, Any]:
+    """The document in a file's bytes, or :class:`PortableError` saying what is wrong."""
+    if len(raw) > MAX_BYTES:
+        raise PortableError({"file": [f"The file is larger than {MAX_BYTES // 1_000_000} MB."]})
+    try:
+        document = json.loads(raw)
+    except RecursionError:
+        raise PortableError({"file": ["The file is nested too deeply."]}) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise PortableError({"file": [f"The file is not JSON ({exc})."]}) from None
+    return plan_document_check(document)
+
+
+def plan_document_check(document: Any) -> dict[str, Any]:
+    """Shape checks before anything is looked up: format, version, depth, row counts."""
+    if not isinstance(document, dict):
+        raise PortableError({"file": ["A plan file is a JSON object."]})
+    if _depth(document) > MAX_DEPTH:
+        raise PortableError({"file": [f"The file is nested deeper than {MAX_DEPTH} levels."]})
+    if document.get("format") != FORMAT:
+        raise PortableError({"format": [f"Not a plan file (its format must be '{FORMAT}')."]})
+    if document.get("version") != VERSION:
+        raise PortableError({"version": [f"This installation reads version {VERSION} plan files."]})
+    known = {
+        "format", "version", "client", "plan", "workloads", "sites", "tco_settings",
+        "placement_decision", "sourcing_settings", "bom_lines", "suppliers",
+    }  # fmt: skip
+    unknown = sorted(set(document) - known)
+    if unknown:
+        raise PortableError({"file": [f"Unknown sections: {', '.join(unknown)}."]})
+    return document
+
+
+@dataclass
+class _Importer:
+    organisation: Organisation
+    user: Any
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    offers: dict[str, Offer] = field(default_factory=dict)
+
+    def error(self, where: str, message: str) -> None:
+        self.errors.setdefault(where, []).append(message)
+
+    def rows(self, where: str, value: Any, limit_key: str) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.error(where, "Must be a list.")
+            return []
+        limit = MAX_ROWS[limit_key]
+        if len(value) > limit:
+            self.error(where, f"At most {limit} rows ({len(value)} given).")
+            return []
+        return value
+
+    def build(
+        self,
+        where: str,
+        model: type[models.Model],
+        data: Any,
+        parent: str | None,
+        *,
+        extra: tuple[str, ...] = (),
+        skip: tuple[str, ...] = (),
+        **fixed: Any,
+    ) -> models.Model | None:
+        """An unsaved, cleaned row from ``data``; records errors and returns None if bad."""
+        if not isinstance(data, dict):
+            self.error(where, "Must be an object.")
+            return None
+        fields = {f.name: f for f in _fields(model, parent, skip)}
+        unknown = sorted(set(data) - set(fields) - set(extra))
+        if unknown:
+            self.error(where, f"Unknown fields: {', '.join(unknown)}.")
+            return None
+        obj = model(**fixed)
+        bad = False
+        for name, value in data.items():
+            if name in extra:
+                continue
+            f = fields[name]
+            here = f"{where}.{name}"
+            if name in CATALOG:
+                bad |= not self._catalog(obj, f, value, here)
+                continue
+            if not isinstance(f, models.JSONField) and not isinstance(value, SCALARS):
+                self.error(here, "Must be a single value.")
+                bad = True
+                continue
+            try:
+                python = f.to_python(value)
+            except ValidationError as exc:
+                self.error(here, " ".join(exc.messages))
+                bad = True
+                continue
+            if isinstance(python, float) and finite_or_none(python) is None:
+                self.error(here, "Must be a finite number.")
+                bad = True
+                continue
+            setattr(obj, f.attname, python)
+        if bad:
+            return None
+        try:
+            names = {f.name for f in model._meta.fields}
+            unchecked = [n for n in (SKIPPED | {parent} | set(skip)) if n in names]
+            obj.full_clean(exclude=unchecked, validate_unique=False)
+        except ValidationError as exc:
+            for name, messages in exc.message_dict.items():
+                key = where if name == "__all__" else f"{where}.{name}"
+                for message in messages:
+                    self.error(key, message)
+            return None
+        return obj
+
+    def _catalog(self, obj, f, value, where: str) -> bool:
+        if value is None:
+            setattr(obj, f.attname, None)
+            return True
+        model = CATALOG[f.name]
+        if not isinstance(value, str) or len(value) > 200 or "\x00" in value:
+            self.error(where, "Must be a catalog slug.")
+            return False
+        found = model.objects.filter(slug=value).first()
+        if found is None:
+            self.error(where, f"Unknown {model._meta.verbose_name} '{value}' in this catalog.")
+            return False
+        setattr(obj, f.name, found)
+        return True
+
+    def check(self) -> None:
+        if self.errors:
+            raise PortableError(self.errors)
+
+
+def plan_import(document: Any, *, organisation: Organisation, user=None) -> Plan:
+    """Rebuild the plan of a portable document in ``organisation``; all or nothing.
+
+    The client is the organisation's client of the same name, else a new one; suppliers
+    likewise (an offer is added unless the supplier has one for the same item, SKU and
+    quote date). Nothing of another organisation is read or written.
+
+    Raises:
+        PortableError: Anything wrong with the document (nothing is saved).
+    """
+    document = plan_document_check(document)
+    with transaction.atomic():
+        plan = _import(document, _Importer(organisation, user))
+    return plan
+
+
+def _import(document: dict[str, Any], imp: _Importer) -> Plan:
+    organisation = imp.organisation
+    client_data = document.get("client")
+    client = imp.build("client", Client, client_data, "organisation", organisation=organisation)
+    imp.check()
+    existing = Client.objects.filter(organisation=organisation, name__iexact=client.name).first()
+    if existing is not None:
+        client = existing
+    else:
+        client.save()
+    plan = imp.build(
+        "plan",
+        Plan,
+        document.get("plan"),
+        "organisation",
+        skip=("client",),
+        organisation=organisation,
+        client=client,
+    )
+    imp.check()
+    plan.created_by = imp.user
+    plan.save()
+
+    _import_suppliers(document, imp)
+    for n, data in enumerate(imp.rows("workloads", document.get("workloads"), "workloads")):
+        where = f"workloads[{n}]"
+        workload = imp.build(where, Workload, data, "plan", extra=("residency",), plan=plan)
+        if workload is None:
+            continue
+        residency = data.get("residency")
+        if residency is not None and not isinstance(residency, str):
+            imp.error(f"{where}.residency", "Must be text, e.g. 'EU, CH'.")
+            continue
+        workload.save()
+        if residency is not None:
+            rule = ResidencyRule(workload=workload, allowed=residency)
+            try:
+                rule.full_clean()
+            except ValidationError as exc:
+                imp.error(f"{where}.residency", " ".join(exc.messages))
+                continue
+            rule.save()
+    names: set[str] = set()
+    for n, data in enumerate(imp.rows("sites", document.get("sites"), "sites")):
+        where = f"sites[{n}]"
+        site = imp.build(where, Site, data, "plan", extra=("upgrades",), plan=plan)
+        if site is None:
+            continue
+        if site.name.lower() in names:
+            imp.error(f"{where}.name", "This plan already has a site with this name.")
+            continue
+        names.add(site.name.lower())
+        upgrades = [
+            imp.build(f"{where}.upgrades[{k}]", PowerUpgrade, u, "site")
+            for k, u in enumerate(imp.rows(f"{where}.upgrades", data.get("upgrades"), "upgrades"))
+        ]
+        if imp.errors:
+            continue
+        site.save()
+        for upgrade in upgrades:
+            upgrade.site = site
+            upgrade.save()
+    for key, model, skip in (
+        ("tco_settings", TcoSettings, ()),
+        ("placement_decision", PlacementDecision, ("decided_at",)),
+        ("sourcing_settings", SourcingSettings, ("bom_generated_at", "checked_at", "checked_go_live")),
+    ):  # fmt: skip
+        if document.get(key) is not None:
+            row = imp.build(key, model, document[key], "plan", skip=skip, plan=plan)
+            if row is not None and not imp.errors:
+                row.save()
+    part_keys: set[str] = set()
+    lines = imp.rows("bom_lines", document.get("bom_lines"), "bom_lines")
+    for n, data in enumerate(lines):
+        where = f"bom_lines[{n}]"
+        line = imp.build(
+            where, BomLine, data, "plan", extra=("pinned_offer",), skip=("pinned_offer",), plan=plan
+        )
+        if line is None:
+            continue
+        if line.part_key in part_keys:
+            imp.error(f"{where}.part_key", "Two lines for the same part.")
+            continue
+        part_keys.add(line.part_key)
+        ref = data.get("pinned_offer")
+        if ref is not None:
+            if not isinstance(ref, str) or ref not in imp.offers:
+                imp.error(f"{where}.pinned_offer", "Must name an offer of the file ('offer-1').")
+                continue
+            line.pinned_offer = imp.offers[ref]
+        if not imp.errors:
+            line.save()
+    imp.check()
+    return plan
+
+
+def _import_suppliers(document: dict[str, Any], imp: _Importer) -> None:
+    offer_total = 0
+    for n, data in enumerate(imp.rows("suppliers", document.get("suppliers"), "suppliers")):
+        where = f"suppliers[{n}]"
+        supplier = imp.build(
+            where, Supplier, data, "organisation", extra=("offers",), organisation=imp.organisation
+        )
+        if supplier is None:
+            continue
+        offers = imp.rows(f"{where}.offers", data.get("offers"), "offers")
+        offer_total += len(offers)
+        if offer_total > MAX_ROWS["offers"]:
+            imp.error("suppliers", f"At most {MAX_ROWS['offers']} offers in a file.")
+            return
+        existing = Supplier.objects.filter(
+            organisation=imp.organisation, name__iexact=supplier.name
+        ).first()
+        if existing is not None:
+            supplier = existing
+        elif not imp.errors:
+            supplier.save()
+        for k, offer_data in enumerate(offers):
+            _import_offer(f"{where}.offers[{k}]", offer_data, supplier, imp)
+
+
+def _import_offer(where: str, data: Any, supplier: Supplier, imp: _Importer) -> None:
+    offer = imp.build(
+        where, Offer, data, "supplier", extra=("ref", "price_breaks"), supplier=supplier
+    )
+    if offer is None:
+        return
+    ref = data.get("ref")
+    if not isinstance(ref, str) or not ref or len(ref) > 40 or ref in imp.offers:
+        imp.error(f"{where}.ref", "Each offer needs its own short 'ref' (e.g. 'offer-1').")
+        return
+    breaks = [
+        imp.build(f"{where}.price_breaks[{k}]", OfferPriceBreak, b, "offer")
+        for k, b in enumerate(
+            imp.rows(f"{where}.price_breaks", data.get("price_breaks"), "price_breaks")
+        )
+    ]
+    if imp.errors or supplier.pk is None:
+        return
+    same = Offer.objects.filter(
+        supplier=supplier,
+        part=offer.part,
+        server=offer.server,
+        accelerator=offer.accelerator,
+        service=offer.service,
+        supplier_sku=offer.supplier_sku,
+        quoted_on=offer.quoted_on,
+    ).first()
+    if same is not None:
+        imp.offers[ref] = same
+        return
+    offer.save()
+    for price_break in breaks:
+        price_break.offer = offer
+        price_break.save()
+    imp.offers[ref] = offer

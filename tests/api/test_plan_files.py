@@ -1,0 +1,185 @@
+"""Portable plan files: export → import → export round trip on the demo plan, tenancy, and
+hostile files that must create nothing."""
+
+import copy
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from planner.facility.models import Site
+from planner.models import Client, Plan, Workload
+from planner.portable import MAX_ROWS, plan_export
+from sourcing.models import BomLine, Offer, Supplier
+from tests.api.conftest import Api, _token
+from tests.conftest import make_member
+
+
+@pytest.fixture
+def demo(db):
+    from catalog.services import catalog_load_reference
+    from planner.demo import demo_plan_build
+    from planner.services import demo_setup
+
+    catalog_load_reference()
+    user, organisation, _ = demo_setup(
+        username="demo", password="pw-for-tests-1", organisation_name="Demo Co"
+    )
+    plan, _ = demo_plan_build(organisation=organisation, user=user)
+    return plan, user, organisation
+
+
+@pytest.fixture
+def demo_api(client, demo):
+    return Api(client, _token(demo[2], demo[1]))
+
+
+@pytest.fixture
+def b_api(client, org_b, owner_b):
+    return Api(client, _token(org_b, owner_b))
+
+
+def _counts() -> tuple[int, ...]:
+    return tuple(
+        m.objects.count() for m in (Plan, Client, Workload, Site, BomLine, Supplier, Offer)
+    )
+
+
+def test_export_import_export_gives_the_same_document(demo, demo_api, b_api, org_b):
+    plan, _, organisation = demo
+    exported = demo_api.get(f"/plans/{plan.pk}/export")
+    assert exported.status_code == 200, exported.content
+    document = exported.json()
+    assert document["format"] == "inference-planner/plan" and document["version"] == 1
+    assert document["workloads"] and document["sites"] and document["suppliers"]
+    source_rows = {
+        "plans": Plan.objects.filter(organisation=organisation).count(),
+        "suppliers": list(Supplier.objects.filter(organisation=organisation).values()),
+        "offers": Offer.objects.filter(supplier__organisation=organisation).count(),
+    }
+
+    imported = b_api.post("/plans/import", document)
+
+    assert imported.status_code == 201, imported.content
+    copy_of = Plan.objects.get(pk=imported.json()["id"])
+    assert copy_of.organisation == org_b and copy_of.client.organisation == org_b
+    assert b_api.get(f"/plans/{copy_of.pk}/export").json() == document
+    # The source organisation's rows are untouched.
+    assert source_rows == {
+        "plans": Plan.objects.filter(organisation=organisation).count(),
+        "suppliers": list(Supplier.objects.filter(organisation=organisation).values()),
+        "offers": Offer.objects.filter(supplier__organisation=organisation).count(),
+    }
+    assert Supplier.objects.filter(organisation=org_b).count() == len(document["suppliers"])
+
+
+def test_import_twice_reuses_the_client_and_the_suppliers_offers(demo, b_api):
+    document = plan_export(demo[0])
+    assert b_api.post("/plans/import", document).status_code == 201
+    offers = Offer.objects.count()
+    assert b_api.post("/plans/import", document).status_code == 201
+    assert Offer.objects.count() == offers
+    assert Client.objects.filter(name=document["client"]["name"]).count() == 2  # A's and B's
+
+
+def _hostile(document):
+    deep: dict = {}
+    cursor = deep
+    for _ in range(40):
+        cursor["x"] = {}
+        cursor = cursor["x"]
+    cases = {
+        "wrong type of section": {**document, "workloads": "many"},
+        "wrong type of value": {
+            **document,
+            "workloads": [{**document["workloads"][0], "ttft_ms": "soon"}],
+        },
+        "list for a text": {**document, "plan": {**document["plan"], "name": ["a", "b"]}},
+        "unknown slug": {
+            **document,
+            "workloads": [{**document["workloads"][0], "model": "gpt-17-ultra"}],
+        },
+        "unknown field": {**document, "plan": {**document["plan"], "id": 5}},
+        "huge array": {**document, "sites": [document["sites"][0]] * (MAX_ROWS["sites"] + 1)},
+        "deep nesting": {
+            **document,
+            "workloads": [{**document["workloads"][0], "chosen_summary": deep}],
+        },
+        "out of range": {
+            **document,
+            "workloads": [{**document["workloads"][0], "headroom_pct": 10_000}],
+        },
+        "not finite": {
+            **document,
+            "workloads": [{**document["workloads"][0], "peak_requests_per_s": "NaN"}],
+        },
+        "unknown offer ref": {
+            **document,
+            "bom_lines": [{**document["bom_lines"][0], "pinned_offer": "offer-999"}]
+            if document["bom_lines"]
+            else [{"pinned_offer": "offer-999"}],
+        },
+        "wrong version": {**document, "version": 2},
+        "not a plan file": [1, 2, 3],
+    }
+    return cases
+
+
+def test_hostile_files_get_a_clear_error_and_create_nothing(demo, b_api):
+    document = plan_export(demo[0])
+    before = _counts()
+    for name, case in _hostile(copy.deepcopy(document)).items():
+        response = b_api.post("/plans/import", case)
+        assert response.status_code == 400, (name, response.content)
+        errors = response.json()["errors"]
+        assert errors and all(messages for messages in errors.values()), name
+        assert _counts() == before, name
+    unknown = b_api.post("/plans/import", _hostile(document)["unknown slug"]).json()
+    assert unknown["errors"]["workloads[0].model"] == [
+        "Unknown model architecture 'gpt-17-ultra' in this catalog."
+    ]
+    wrong = b_api.post("/plans/import", _hostile(document)["wrong type of value"]).json()
+    assert wrong["errors"]["workloads[0].ttft_ms"] == ["“soon” value must be an integer."]
+
+
+def test_unparseable_bodies_are_400(b_api):
+    client, headers = b_api.client, b_api.headers
+    for body in (b"{not json", b"[" * 100_000 + b"]" * 100_000, b'"\\ud800"'):
+        response = client.post(
+            "/api/v1/plans/import", body, content_type="application/json", headers=headers
+        )
+        assert response.status_code == 400, body[:20]
+    assert Plan.objects.count() == 0
+
+
+def test_export_and_import_respect_tenancy_and_roles(demo, client, b_api, org_b):
+    plan = demo[0]
+    assert b_api.get(f"/plans/{plan.pk}/export").status_code == 404
+    assert Api(client, None).get(f"/plans/{plan.pk}/export").status_code == 401
+    viewer = Api(client, _token(org_b, make_member(org_b, "vee", role="viewer")))
+    assert viewer.post("/plans/import", plan_export(plan)).status_code == 403
+    assert Api(client, None).post("/plans/import", plan_export(plan)).status_code == 401
+    assert Plan.objects.filter(organisation=org_b).count() == 0
+
+
+def test_the_management_commands_round_trip(demo, org_b, tmp_path):
+    plan = demo[0]
+    out = StringIO()
+    call_command("plan_export", str(plan.pk), stdout=out)
+    path = tmp_path / "plan.json"
+    path.write_text(out.getvalue())
+
+    result = StringIO()
+    call_command("plan_import", str(path), "--organisation", "beta", stdout=result)
+
+    imported = Plan.objects.filter(organisation=org_b).get()
+    assert f"Imported plan {imported.pk}" in result.getvalue()
+    assert plan_export(imported) == json.loads(out.getvalue())
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**json.loads(out.getvalue()), "workloads": [{"name": 1}]}))
+    with pytest.raises(CommandError, match="Nothing was imported"):
+        call_command("plan_import", str(bad), "--organisation", "beta")
+    with pytest.raises(CommandError, match="No organisation"):
+        call_command("plan_import", str(path), "--organisation", "nope")
+    assert Plan.objects.filter(organisation=org_b).count() == 1
