@@ -184,6 +184,12 @@ def revision_out(revision: PlanRevision) -> dict[str, Any]:
 
 class PublishIn(InSchema):
     note: str = Field("", max_length=300, description="What changed (shown to the client).")
+    with_open_items: bool = Field(
+        False,
+        description="Publish although results the revision includes are stale, failed or "
+        "missing (the page's tick box); the revision then lists them to the client. Without "
+        "it such a publish is refused with 400 naming them.",
+    )
 
 
 class PublishOut(RevisionOut):
@@ -200,7 +206,10 @@ def revision_publish(request, plan_id: Id, payload: PublishIn):
     require_editor(request)
     try:
         revision = sharing_services.revision_publish(
-            plan=plan, user=actor(request), note=payload.note
+            plan=plan,
+            user=actor(request),
+            note=payload.note,
+            with_open_items=payload.with_open_items,
         )
     except sharing_services.NothingToPublish as exc:
         return Status(200, revision_out(exc.revision) | {"published": False})

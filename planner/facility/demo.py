@@ -5,6 +5,7 @@ service (synchronously, no worker needed) when the plan's workloads have a chose
 configuration; otherwise only the sites and the placement settings are created.
 """
 
+import contextlib
 from datetime import date
 from decimal import Decimal
 
@@ -93,10 +94,9 @@ def facility_demo_build(*, plan, user) -> None:
         ResidencyRule.objects.get_or_create(workload=workload, defaults={"allowed": "EU"})
     PlacementDecision.objects.get_or_create(plan=plan)
     if plan_selectors.plan_deployments(plan=plan):
-        try:
+        # A server without a list price: the sourcing demo's offers price it, then it runs.
+        with contextlib.suppress(services.TcoNotReady):
             services.tco_run_sync(plan=plan, user=user)
-        except services.TcoNotReady:
-            pass  # a server without a list price: the sourcing demo's offers price it, then runs it
     evaluation = services.placement_evaluate(plan=plan)
     amsterdam = Site.objects.get(plan=plan, name=DEMO_SITES[0]["name"])
     services.placement_choice_save(

@@ -34,7 +34,7 @@ def test_the_readme_example(api, catalog, django_capture_on_commit_callbacks):
         body = chat | {"name": name, "model": model, "peak_concurrency": peak}
         workload = http.post(f"{base}/workloads", body).json()
         rows = http.get(f"{base}/workloads/{workload['id']}/candidates").json()
-        best = next(r for r in rows if r["feasible"] and r["accelerator"] == "h100-sxm")
+        best = next(r for r in rows if r["feasible"] and r["accelerator"] == "b200")
         chosen = http.post(f"{base}/workloads/{workload['id']}/choose", {"key": best["key"]})
         assert chosen.status_code == 200 and not chosen.json()["warning"], chosen.content
     with django_capture_on_commit_callbacks(execute=True):
@@ -42,7 +42,9 @@ def test_the_readme_example(api, catalog, django_capture_on_commit_callbacks):
     assert run.get("status") in ("pending", "succeeded"), run
     run = http.get(run["status_url"]).json()
     assert run["status"] == "succeeded" and run["results"]["options"]
-    revision = http.post(f"{base}/revisions", {"note": "First quote"}).json()
+    revision = http.post(
+        f"{base}/revisions", {"note": "First quote", "with_open_items": True}
+    ).json()
     assert revision["published"], revision
     with django_capture_on_commit_callbacks(execute=True):
         first = http.get(revision["documents"]["quote"])
