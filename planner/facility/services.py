@@ -27,11 +27,12 @@ from planner.engine import demand as de
 from planner.engine import facility as fe
 from planner.engine import placement as pe
 from planner.engine import tco as te
-from planner.engine.deployment import Deployment
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, flag_regions, rtt_ms
 from planner.facility import selectors
+from planner.facility.deployment import PlanDeployment, plan_deployment
+from planner.facility.deployment import rack_types as deployment_rack_types
 from planner.facility.models import (
     PlacementDecision,
     PowerUpgrade,
@@ -106,7 +107,8 @@ class SiteEvaluation:
         spec: The site as the engine took it (``None`` when the engine rejected a value).
         report: Facility checks for the plan's servers (``None`` without deployments).
         rack_views: Elevation per server kind.
-        checked_as: The rack type the checks ran on (the envelope of mixed kinds).
+        checked_as: The servers the checks ran on, as laid out ("2 × DGX B200 (14.3 kW,
+            10U) + ..."); ``None`` when the site holds none.
         go_live: Date power readiness is checked against.
         go_live_assumed: True when the plan has no target go-live (today is used).
         feed_usable_kw: Usable power of one feed, kW.
@@ -116,12 +118,13 @@ class SiteEvaluation:
         error: Why the engine rejected the site, if it did.
         catalog_gap: Why the plan's servers cannot be checked (a figure missing from the
             catalog), if so; the site's own figures are still summarised.
+        servers_elsewhere: The plan has servers, but its split places none at this site.
     """
 
     spec: fe.SiteSpec | None
     report: fe.FacilityReport | None
     rack_views: list[RackTypeView]
-    checked_as: selectors.RackType | None
+    checked_as: str | None
     go_live: date
     go_live_assumed: bool
     feed_usable_kw: float | None
@@ -130,6 +133,7 @@ class SiteEvaluation:
     notes: list[str] = field(default_factory=list)
     error: str = ""
     catalog_gap: str = ""
+    servers_elsewhere: bool = False
 
     @property
     def status(self) -> str:
@@ -168,20 +172,21 @@ def site_evaluate(
     plan: Plan,
     site: Site,
     upgrades: list[PowerUpgrade] | None = None,
-    deployments: list[Deployment] | None = None,
+    deployment: PlanDeployment | None = None,
 ) -> SiteEvaluation:
-    """Facility checks, summary and rack elevations of ``site`` for the plan's servers.
+    """Facility checks, summary and rack elevations of ``site`` for the servers the plan's
+    pooled deployment puts there.
 
     Args:
         plan: The plan (fetched through the tenant selector).
         site: A saved site, or an unsaved one being previewed.
         upgrades: Its upgrades when previewing unsaved ones; ``None`` reads the saved ones.
-        deployments: The plan's deployments if already loaded.
+        deployment: The plan's pooled deployment if already loaded.
     """
     go_live = plan.target_go_live or timezone.localdate()
     assumed = plan.target_go_live is None
     try:
-        return _site_evaluate(plan, site, upgrades, deployments, go_live, assumed)
+        return _site_evaluate(plan, site, upgrades, deployment, go_live, assumed)
     except EngineInputError as exc:
         # A stored value the engine refuses (saved before today's ranges): say which.
         return SiteEvaluation(
@@ -189,15 +194,27 @@ def site_evaluate(
         )
 
 
-def _site_evaluate(plan, site, upgrades, deployments, go_live, assumed) -> SiteEvaluation:
+def _site_pool(deployment: PlanDeployment, site: Site, notes: list[str]):
+    """What the deployment puts at ``site``; a new site is previewed with the whole plan."""
+    if site.pk is None:
+        whole = deployment.as_one_site()
+        if whole is not None:
+            notes.append(
+                f"A new site is previewed as if it held the whole plan ({whole.servers} "
+                "servers); once saved, the plan's split decides what goes here."
+            )
+        return whole
+    return deployment.site_pool(site)
+
+
+def _site_evaluate(plan, site, upgrades, deployment, go_live, assumed) -> SiteEvaluation:
     spec = selectors.site_spec(site, upgrades)
     catalog_gap = ""
-    if deployments is None:
+    if deployment is None:
         try:
-            deployments = plan_selectors.plan_deployments(plan=plan)
+            deployment = plan_deployment(plan=plan)
         except CatalogGapError as gap:
-            deployments, catalog_gap = [], str(gap)
-    types = selectors.rack_types(deployments)
+            deployment, catalog_gap = None, str(gap)
     feed_kw = fe.feed_usable_kw(
         spec.voltage_v, spec.amperage_a, spec.phase, spec.breaker_derating, spec.power_factor
     )
@@ -206,19 +223,18 @@ def _site_evaluate(plan, site, upgrades, deployments, go_live, assumed) -> SiteE
         notes.append(
             "The plan has no target go-live date; power readiness is checked against today."
         )
-    report, checked_as, views = None, None, []
+    pool = _site_pool(deployment, site, notes) if deployment is not None else None
+    types = deployment_rack_types(pool) if pool is not None else []
+    report, servers, views = None, None, []
     if types:
-        checked_as = selectors.envelope_rack_type(types)
-        if len(types) > 1:
-            notes.append(
-                f"The plan uses {len(types)} server kinds; the checks treat every server as the "
-                f"most demanding ({checked_as.server_power_kw:.1f} kW, {checked_as.server_ru}U), "
-                "so they err on the safe side."
-            )
-        notes.extend(checked_as.assumptions)
-        report = fe.check_facility(spec, selectors.rack_load(site, checked_as), go_live)
-        for rack_type in types:
-            load = selectors.rack_load(site, rack_type)
+        servers = " + ".join(
+            f"{t.server_count} × {t.server_name} ({t.server_power_kw:.1f} kW, {t.server_ru}U)"
+            for t in types
+        )
+        notes.extend(dict.fromkeys(a for t in types for a in t.assumptions))
+        loads = [selectors.rack_load(site, t) for t in types]
+        report = fe.check_site(spec, loads, go_live)
+        for rack_type, load in zip(types, loads, strict=True):
             layout = fe.rack_layout(spec, load, max_racks=MAX_RACKS_DRAWN)
             needed = fe.check_facility(spec, load, go_live).racks_needed
             views.append(RackTypeView(rack_type, layout, fe.rack_elevation_svg(layout), needed))
@@ -226,7 +242,7 @@ def _site_evaluate(plan, site, upgrades, deployments, go_live, assumed) -> SiteE
         spec=spec,
         report=report,
         rack_views=views,
-        checked_as=checked_as,
+        checked_as=servers,
         go_live=go_live,
         go_live_assumed=assumed,
         feed_usable_kw=feed_kw,
@@ -234,6 +250,7 @@ def _site_evaluate(plan, site, upgrades, deployments, go_live, assumed) -> SiteE
         cooling_envelope=fe.COOLING_ENVELOPES[spec.cooling_method],
         notes=notes,
         catalog_gap=catalog_gap,
+        servers_elsewhere=pool is None and deployment is not None and deployment.servers > 0,
     )
 
 

@@ -17,6 +17,7 @@ from planner import jobs
 from planner import selectors as plan_selectors
 from planner.engine.errors import CatalogGapError
 from planner.facility import charts, selectors, services
+from planner.facility.deployment import plan_deployment
 from planner.facility.forms import (
     PlacementChoiceForm,
     PlacementSettingsForm,
@@ -48,11 +49,11 @@ def _require_editor(request: HttpRequest) -> None:
 def site_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     plan = plan_or_404(request, plan_id)
     try:
-        deployments, catalog_gap = plan_selectors.plan_deployments(plan=plan), ""
+        deployment, catalog_gap = plan_deployment(plan=plan), ""
     except CatalogGapError as gap:
-        deployments, catalog_gap = [], str(gap)
+        deployment, catalog_gap = None, str(gap)
     rows = [
-        (site, services.site_evaluate(plan=plan, site=site, deployments=deployments))
+        (site, services.site_evaluate(plan=plan, site=site, deployment=deployment))
         for site in selectors.site_list(plan=plan)
     ]
     return render(
@@ -61,7 +62,8 @@ def site_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         {
             "plan": plan,
             "rows": rows,
-            "deployments": deployments,
+            "deployments": deployment.per_workload if deployment else [],
+            "deployment": deployment,
             "catalog_gap": catalog_gap,
             "section": "sites",
             "can_edit": request.membership.can_edit,
