@@ -14,7 +14,7 @@ from decimal import Decimal
 from django.utils import timezone
 
 from catalog.models import Part, ServerPlatform
-from planner.selectors import plan_deployments
+from planner.facility.deployment import plan_deployment
 from sourcing import services
 from sourcing.models import (
     BomLine,
@@ -159,7 +159,7 @@ def sourcing_demo_build(*, plan, user) -> None:
         destination_country=_site_country(plan), order_date=_order_date(),
         brokerage_per_shipment=D("350"),
     )  # fmt: skip
-    if not plan_deployments(plan=plan):
+    if not plan_deployment(plan=plan).servers:
         _server_offers(nl, us, ServerPlatform.objects.filter(slug__in=FALLBACK_SERVERS))
         return  # no chosen configuration yet: suppliers, offers and FX only
     if BomLine.objects.filter(plan=plan).exists():

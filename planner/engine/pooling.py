@@ -17,8 +17,11 @@ same server platform share servers:
   ``ceil(t / accelerators_per_server)`` whole servers of its own and needs a scale-out fabric.
 
 N+1: the failure domain is the server. When any workload on a platform at a site asks for
-N+1, the platform gets ONE spare server at that site (not one per workload): losing any one
-server, the spare takes its replicas over.
+N+1, the platform gets ONE spare server at that site (not one per workload): it can take the
+replicas of any one failed server. The free accelerators of the other servers cannot: after
+first-fit-decreasing, a replica that fitted an earlier server's free room would have been
+placed there. (A spare replica per workload, as ``capacity.plan_replicas`` counts it for one
+workload, does not survive the loss of a server holding several replicas.)
 
 No Django import: the plan's selector loads rows into these dataclasses.
 """
@@ -285,6 +288,22 @@ def largest_remainder(total: int, weights: Sequence[float]) -> tuple[int, ...]:
     return tuple(parts)
 
 
+def _ffd(replica_sizes: Sequence[int], per_server: int, fill: list[int]) -> list[list[int]]:
+    """First-fit-decreasing of replicas into servers with ``fill`` already used; returns the
+    replicas placed in each server (new servers appended)."""
+    placed: list[list[int]] = [[] for _ in fill]
+    for size in sorted(replica_sizes, reverse=True):
+        for i, used in enumerate(fill):
+            if used + size <= per_server:
+                fill[i] = used + size
+                placed[i].append(size)
+                break
+        else:
+            fill.append(size)
+            placed.append([size])
+    return placed
+
+
 def pack_replicas(
     replica_sizes: Sequence[int], accelerators_per_server: int
 ) -> tuple[tuple[int, ...], int]:
@@ -296,42 +315,38 @@ def pack_replicas(
     """
     if accelerators_per_server < 1:
         raise EngineInputError("A server holds at least one accelerator.")
+    if any(size < 1 for size in replica_sizes):
+        raise EngineInputError("A replica takes at least one accelerator.")
+    fitting = [s for s in replica_sizes if s <= accelerators_per_server]
     fill: list[int] = []
-    wide_servers = 0
-    for size in sorted(replica_sizes, reverse=True):
-        if size < 1:
-            raise EngineInputError("A replica takes at least one accelerator.")
-        if size > accelerators_per_server:
-            wide_servers += math.ceil(size / accelerators_per_server)
-            continue
-        for i, used in enumerate(fill):
-            if used + size <= accelerators_per_server:
-                fill[i] = used + size
-                break
-        else:
-            fill.append(size)
-    return tuple(fill), wide_servers
+    _ffd(fitting, accelerators_per_server, fill)
+    wide = sum(
+        math.ceil(s / accelerators_per_server) for s in replica_sizes if s > accelerators_per_server
+    )
+    return tuple(fill), wide
 
 
 def _pool(site_key: str, platform: Platform, placed: list[tuple[PlacedWorkload, bool]]):
     per_server = platform.accelerators_per_server
     sizes = [w.tensor_parallel for w, _ in placed for _ in range(w.replicas)]
-    fill, wide = pack_replicas(sizes, per_server)
+    fill: list[int] = []
+    _ffd([s for s in sizes if s <= per_server], per_server, fill)
+    wide_sizes = sorted((s for s in sizes if s > per_server), reverse=True)
     # Wide replicas fill their servers (the last one partly): record them as used.
     wide_fill: list[int] = []
-    for size in sorted((s for s in sizes if s > per_server), reverse=True):
+    for size in wide_sizes:
         whole, rest = divmod(size, per_server)
         wide_fill.extend([per_server] * whole + ([rest] if rest else []))
-    servers_for_load = len(fill) + wide
+    servers_for_load = len(fill) + len(wide_fill)
     wants_spare = any(n_plus_one for w, n_plus_one in placed if w.replicas)
     return PlatformPool(
         site_key=site_key,
         platform=platform,
         workloads=tuple(w for w, _ in placed),
-        server_fill=tuple(wide_fill) + fill,
+        server_fill=tuple(wide_fill) + tuple(fill),
         servers_for_load=servers_for_load,
         spare_servers=1 if wants_spare and servers_for_load else 0,
-        spans_servers=any(s > per_server for s in sizes),
+        spans_servers=bool(wide_sizes),
     )
 
 
