@@ -18,6 +18,7 @@ from django.utils import timezone
 from catalog.csv_io import CatalogImportError, read_csv_text
 from planner.engine.errors import CatalogGapError
 from planner.facility.deployment import plan_deployment
+from planner.facility.services import deployment_summary
 from planner.permissions import editor_required, member_required
 from planner.versioning import StaleEditError
 from planner.views.plans import plan_or_404
@@ -106,6 +107,7 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         "add_form": add_form or BomLineAddForm(prefix="add"),
         "deployments": deployment.per_workload if deployment else [],
         "deployment": deployment,
+        "summary": deployment_summary(plan=plan),
         "catalog_gap": catalog_gap,
         "last_event": last,
         "can_edit": _can_edit(request),
@@ -277,6 +279,7 @@ def timeline_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         )
     context = {
         "plan": plan, "section": "sourcing", "tab": "timeline", "timeline": timeline,
+        "summary": deployment_summary(plan=plan),
         "figure_json": figure, "flags": selectors.open_flag_list(plan=plan),
         "settings": services.sourcing_settings_get(plan=plan), "can_edit": _can_edit(request),
     }  # fmt: skip

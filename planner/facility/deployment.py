@@ -159,6 +159,7 @@ def plan_deployment(*, plan: Plan) -> PlanDeployment:
         if s.shares
     }
     decision = selectors.placement_decision_get(plan=plan)
+    rules = selectors.residency_rules(plan=plan)
     locations = [
         po.SiteLocation(site_key(s), *(selectors.site_coordinates(s) or (None, None)))
         for s in sites
@@ -183,8 +184,19 @@ def plan_deployment(*, plan: Plan) -> PlanDeployment:
             budget = (
                 workload.ttft_ms * decision.network_share_pct / 100 if workload.ttft_ms else None
             )
+            allowed = _allowed_locations(workload, rules.get(d.workload_id), sites, locations)
+            if len(allowed) < len(locations) and allowed:
+                notes.append(
+                    f"{workload.name}: only sites its residency rule allows "
+                    f"({rules[d.workload_id].allowed}) take its replicas."
+                )
+            elif not allowed:
+                notes.append(
+                    f"{workload.name}: no site meets its residency rule "
+                    f"({rules[d.workload_id].allowed}); its users' nearest sites are used."
+                )
             shares, region_notes = po.default_site_shares(
-                workload.region_shares or {}, coordinates, locations, budget
+                workload.region_shares or {}, coordinates, allowed or locations, budget
             )
             notes.extend(f"{workload.name}: {n}" for n in region_notes)
             sources[d.workload_id] = "by users' regions"
@@ -209,6 +221,21 @@ def plan_deployment(*, plan: Plan) -> PlanDeployment:
         split_source=sources,
         notes=tuple(notes),
     )
+
+
+def _allowed_locations(workload, rule, sites, locations) -> list[po.SiteLocation]:
+    """The sites' locations a workload's residency rule allows (all without a rule)."""
+    if rule is None or not rule.tokens:
+        return list(locations)
+    from planner.engine.placement import ResidencyRule
+    from planner.facility.services import site_location
+
+    engine_rule = ResidencyRule(workload.name, frozenset(rule.tokens), frozenset(rule.tokens))
+    return [
+        loc
+        for site, loc in zip(sites, locations, strict=True)
+        if engine_rule.allows(site_location(site))
+    ]
 
 
 def rack_types(pool: po.SitePool) -> list[selectors.RackType]:

@@ -311,7 +311,8 @@ class PlacementEvaluation:
     catalog_gap: str = ""
 
 
-def _site_location(site: Site) -> pe.Location:
+def site_location(site: Site) -> pe.Location:
+    """Where a site processes data (its country, else its cloud region's), for residency."""
     country = site.country or (
         REGION_LOCATIONS[site.region_key].country if site.region_key in REGION_LOCATIONS else ""
     )
@@ -395,22 +396,47 @@ def placement_evaluate(
                 f"site-{s.pk}",
                 "public_cloud",
                 f"Cloud: {s.name}",
-                [_site_location(s)],
+                [site_location(s)],
                 selectors.site_coordinates(s),
                 cloud_cost,
             )
     else:
+        # Every option must meet every workload's residency rule (the engine scores the
+        # option's locations against all of them), so the regions come from their intersection.
+        allowed = _allowed_cloud_regions(engine_rules)
+        served = pe.cloud_region_per_user_region(
+            list(user_regions),
+            {k: (r.lat, r.lon) for k, r in REGIONS.items()},
+            allowed,
+        ) or (pe.RegionAssignment("", best_region, 0.0),)
+        chosen = list(dict.fromkeys(a.cloud_region for a in served))
+        by_region = {
+            c: [a.user_region for a in served if a.cloud_region == c and a.user_region]
+            for c in chosen
+        }
+        label = ", ".join(
+            f"{c} ({REGIONS[c].city})"
+            + (f" for {'/'.join(by_region[c])} users" if by_region[c] and len(chosen) > 1 else "")
+            for c in chosen
+        )
         add(
             "public_cloud",
             "public_cloud",
-            f"Public cloud ({best_region}, {region.city})",
-            [REGION_LOCATIONS[best_region]],
-            (region.lat, region.lon),
+            f"Public cloud: {label}",
+            [REGION_LOCATIONS[c] for c in chosen],
+            None,
             cloud_cost,
+            rtt=max(a.rtt_ms for a in served) if user_regions else None,
         )
+        latency["public_cloud"] = [
+            f"{a.user_region} users served from {a.cloud_region} ({REGIONS[a.cloud_region].city}): "
+            f"{a.rtt_ms:.0f} ms round trip"
+            for a in served
+            if a.user_region
+        ]
         notes.append(
-            f"No cloud region entered as a site: the cloud option uses {best_region} "
-            f"({region.city}), the allowed region with the lowest worst round trip."
+            "No cloud region entered as a site: each user region is served from the allowed "
+            f"cloud region with the shortest round trip ({label})."
         )
     for kind, group, title in (
         ("owned_dc", owned_sites, "Own data centre"),
@@ -422,7 +448,7 @@ def placement_evaluate(
                     f"site-{s.pk}",
                     kind,
                     f"{title}: {s.name}",
-                    [_site_location(s)],
+                    [site_location(s)],
                     selectors.site_coordinates(s),
                     costs.get(f"site-{s.pk}"),
                 )
@@ -465,10 +491,15 @@ def placement_evaluate(
     return PlacementEvaluation(result, budget, ttft, user_regions, latency, notes, cost_source)
 
 
+def _allowed_cloud_regions(rules) -> list[str]:
+    """Cloud regions every residency rule allows (all of them when none allows any)."""
+    return [k for k, loc in REGION_LOCATIONS.items() if all(r.allows(loc) for r in rules)] or list(
+        REGION_LOCATIONS
+    )
+
+
 def _best_cloud_region(user_regions, ttft, rules) -> str:
-    allowed = [
-        k for k, loc in REGION_LOCATIONS.items() if all(r.allows(loc) for r in rules)
-    ] or list(REGION_LOCATIONS)
+    allowed = _allowed_cloud_regions(rules)
     if not user_regions:
         return allowed[0]
     return min(
@@ -606,8 +637,9 @@ def tco_inputs_build(*, plan: Plan, settings: TcoSettings | None = None) -> TcoB
 
 def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
     settings = settings or selectors.tco_settings_get(plan=plan)
-    deployments = [d for d in plan_selectors.plan_deployments(plan=plan) if d.accelerators > 0]
-    if not deployments:
+    deployment = plan_deployment(plan=plan)
+    deployments = [d for d in deployment.per_workload if d.accelerators > 0]
+    if not deployments or not deployment.servers:
         raise TcoNotReady("No workload has a chosen configuration yet.")
     workloads = {w.pk: w for w in plan_selectors.workload_list(plan=plan)}
     basis: list[str] = []
@@ -661,13 +693,27 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
     for d in deployments:
         demand = selectors.workload_demand(workloads[d.workload_id], d)
         demands.append(te.WorkloadDemand(**{**asdict(demand), "growth_pct_per_month": growth}))
-    servers = sum(d.servers for d in deployments)
-    per_server = max(d.accelerators_per_server for d in deployments)
-    power_kw = max(d.server_power_kw for d in deployments)
-    if len({(d.accelerators_per_server, d.server_power_kw) for d in deployments}) > 1:
+    # Servers and power of the pooled deployment (every site, N+1 spares included).
+    servers = deployment.servers
+    per_server = deployment.accelerators_installed // servers
+    power_kw = deployment.it_load_kw / servers
+    basis.append(
+        f"Owned hardware: {servers} servers with {deployment.accelerators_installed} "
+        f"accelerators ({deployment.accelerators_used} used at peak) and "
+        f"{deployment.it_load_kw:.1f} kW, from the plan's pooled deployment."
+    )
+    if (
+        len(
+            {
+                (p.platform.accelerators_per_server, p.platform.server_power_kw)
+                for p in deployment.pooled.pools
+            }
+        )
+        > 1
+    ):
         basis.append(
-            f"Mixed servers costed as {servers} servers of {per_server} accelerators and "
-            f"{power_kw:.1f} kW (the largest kind)."
+            f"Mixed servers costed at their mean: {per_server} accelerators and "
+            f"{power_kw:.2f} kW per server (the same total power)."
         )
     default_price = TcoSettings._meta.get_field("server_price_usd").default
     other_servers = sorted({d.server_name for d in deployments if d.accelerator_slug != "h100-sxm"})
@@ -971,3 +1017,48 @@ def tco_results_serialise(
             },
         },
     }
+
+
+# --- The deployment in one line (overview, BOM, TCO and timeline pages) ----------------------
+
+
+@dataclass(frozen=True)
+class DeploymentSummary:
+    """The pooled deployment's totals as every page shows them.
+
+    Attributes:
+        deployment: The pooled deployment (``None`` when a catalog figure is missing).
+        racks: Racks over the sites, from each site's facility checks (``None`` without a site).
+        sites: (site name, servers, racks, IT kW) per site holding servers.
+        catalog_gap: Why there is no deployment, if a catalog figure is missing.
+    """
+
+    deployment: PlanDeployment | None
+    racks: int | None
+    sites: tuple[tuple[str, int, int | None, float], ...]
+    catalog_gap: str = ""
+
+    @property
+    def servers(self) -> int:
+        return self.deployment.servers if self.deployment else 0
+
+
+def deployment_summary(*, plan: Plan) -> DeploymentSummary:
+    """Servers, accelerators, power and racks of the plan's pooled deployment."""
+    try:
+        deployment = plan_deployment(plan=plan)
+    except CatalogGapError as gap:
+        return DeploymentSummary(None, None, (), str(gap))
+    except EngineInputError as exc:
+        return DeploymentSummary(None, None, (), str(exc))
+    rows, racks = [], None
+    for site in deployment.sites:
+        pool = deployment.site_pool(site)
+        if pool is None:
+            continue
+        report = site_evaluate(plan=plan, site=site, deployment=deployment).report
+        site_racks = report.racks_needed if report else None
+        if site_racks is not None:
+            racks = (racks or 0) + site_racks
+        rows.append((site.name, pool.servers, site_racks, pool.it_load_kw))
+    return DeploymentSummary(deployment, racks, tuple(rows))

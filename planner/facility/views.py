@@ -62,6 +62,7 @@ def site_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         {
             "plan": plan,
             "rows": rows,
+            "summary": services.deployment_summary(plan=plan),
             "deployments": deployment.per_workload if deployment else [],
             "deployment": deployment,
             "catalog_gap": catalog_gap,
@@ -272,7 +273,10 @@ def tco_view(request: HttpRequest, plan_id: int) -> HttpResponse:
                 return redirect("facility:tco", plan_id=plan.pk)
         status = 400
     state = services.tco_state(plan=plan)
-    context = _tco_context(request, plan, state) | {"form": form}
+    context = _tco_context(request, plan, state) | {
+        "form": form,
+        "summary": services.deployment_summary(plan=plan),
+    }
     return render(request, "facility/tco.html", context, status=status)
 
 
