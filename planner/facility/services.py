@@ -42,6 +42,7 @@ from planner.facility.models import (
     TcoRun,
     TcoSettings,
     TcoStatus,
+    WorkloadSiteSplit,
 )
 from planner.models import Plan
 
@@ -1062,3 +1063,23 @@ def deployment_summary(*, plan: Plan) -> DeploymentSummary:
             racks = (racks or 0) + site_racks
         rows.append((site.name, pool.servers, site_racks, pool.it_load_kw))
     return DeploymentSummary(deployment, racks, tuple(rows))
+
+
+def site_split_for_edit(*, workload) -> WorkloadSiteSplit:
+    """The workload's stored split, or an unsaved empty one (the users' regions decide)."""
+    return WorkloadSiteSplit.objects.filter(workload=workload).first() or WorkloadSiteSplit(
+        workload=workload
+    )
+
+
+@transaction.atomic
+def site_split_save(*, form, split: WorkloadSiteSplit) -> WorkloadSiteSplit:
+    """Store a valid SiteSplitForm's shares (empty: back to the users' regions).
+
+    Raises:
+        StaleEditError: The split was saved by someone else since the form was loaded.
+    """
+    split.shares = form.shares()
+    split.full_clean(exclude=["workload"])
+    split.save()
+    return split

@@ -190,3 +190,37 @@ def test_the_demo_plan_agrees_on_every_page(client, org_a, consultant_a, catalog
     # Two sites, one per continent, and the chat and the catalogue job share Frankfurt's servers.
     assert len(deployment.pooled.sites) == 2
     assert any(len(p.workloads) == 2 for p in deployment.pooled.pools)
+
+
+def test_the_split_form_saves_a_hand_split_and_refuses_shares_not_adding_to_100(
+    client, consultant_a, two_site_plan
+):
+    from planner.facility.models import WorkloadSiteSplit
+
+    plan = two_site_plan
+    chat = plan.workloads.get(name="Chat")
+    frankfurt = Site.objects.get(plan=plan, name="Frankfurt")
+    ashburn = Site.objects.get(plan=plan, name="Ashburn")
+    client.force_login(consultant_a)
+    url = reverse("facility:site_split", args=[plan.pk, chat.pk])
+    page = client.get(reverse("facility:site_list", args=[plan.pk])).content.decode()
+    assert f'data-testid="split-form-{chat.pk}"' in page
+
+    response = client.post(url, {f"share_{frankfurt.pk}": "70", f"share_{ashburn.pk}": "20"})
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "The shares add up to 90 %, not 100 %" in body
+    assert 'value="70"' in body  # what was typed stays
+    assert not WorkloadSiteSplit.objects.filter(workload=chat).exists()
+
+    response = client.post(url, {f"share_{frankfurt.pk}": "100", f"share_{ashburn.pk}": ""})
+    assert response.status_code == 302
+    assert WorkloadSiteSplit.objects.get(workload=chat).shares == {str(frankfurt.pk): 100}
+    overview = client.get(reverse("plan_detail", args=[plan.pk])).content.decode()
+    assert _summary(overview)["servers"] == "3 servers"  # all in Frankfurt: 2 + 1 spare
+
+    # All empty: back to the users' regions.
+    response = client.post(url, {f"share_{frankfurt.pk}": "", f"share_{ashburn.pk}": ""})
+    assert response.status_code == 302
+    assert WorkloadSiteSplit.objects.get(workload=chat).shares == {}
+    assert plan_deployment(plan=plan).servers == 4
