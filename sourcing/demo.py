@@ -131,9 +131,16 @@ def _server_offers(nl: Supplier, us: Supplier, servers) -> None:
 
 
 def _site_country(plan) -> str:
+    """The country the demo's orders ship to: the placement's chosen site, else the first."""
     sites = getattr(plan, "sites", None)
-    site = sites.exclude(country="").order_by("pk").first() if sites is not None else None
-    return site.country if site else "NL"
+    if sites is None:
+        return "NL"
+    decision = getattr(plan, "placement_decision", None) if hasattr(plan, "pk") else None
+    chosen = (decision.chosen_key if decision is not None else "").removeprefix("site-")
+    site = (sites.filter(pk=int(chosen)).first() if chosen.isdigit() else None) or (
+        sites.exclude(country="").order_by("pk").first()
+    )
+    return site.country if site and site.country else "NL"
 
 
 def sourcing_demo_build(*, plan, user) -> None:
@@ -199,6 +206,9 @@ def _demo_orders(*, plan, user, nl: Supplier, us: Supplier) -> None:
                 "customs_actual": order.customs_expected,
                 "delivered_actual": order.delivered_expected,
             }
+            # On time so far: only the steps whose expected date has passed have happened.
+            today = timezone.localdate()
+            on_time = {k: v for k, v in on_time.items() if v and v <= today}
             services.purchase_order_update(order=order, changes=on_time, user=user)
         else:
             late = {"ordered_actual": order.ordered_expected}
