@@ -51,7 +51,7 @@ DEMO_SITES = [
         "power_ready_date": date(2027, 2, 15),
         "switch_power_kw": Decimal("0.75"),
         "notes": "Quote from the colocation provider; the cage's second feed upgrade is booked.",
-        "upgrades": [(date(2027, 4, 1), Decimal("80"), "cage feed upgrade to 100 kW")],
+        "upgrades": [(date(2027, 4, 1), Decimal("80"), "cage feed upgrade")],
     },
     {
         "name": "Frankfurt colocation (FRA-4 suite)",

@@ -48,6 +48,9 @@ TENANT_OBJECT_URLS = {
     "facility:site_delete": lambda objs: reverse(
         "facility:site_delete", args=[objs["plan_b"].pk, objs["site_b"].pk]
     ),
+    "facility:site_split": lambda objs: reverse(
+        "facility:site_split", args=[objs["plan_b"].pk, objs["workload_b"].pk]
+    ),
     "facility:placement": lambda objs: reverse("facility:placement", args=[objs["plan_b"].pk]),
     "facility:tco": lambda objs: reverse("facility:tco", args=[objs["plan_b"].pk]),
     "facility:tco_run": lambda objs: reverse("facility:tco_run", args=[objs["plan_b"].pk]),
