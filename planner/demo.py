@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from catalog.models import Accelerator, ModelArchitecture
-from planner.facility.demo import facility_demo_build
+from planner.facility.demo import facility_costing_demo_build, facility_demo_build
 from planner.measured.demo import measured_demo_build
 from planner.models import Client, Organisation, Plan, Workload, WorkloadKind
 from planner.sharing.demo import sharing_demo_build
@@ -36,6 +36,7 @@ DEMO_EXTENSIONS: list[Callable[..., None]] = []
 DEMO_EXTENSIONS.append(measured_demo_build)  # first: the chat's replicas follow its sweep
 DEMO_EXTENSIONS.append(facility_demo_build)  # keep last: it costs the sized configurations
 DEMO_EXTENSIONS.append(sourcing_demo_build)  # after facility: uses its sites
+DEMO_EXTENSIONS.append(facility_costing_demo_build)  # after sourcing: the TCO reads its BOM
 DEMO_EXTENSIONS.append(sharing_demo_build)  # last: publishes what the others built
 
 

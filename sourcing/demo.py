@@ -14,8 +14,7 @@ from decimal import Decimal
 from django.utils import timezone
 
 from catalog.models import Part, ServerPlatform
-from planner.facility import services as facility_services
-from planner.selectors import plan_deployments
+from planner.facility.deployment import plan_deployment
 from sourcing import services
 from sourcing.models import (
     BomLine,
@@ -132,9 +131,16 @@ def _server_offers(nl: Supplier, us: Supplier, servers) -> None:
 
 
 def _site_country(plan) -> str:
+    """The country the demo's orders ship to: the placement's chosen site, else the first."""
     sites = getattr(plan, "sites", None)
-    site = sites.exclude(country="").order_by("pk").first() if sites is not None else None
-    return site.country if site else "NL"
+    if sites is None:
+        return "NL"
+    decision = getattr(plan, "placement_decision", None) if hasattr(plan, "pk") else None
+    chosen = (decision.chosen_key if decision is not None else "").removeprefix("site-")
+    site = (sites.filter(pk=int(chosen)).first() if chosen.isdigit() else None) or (
+        sites.exclude(country="").order_by("pk").first()
+    )
+    return site.country if site and site.country else "NL"
 
 
 def sourcing_demo_build(*, plan, user) -> None:
@@ -160,7 +166,7 @@ def sourcing_demo_build(*, plan, user) -> None:
         destination_country=_site_country(plan), order_date=_order_date(),
         brokerage_per_shipment=D("350"),
     )  # fmt: skip
-    if not plan_deployments(plan=plan):
+    if not plan_deployment(plan=plan).servers:
         _server_offers(nl, us, ServerPlatform.objects.filter(slug__in=FALLBACK_SERVERS))
         return  # no chosen configuration yet: suppliers, offers and FX only
     if BomLine.objects.filter(plan=plan).exists():
@@ -172,9 +178,6 @@ def sourcing_demo_build(*, plan, user) -> None:
     _server_offers(nl, us, servers)
     _demo_orders(plan=plan, user=user, nl=nl, us=us)
     services.sourcing_check_plan(plan=plan)
-    # The TCO reads the BOM and the offers made above (server price, support line, network
-    # capex): cost the plan again on them, so the demo's TCO is current, not stale.
-    facility_services.tco_run_sync(plan=plan, user=user)
 
 
 def _demo_orders(*, plan, user, nl: Supplier, us: Supplier) -> None:
@@ -203,6 +206,9 @@ def _demo_orders(*, plan, user, nl: Supplier, us: Supplier) -> None:
                 "customs_actual": order.customs_expected,
                 "delivered_actual": order.delivered_expected,
             }
+            # On time so far: only the steps whose expected date has passed have happened.
+            today = timezone.localdate()
+            on_time = {k: v for k, v in on_time.items() if v and v <= today}
             services.purchase_order_update(order=order, changes=on_time, user=user)
         else:
             late = {"ordered_actual": order.ordered_expected}

@@ -31,10 +31,11 @@ from planner.engine import critical_path as cp
 from planner.engine import landed_cost as lc
 from planner.engine.deployment import racks_needed
 from planner.engine.errors import CatalogGapError
-from planner.engine.limits import DATE_MIN
+from planner.engine.limits import DATE_MIN, finite_or_none
 from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES
+from planner.facility.deployment import UNPLACED_KEY, plan_deployment, site_key
+from planner.facility.services import site_evaluate
 from planner.models import Plan
-from planner.selectors import plan_deployments
 from planner.validation import DATE_MESSAGE
 from sourcing import selectors
 from sourcing.models import (
@@ -73,6 +74,8 @@ DEFAULT_PART_SLUGS = {
     "pdu": "pdu-3ph-415v-32a",
     "storage": "storage-nvme-7.68tb",
 }
+# The front-end network's parts (single-server replicas need no scale-out fabric).
+FRONT_END_PART_SLUGS = {"nic": "nic-eth-front-end", "switch": "switch-eth-front-end"}
 # HS codes of items the catalog has no HS field for (reference C1): complete GPU servers
 # 8471.50 (CBP NY N360000, 2026); GPU boards/modules 8473.30 (CBP NY N338976, 2024).
 DEFAULT_HS_BY_CATEGORY = {"server": "8471.50", "accelerator": "8473.30"}
@@ -140,53 +143,110 @@ def _resolve(part_key: str) -> dict:
         accelerator = Accelerator.objects.filter(slug=rest).first()
         return {"accelerator": accelerator, "hs_code": DEFAULT_HS_BY_CATEGORY["accelerator"]}
     slug = rest.split(":")[0]
+    if kind == "pdu" or slug in FRONT_END_PART_SLUGS.values():
+        # A PDU of another voltage or an InfiniBand part is not this part: exact match only.
+        part = Part.objects.filter(slug=slug).first()
+        return {"part": part, "hs_code": part.hs_code if part else ""}
     part = _part(slug, kind) if kind in DEFAULT_PART_SLUGS else None
     return {"part": part, "hs_code": part.hs_code if part else ""}
 
 
-def _server_for(deployment) -> tuple[str, str, bool]:
-    """(slug, name, accelerators sold separately) of the deployment's server platform."""
-    platform = None
-    if deployment.server_slug:
-        platform = ServerPlatform.objects.filter(slug=deployment.server_slug).first()
-    if platform is None:
-        platform = (
+def _server_for(platform) -> tuple[str, str, bool]:
+    """(slug, name, accelerators sold separately) of a pooled platform's catalog server."""
+    server = None
+    if not platform.key.startswith("generic-"):
+        server = ServerPlatform.objects.filter(slug=platform.key).first()
+    if server is None:
+        server = (
             ServerPlatform.objects.filter(
-                accelerator__slug=deployment.accelerator_slug,
-                accelerators_per_server=deployment.accelerators_per_server,
+                accelerator__slug=platform.accelerator_slug,
+                accelerators_per_server=platform.accelerators_per_server,
             )
             .order_by("pk")
             .first()
         )
-    if platform is None:
-        slug = f"generic-{deployment.accelerator_slug}-x{deployment.accelerators_per_server}"
-        return slug, deployment.server_name, False
-    return platform.slug, str(platform), platform.accelerator_id is None
+    if server is None:
+        slug = f"generic-{platform.accelerator_slug}-x{platform.accelerators_per_server}"
+        return slug, platform.name, False
+    return server.slug, str(server), server.accelerator_id is None
+
+
+_PDU_SLUG = re.compile(r"^pdu-(?P<phase>[13])ph-(?P<volts>\d+)v-(?P<amps>\d+)a$")
+# IEC 60038 nominal 400 V covers 380-415 V supplies: a PDU within 5 % of the site's voltage fits.
+PDU_VOLTAGE_TOLERANCE = 0.05
+
+
+def _pdu_for(site) -> tuple[str, str]:
+    """(slug, description) of the catalog rack PDU for the site's phase, voltage and breaker.
+
+    A catalog PDU matches on phase and breaker amps, with its voltage within 5 % of the
+    site's; without one the line names the site's electrics and links no catalog part.
+    """
+    volts, phase, amps = float(site.voltage_v), int(site.phase), float(site.amperage_a)
+    for part in Part.objects.filter(category="pdu").order_by("slug"):
+        match = _PDU_SLUG.match(part.slug)
+        if (
+            match
+            and int(match["phase"]) == phase
+            and float(match["amps"]) == amps
+            and abs(float(match["volts"]) - volts) <= PDU_VOLTAGE_TOLERANCE * volts
+        ):
+            return part.slug, part.name
+    return (
+        f"pdu-{phase}ph-{volts:g}v-{amps:g}a",
+        f"Rack PDU, {phase}-phase {volts:g} V {amps:g} A (not in the catalog)",
+    )
 
 
 def _deployment_inputs(plan: Plan, settings: SourcingSettings):
+    """One BOM input per site and server platform of the plan's pooled deployment.
+
+    Servers (spares included) come from the pooled deployment, racks from the facility
+    checks of that site (per server kind, as the site page draws them), PDUs from the site's
+    electrics. A plan without a site of its own keeps the settings' servers per rack.
+    """
     try:
-        deployments = plan_deployments(plan=plan)
+        deployment = plan_deployment(plan=plan)
     except CatalogGapError as gap:
         raise SourcingError(str(gap)) from gap
+    sites = {site_key(s): s for s in deployment.sites}
+    storage_slug = (_part(DEFAULT_PART_SLUGS["storage"], "storage") or Part()).slug
     inputs = []
-    for d in deployments:
-        slug, name, separate = _server_for(d)
-        inputs.append(
-            bom_engine.DeploymentInput(
-                key=f"workload-{d.workload_id}",
-                server_slug=slug,
-                server_name=name,
-                servers=d.servers,
-                accelerators_per_server=d.accelerators_per_server,
-                accelerator_slug=d.accelerator_slug,
-                accelerators_sold_separately=separate,
-                racks=racks_needed(d.servers, settings.servers_per_rack),
-                storage_per_server=settings.storage_per_server,
-                storage_slug=(_part(DEFAULT_PART_SLUGS["storage"], "storage") or Part()).slug
-                or "nvme-drive",
-            )
+    for site_pool in deployment.pooled.sites:
+        site = sites.get(site_pool.site_key)
+        racks_by_kind: dict[str, int] = {}
+        pdu_slug, pdu_description = (
+            DEFAULT_PART_SLUGS["pdu"],
+            "Rack PDU (no site entered: catalog default)",
         )
+        if site is not None:
+            evaluation = site_evaluate(plan=plan, site=site, deployment=deployment)
+            racks_by_kind = {v.rack_type.server_name: v.racks_needed for v in evaluation.rack_views}
+            pdu_slug, pdu_description = _pdu_for(site)
+        for pool in site_pool.pools:
+            platform = pool.platform
+            slug, name, separate = _server_for(platform)
+            racks = racks_by_kind.get(platform.name)
+            if racks is None:
+                racks = racks_needed(pool.servers, settings.servers_per_rack)
+            inputs.append(
+                bom_engine.DeploymentInput(
+                    key=f"{site_pool.site_key}/{platform.key}",
+                    server_slug=slug,
+                    server_name=name,
+                    servers=pool.servers,
+                    accelerators_per_server=platform.accelerators_per_server,
+                    accelerator_slug=platform.accelerator_slug,
+                    accelerators_sold_separately=separate,
+                    racks=racks,
+                    storage_per_server=settings.storage_per_server,
+                    storage_slug=storage_slug or "nvme-drive",
+                    site="" if site_pool.site_key == UNPLACED_KEY else site.name,
+                    scale_out=pool.spans_servers,
+                    pdu_slug=pdu_slug,
+                    pdu_description=pdu_description,
+                )
+            )
     return inputs
 
 
@@ -200,6 +260,8 @@ def _fabric(settings: SourcingSettings) -> bom_engine.FabricSpec:
         switch_slug=slug("switch", "switch-64p"),
         optic_slug=slug("optic", "optic-400g"),
         cable_slug=slug("cable", "fibre-cable"),
+        front_end_switch_slug=FRONT_END_PART_SLUGS["switch"],
+        front_end_nic_slug=FRONT_END_PART_SLUGS["nic"],
     )
 
 
@@ -725,6 +787,7 @@ class TimelineReport:
     notes: list[str] = field(default_factory=list)
     problem: str = ""
     item_lines: dict[str, BomLine] = field(default_factory=dict)
+    power_unknown: bool = False
 
     @property
     def schedule(self) -> cp.Schedule | None:
@@ -742,12 +805,35 @@ class TimelineReport:
 
 
 def power_ready_date(*, plan: Plan, settings: SourcingSettings) -> tuple[date | None, str]:
-    """The facility's power-ready date and where it comes from."""
+    """The date power is ready for the plan's servers, and where it comes from.
+
+    The facility checks' date (``planner.engine.facility``): for each site holding servers of
+    the pooled deployment, the first day its capacity, planned upgrades included, carries that
+    site's load (and its base power is energised); the latest of them. ``None`` when no site
+    holds the servers or a site never reaches its load: the date is then unknown.
+    """
     if settings.power_ready_on:
         return settings.power_ready_on, "set in the sourcing settings"
-    facility = selectors.facility_power_ready_date(plan=plan)
-    if facility:
-        return facility, "latest power-ready date of the plan's sites (facility)"
+    try:
+        deployment = plan_deployment(plan=plan)
+    except CatalogGapError:
+        return None, ""
+    latest, reasons, checked = None, [], 0
+    for site in deployment.sites:
+        report = site_evaluate(plan=plan, site=site, deployment=deployment).report
+        if report is None:
+            continue
+        checked += 1
+        check = report.by_key("power_ready")
+        if check.status == "fail" and finite_or_none(check.value) is None:
+            return None, f"{site.name} never has the power: {check.reason}"
+        if report.power_ready_on and (latest is None or report.power_ready_on > latest):
+            latest = report.power_ready_on
+            reasons = [f"{site.name} carries its {report.it_load_kw:.1f} kW"]
+    if latest is not None:
+        return latest, (f"facility checks: {reasons[0]} from this date (planned upgrades included)")
+    if checked:
+        return valuation_date(settings), "facility checks: every site has the power already"
     return None, ""
 
 
@@ -850,13 +936,16 @@ def timeline_report(
     order_date = valuation_date(settings)
     power_ready, source = power_ready_date(plan=plan, settings=settings)
     note = source
-    if power_ready is None:
+    unknown = power_ready is None
+    if unknown:
         power_ready = order_date
         note = (
-            "unknown — set the sites' power-ready dates in the facility, or a date in the "
-            "sourcing settings; go-live assumes power is ready"
+            (f"{source}; " if source else "unknown — ")
+            + "place the servers at a site with its power dates in the facility, or set a "
+            "date in the sourcing settings; until then go-live assumes power on the order date"
         )
     result = TimelineReport(order_date, power_ready, note, plan.target_go_live)
+    result.power_unknown = unknown
     report = report or landed_cost_report(plan=plan, organisation=organisation)
     try:
         tasks, notes, by_key = _timeline_tasks(report, settings, plan, power_ready)

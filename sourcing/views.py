@@ -18,8 +18,9 @@ from django.utils import timezone
 from catalog.csv_io import CatalogImportError, read_csv_text
 from planner import freshness
 from planner.engine.errors import CatalogGapError
+from planner.facility.deployment import plan_deployment
+from planner.facility.services import deployment_summary
 from planner.permissions import editor_required, member_required
-from planner.selectors import plan_deployments
 from planner.versioning import StaleEditError
 from planner.views.plans import plan_or_404
 from sourcing import selectors, services
@@ -95,9 +96,9 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         rows.append({"line": line, "form": form, "offer_count": len(line_offers)})
     last = selectors.plan_event_list(plan=plan).filter(kind="bom").first()
     try:
-        deployments, catalog_gap = plan_deployments(plan=plan), ""
+        deployment, catalog_gap = plan_deployment(plan=plan), ""
     except CatalogGapError as gap:
-        deployments, catalog_gap = [], str(gap)
+        deployment, catalog_gap = None, str(gap)
     return {
         "plan": plan,
         "section": "sourcing",
@@ -105,7 +106,9 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         "settings": settings,
         "rows": rows,
         "add_form": add_form or BomLineAddForm(prefix="add"),
-        "deployments": deployments,
+        "deployments": deployment.per_workload if deployment else [],
+        "deployment": deployment,
+        "summary": deployment_summary(plan=plan),
         "catalog_gap": catalog_gap,
         "last_event": last,
         "fresh": freshness.bom_freshness(plan),
@@ -279,6 +282,7 @@ def timeline_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         )
     context = {
         "plan": plan, "section": "sourcing", "tab": "timeline", "timeline": timeline,
+        "summary": deployment_summary(plan=plan),
         "figure_json": figure, "flags": selectors.open_flag_list(plan=plan),
         "fresh": freshness.timeline_freshness(plan),
         "settings": services.sourcing_settings_get(plan=plan), "can_edit": _can_edit(request),

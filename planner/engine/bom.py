@@ -10,7 +10,10 @@ consultant typed by hand, and lists the changes in plain words.
 Quantities are whole units (``int``). No money here: prices come from offers
 (:mod:`planner.engine.landed_cost`). No Django import.
 
-Fabric rule (one scale-out fabric per deployment, rail-optimised: one NIC per accelerator):
+Fabric rule: a deployment whose replicas each fit one server (single-node tensor
+parallelism, the usual case for inference) gets a front-end Ethernet network only (one NIC per
+server); a deployment with a replica spanning servers gets a scale-out fabric, rail-optimised
+with one NIC per accelerator. Either network is sized the same way:
 
 * all NIC ports fit on one switch (``ports <= leaf_radix``) → a single leaf tier, no spine;
 * otherwise a two-tier leaf/spine Clos: each leaf uses half its ports down (to NICs) and half
@@ -70,6 +73,13 @@ class DeploymentInput:
         pdus_per_rack: Rack PDUs per rack; 2 for A/B feeds.
         storage_per_server: Storage drives per server (units), 0 for none.
         storage_slug: Catalog slug of the drive.
+        site: Site name, prefixed to each reason so merged lines say where units go.
+        scale_out: True when a replica spans servers (tensor parallelism across servers
+            needs the rail-optimised scale-out fabric, one NIC per accelerator); False for
+            single-server replicas, which only need a front-end Ethernet network (one NIC
+            per server by default) for requests and management.
+        pdu_slug: Catalog slug of the PDU matching the site's voltage, phase and breaker.
+        pdu_description: Its description ("Rack PDU, 3-phase 208 V 30 A").
     """
 
     key: str
@@ -84,13 +94,18 @@ class DeploymentInput:
     pdus_per_rack: int = 2
     storage_per_server: int = 0
     storage_slug: str = "nvme-drive"
+    site: str = ""
+    scale_out: bool = True
+    pdu_slug: str = "rack"
+    pdu_description: str = "Rack PDU"
 
     @property
     def effective_nics_per_server(self) -> int:
-        """NICs per server, defaulting to one per accelerator (rail-optimised)."""
-        return (
-            self.accelerators_per_server if self.nics_per_server is None else self.nics_per_server
-        )
+        """NICs per server: given, else one per accelerator (scale-out, rail-optimised) or one
+        front-end NIC per server."""
+        if self.nics_per_server is not None:
+            return self.nics_per_server
+        return self.accelerators_per_server if self.scale_out else 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +123,8 @@ class FabricSpec:
     switch_slug: str = "switch-64p"
     optic_slug: str = "optic-400g"
     cable_slug: str = "fibre-cable"
+    front_end_switch_slug: str = "switch-eth-front-end"
+    front_end_nic_slug: str = "nic-eth-front-end"
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +249,18 @@ def _check_deployment(d: DeploymentInput) -> None:
 def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLine], FabricPlan]:
     _check_deployment(d)
     s, a, n = d.servers, d.accelerators_per_server, d.effective_nics_per_server
+    at = f"{d.site}: " if d.site else ""
     lines: list[BomLine] = []
+    if d.scale_out:
+        nic_key, nic_desc, switch_slug, tier = (
+            "nic:scale-out",
+            "Scale-out NIC",
+            spec.switch_slug,
+            "",
+        )
+    else:
+        nic_key, nic_desc = f"nic:{spec.front_end_nic_slug}", "Front-end Ethernet NIC"
+        switch_slug, tier = spec.front_end_switch_slug, "Front-end "
     server_desc = d.server_name + (
         " (without accelerators)" if d.accelerators_sold_separately else ""
     )
@@ -242,7 +270,7 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
             "server",
             server_desc,
             s,
-            f"{s} servers",
+            f"{at}{s} servers",
             (("servers", s),),
         )
     )
@@ -257,18 +285,22 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
                 "accelerator",
                 f"Accelerator {d.accelerator_slug}",
                 s * a,
-                f"{s} servers × {a} accelerators",
+                f"{at}{s} servers × {a} accelerators",
                 (("servers", s), ("accelerators per server", a)),
             )
         )
-    nic_reason = f"{s} servers × {n} NICs"
+    nic_reason = f"{at}{s} servers × {n} NICs"
     if d.nics_per_server is None:
-        nic_reason += " (one per accelerator, rail-optimised)"
+        nic_reason += (
+            " (one per accelerator, rail-optimised: a replica spans servers)"
+            if d.scale_out
+            else " (front-end network: every replica fits one server)"
+        )
     lines.append(
         BomLine(
-            "nic:scale-out",
+            nic_key,
             "nic",
-            "Scale-out NIC",
+            nic_desc,
             s * n,
             nic_reason,
             (("servers", s), ("NICs per server", n)),
@@ -279,11 +311,11 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
     if fabric.tiers == 1:
         lines.append(
             BomLine(
-                f"switch:{spec.switch_slug}:leaf",
+                f"switch:{switch_slug}:leaf",
                 "switch",
-                f"Leaf switch ({spec.leaf_radix}-port)",
+                f"{tier}Leaf switch ({spec.leaf_radix}-port)".capitalize(),
                 1,
-                f"{fabric.nic_ports} NIC ports fit one {spec.leaf_radix}-port switch",
+                f"{at}{fabric.nic_ports} NIC ports fit one {spec.leaf_radix}-port switch",
                 ports,
             )
         )
@@ -291,21 +323,21 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
         down = spec.leaf_radix // 2
         lines.append(
             BomLine(
-                f"switch:{spec.switch_slug}:leaf",
+                f"switch:{switch_slug}:leaf",
                 "switch",
-                f"Leaf switch ({spec.leaf_radix}-port)",
+                f"{tier}Leaf switch ({spec.leaf_radix}-port)".capitalize(),
                 fabric.leaves,
-                f"ceil({fabric.nic_ports} NIC ports ÷ {down} down-ports per leaf)",
+                f"{at}ceil({fabric.nic_ports} NIC ports ÷ {down} down-ports per leaf)",
                 ports,
             )
         )
         lines.append(
             BomLine(
-                f"switch:{spec.switch_slug}:spine",
+                f"switch:{switch_slug}:spine",
                 "switch",
-                f"Spine switch ({spec.leaf_radix}-port)",
+                f"{tier}Spine switch ({spec.leaf_radix}-port)".capitalize(),
                 fabric.spines,
-                f"ceil({fabric.leaves} leaves × {down} uplinks ÷ {spec.leaf_radix} ports per spine)",
+                f"{at}ceil({fabric.leaves} leaves × {down} uplinks ÷ {spec.leaf_radix} ports per spine)",
                 ports,
             )
         )
@@ -319,7 +351,7 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
                 "optic",
                 "Optical transceiver",
                 2 * fabric.links,
-                f"{fabric.links} links ({link_text}) × 2 optics",
+                f"{at}{fabric.links} links ({link_text}) × 2 optics",
                 ports,
             )
         )
@@ -329,22 +361,22 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
                 "cable",
                 "Fibre cable",
                 fabric.links,
-                f"{fabric.links} links ({link_text}) × 1 cable",
+                f"{at}{fabric.links} links ({link_text}) × 1 cable",
                 ports,
             )
         )
     lines.append(
-        BomLine("rack:42u", "rack", "Rack", d.racks, f"{d.racks} racks", (("racks", d.racks),))
+        BomLine("rack:42u", "rack", "Rack", d.racks, f"{at}{d.racks} racks", (("racks", d.racks),))
     )
     if d.pdus_per_rack:
         feeds = " (A/B feeds)" if d.pdus_per_rack == 2 else ""
         lines.append(
             BomLine(
-                "pdu:rack",
+                f"pdu:{d.pdu_slug}",
                 "pdu",
-                "Rack PDU",
+                d.pdu_description,
                 d.racks * d.pdus_per_rack,
-                f"{d.racks} racks × {d.pdus_per_rack} PDUs{feeds}",
+                f"{at}{d.racks} racks × {d.pdus_per_rack} PDUs{feeds}",
                 (("racks", d.racks), ("PDUs per rack", d.pdus_per_rack)),
             )
         )
@@ -355,7 +387,7 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
                 "storage",
                 "Storage drive",
                 s * d.storage_per_server,
-                f"{s} servers × {d.storage_per_server} drives",
+                f"{at}{s} servers × {d.storage_per_server} drives",
                 (("servers", s), ("drives per server", d.storage_per_server)),
             )
         )

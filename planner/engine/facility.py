@@ -22,6 +22,7 @@ No Django import: the facility service loads rows into these dataclasses and sto
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from html import escape
@@ -57,6 +58,7 @@ __all__ = [
     "SiteSpec",
     "airflow_cfm",
     "check_facility",
+    "check_site",
     "feed_usable_kw",
     "heat_btu_per_h",
     "rack_capacity",
@@ -595,6 +597,179 @@ def _planned_density(load: RackLoad, cap: RackCapacity) -> int:
 # --- Checks -----------------------------------------------------------------------------------
 
 
+def _per_rack_tail_checks(site: SiteSpec, load: RackLoad, rack_kw: float) -> list[Check]:
+    """Airflow and inlet class of the fullest rack (checks 10 and 11)."""
+    checks: list[Check] = []
+    # 10. Airflow per rack (air-cooled share of the heat).
+    air_fraction = AIR_FRACTION_BY_COOLING[site.cooling_method]
+    cfm = airflow_cfm(rack_kw * air_fraction, site.delta_t_f)
+    checks.append(
+        Check(
+            "airflow",
+            "Airflow per rack",
+            "pass",
+            cfm,
+            None,
+            "CFM",
+            f"The fullest rack needs about {cfm:,.0f} CFM of air at ΔT {site.delta_t_f:g} °F "
+            f"({air_fraction:.0%} of its heat carried by air).",
+        )
+    )
+
+    # 11. Inlet temperature class: the room must not run warmer than the servers allow.
+    room = ASHRAE_CLASSES[site.ashrae_class]
+    server = ASHRAE_CLASSES[load.server_ashrae_class]
+    ok = room.allowable_max_c <= server.allowable_max_c
+    checks.append(
+        Check(
+            "inlet_class",
+            "Inlet temperature class",
+            "pass" if ok else "warn",
+            room.allowable_max_c,
+            server.allowable_max_c,
+            "°C",
+            f"The room is run to ASHRAE {room.name} (up to {room.allowable_max_c:g} °C) and the "
+            f"servers are rated {server.name} (up to {server.allowable_max_c:g} °C)"
+            + ("." if ok else ", so hot excursions can exceed the servers' rating."),
+        )
+    )
+
+    return checks
+
+
+def _site_checks(
+    site: SiteSpec,
+    it_kw: float,
+    racks_needed: int,
+    racks_text: str,
+    go_live: date,
+    power_ready_margin_days: int,
+) -> tuple[list[Check], tuple[float, float, float, float, date | None]]:
+    """Checks of the whole site's load (6-9 and 12): racks, capacity, PUE, heat, power date.
+
+    Returns:
+        (checks, (facility kW, energy USD/month, heat BTU/h, capacity at go-live kW,
+        power-ready date or None / date.min)).
+    """
+    checks: list[Check] = []
+    # 6. Racks needed against racks available.
+    status = _status(racks_needed, site.racks_available)
+    checks.append(
+        Check(
+            "rack_count",
+            "Rack count",
+            status,
+            float(racks_needed),
+            float(site.racks_available),
+            "racks",
+            f"{racks_text}; {site.racks_available} available.",
+        )
+    )
+
+    # 7. Total IT load against site capacity at go-live (upgrades dated on or before it count).
+    cap_at_go_live = site_capacity_kw_on(site, go_live)
+    upgrades_in = [u for u in site.planned_upgrades if u.ready_date <= go_live]
+    extra = (
+        f" including {_n(len(upgrades_in), 'upgrade')} of +{sum(u.added_kw for u in upgrades_in):g} kW"
+        if upgrades_in
+        else ""
+    )
+    checks.append(
+        Check(
+            "site_power",
+            "IT load vs site capacity",
+            _status(it_kw, cap_at_go_live),
+            it_kw,
+            cap_at_go_live,
+            "kW",
+            f"The plan's IT load is {it_kw:.1f} kW against {cap_at_go_live:g} kW available on "
+            f"{go_live.isoformat()}{extra}.",
+        )
+    )
+
+    # 8. Facility load at PUE.
+    facility_kw = it_kw * site.pue  # facility power = IT × PUE (Uptime definition, ref A6)
+    energy_usd_month = facility_kw * 730.0 * site.power_usd_per_kwh  # 730 h per month
+    checks.append(
+        Check(
+            "facility_power",
+            "Facility load at PUE",
+            "warn" if site.pue > PUE_WARN_ABOVE else "pass",
+            facility_kw,
+            None,
+            "kW",
+            f"At PUE {site.pue:g} the site draws {facility_kw:.1f} kW for {it_kw:.1f} kW of IT, "
+            f"about {energy_usd_month:,.0f} USD a month at {site.power_usd_per_kwh:g} USD/kWh"
+            + (
+                " (PUE above the 1.55-1.59 industry average)." if site.pue > PUE_WARN_ABOVE else "."
+            ),
+        )
+    )
+
+    # 9. Heat load against site cooling.
+    heat = heat_btu_per_h(it_kw)
+    tons = heat / BTU_PER_H_PER_TON
+    if site.cooling_capacity_site_kw is not None:
+        limit_btu = heat_btu_per_h(site.cooling_capacity_site_kw)
+        status = _status(heat, limit_btu)
+        reason = (
+            f"{it_kw:.1f} kW of IT releases {heat:,.0f} BTU/h ({tons:.1f} tons) against "
+            f"{limit_btu:,.0f} BTU/h of site cooling."
+        )
+    else:
+        limit_btu, status = None, "warn"
+        reason = (
+            f"{it_kw:.1f} kW of IT releases {heat:,.0f} BTU/h ({tons:.1f} tons); the site has "
+            "not stated its total cooling capacity."
+        )
+    checks.append(Check("heat_load", "Heat load", status, heat, limit_btu, "BTU/h", reason))
+
+    # 12. Power ready before go-live.
+    ready = _power_ready_on(site, it_kw)
+    if ready is None:
+        total = site.site_it_capacity_kw + sum(u.added_kw for u in site.planned_upgrades)
+        check = Check(
+            "power_ready",
+            "Power ready before go-live",
+            "fail",
+            math.inf,
+            float(power_ready_margin_days),
+            "days late",
+            f"Even with every planned upgrade the site reaches {total:g} kW, short of the "
+            f"{it_kw:.1f} kW the plan needs.",
+        )
+    else:
+        slack = (go_live - ready).days if ready != date.min else math.inf
+        when = "already" if ready == date.min else f"on {ready.isoformat()}"
+        if slack < 0:
+            status = "fail"
+            reason = (
+                f"{it_kw:.1f} kW is available {when}, {_n(-slack, 'day')} after go-live "
+                f"{go_live.isoformat()}."
+            )
+        elif slack < power_ready_margin_days:
+            status = "warn"
+            reason = (
+                f"{it_kw:.1f} kW is available {when}, only {_n(slack, 'day')} before go-live; "
+                "a slip in power works moves go-live."
+            )
+        else:
+            status = "pass"
+            reason = f"{it_kw:.1f} kW is available {when}, before go-live {go_live.isoformat()}."
+        check = Check(
+            "power_ready",
+            "Power ready before go-live",
+            status,
+            float(slack),
+            float(power_ready_margin_days),
+            "days of slack",
+            reason,
+        )
+    checks.append(check)
+
+    return checks, (facility_kw, energy_usd_month, heat, cap_at_go_live, ready)
+
+
 def check_facility(
     site: SiteSpec,
     load: RackLoad,
@@ -772,156 +947,17 @@ def check_facility(
         )
     )
 
-    # 6. Racks needed against racks available.
-    status = _status(racks_needed, site.racks_available)
-    checks.append(
-        Check(
-            "rack_count",
-            "Rack count",
-            status,
-            float(racks_needed),
-            float(site.racks_available),
-            "racks",
-            f"{_n(load.server_count, 'server')} at {per_rack} per rack need "
-            f"{_n(racks_needed, 'rack')}; "
-            f"{site.racks_available} available.",
-        )
+    racks_text = (
+        f"{_n(load.server_count, 'server')} at {per_rack} per rack need {_n(racks_needed, 'rack')}"
     )
-
-    # 7. Total IT load against site capacity at go-live (upgrades dated on or before it count).
-    cap_at_go_live = site_capacity_kw_on(site, go_live)
-    upgrades_in = [u for u in site.planned_upgrades if u.ready_date <= go_live]
-    extra = (
-        f" including {_n(len(upgrades_in), 'upgrade')} of +{sum(u.added_kw for u in upgrades_in):g} kW"
-        if upgrades_in
-        else ""
+    site_checks, totals = _site_checks(
+        site, it_kw, racks_needed, racks_text, go_live, power_ready_margin_days
     )
-    checks.append(
-        Check(
-            "site_power",
-            "IT load vs site capacity",
-            _status(it_kw, cap_at_go_live),
-            it_kw,
-            cap_at_go_live,
-            "kW",
-            f"The plan's IT load is {it_kw:.1f} kW against {cap_at_go_live:g} kW available on "
-            f"{go_live.isoformat()}{extra}.",
-        )
-    )
-
-    # 8. Facility load at PUE.
-    facility_kw = it_kw * site.pue  # facility power = IT × PUE (Uptime definition, ref A6)
-    energy_usd_month = facility_kw * 730.0 * site.power_usd_per_kwh  # 730 h per month
-    checks.append(
-        Check(
-            "facility_power",
-            "Facility load at PUE",
-            "warn" if site.pue > PUE_WARN_ABOVE else "pass",
-            facility_kw,
-            None,
-            "kW",
-            f"At PUE {site.pue:g} the site draws {facility_kw:.1f} kW for {it_kw:.1f} kW of IT, "
-            f"about {energy_usd_month:,.0f} USD a month at {site.power_usd_per_kwh:g} USD/kWh"
-            + (
-                " (PUE above the 1.55-1.59 industry average)." if site.pue > PUE_WARN_ABOVE else "."
-            ),
-        )
-    )
-
-    # 9. Heat load against site cooling.
-    heat = heat_btu_per_h(it_kw)
-    tons = heat / BTU_PER_H_PER_TON
-    if site.cooling_capacity_site_kw is not None:
-        limit_btu = heat_btu_per_h(site.cooling_capacity_site_kw)
-        status = _status(heat, limit_btu)
-        reason = (
-            f"{it_kw:.1f} kW of IT releases {heat:,.0f} BTU/h ({tons:.1f} tons) against "
-            f"{limit_btu:,.0f} BTU/h of site cooling."
-        )
-    else:
-        limit_btu, status = None, "warn"
-        reason = (
-            f"{it_kw:.1f} kW of IT releases {heat:,.0f} BTU/h ({tons:.1f} tons); the site has "
-            "not stated its total cooling capacity."
-        )
-    checks.append(Check("heat_load", "Heat load", status, heat, limit_btu, "BTU/h", reason))
-
-    # 10. Airflow per rack (air-cooled share of the heat).
-    air_fraction = AIR_FRACTION_BY_COOLING[site.cooling_method]
-    cfm = airflow_cfm(rack_kw * air_fraction, site.delta_t_f)
-    checks.append(
-        Check(
-            "airflow",
-            "Airflow per rack",
-            "pass",
-            cfm,
-            None,
-            "CFM",
-            f"The fullest rack needs about {cfm:,.0f} CFM of air at ΔT {site.delta_t_f:g} °F "
-            f"({air_fraction:.0%} of its heat carried by air).",
-        )
-    )
-
-    # 11. Inlet temperature class: the room must not run warmer than the servers allow.
-    room = ASHRAE_CLASSES[site.ashrae_class]
-    server = ASHRAE_CLASSES[load.server_ashrae_class]
-    ok = room.allowable_max_c <= server.allowable_max_c
-    checks.append(
-        Check(
-            "inlet_class",
-            "Inlet temperature class",
-            "pass" if ok else "warn",
-            room.allowable_max_c,
-            server.allowable_max_c,
-            "°C",
-            f"The room is run to ASHRAE {room.name} (up to {room.allowable_max_c:g} °C) and the "
-            f"servers are rated {server.name} (up to {server.allowable_max_c:g} °C)"
-            + ("." if ok else ", so hot excursions can exceed the servers' rating."),
-        )
-    )
-
-    # 12. Power ready before go-live.
-    ready = _power_ready_on(site, it_kw)
-    if ready is None:
-        total = site.site_it_capacity_kw + sum(u.added_kw for u in site.planned_upgrades)
-        check = Check(
-            "power_ready",
-            "Power ready before go-live",
-            "fail",
-            math.inf,
-            float(power_ready_margin_days),
-            "days late",
-            f"Even with every planned upgrade the site reaches {total:g} kW, short of the "
-            f"{it_kw:.1f} kW the plan needs.",
-        )
-    else:
-        slack = (go_live - ready).days if ready != date.min else math.inf
-        when = "already" if ready == date.min else f"on {ready.isoformat()}"
-        if slack < 0:
-            status = "fail"
-            reason = (
-                f"{it_kw:.1f} kW is available {when}, {_n(-slack, 'day')} after go-live "
-                f"{go_live.isoformat()}."
-            )
-        elif slack < power_ready_margin_days:
-            status = "warn"
-            reason = (
-                f"{it_kw:.1f} kW is available {when}, only {_n(slack, 'day')} before go-live; "
-                "a slip in power works moves go-live."
-            )
-        else:
-            status = "pass"
-            reason = f"{it_kw:.1f} kW is available {when}, before go-live {go_live.isoformat()}."
-        check = Check(
-            "power_ready",
-            "Power ready before go-live",
-            status,
-            float(slack),
-            float(power_ready_margin_days),
-            "days of slack",
-            reason,
-        )
-    checks.append(check)
+    tail = _per_rack_tail_checks(site, load, rack_kw)
+    # Display order: per-rack 1-5, site 6-9, per-rack 10-11, site 12 (power ready).
+    checks = checks + site_checks[:4] + tail + site_checks[4:]
+    cfm = tail[0].value
+    facility_kw, energy_usd_month, heat, cap_at_go_live, ready = totals
 
     return FacilityReport(
         checks=tuple(checks),
@@ -936,6 +972,103 @@ def check_facility(
         facility_load_kw=facility_kw,
         heat_btu_per_h=heat,
         airflow_cfm_per_rack=cfm,
+        site_capacity_at_go_live_kw=cap_at_go_live,
+        power_ready_on=None if ready in (None, date.min) else ready,
+        energy_usd_per_month=energy_usd_month,
+    )
+
+
+_PER_RACK_KEYS = (
+    "feed_capacity",
+    "ab_redundancy",
+    "cooling_method",
+    "rack_cooling",
+    "servers_per_rack",
+    "airflow",
+    "inlet_class",
+)
+_STATUS_ORDER = {"pass": 0, "warn": 1, "fail": 2}
+
+
+def check_site(
+    site: SiteSpec,
+    loads: Sequence[RackLoad],
+    go_live: date,
+    *,
+    power_ready_margin_days: int = DEFAULT_POWER_READY_MARGIN_DAYS,
+) -> FacilityReport:
+    """Every facility check for several server kinds placed in one site as they are.
+
+    Layout: each server kind fills racks of its own at its own density (a rack holds one
+    kind, so each rack is checked with its real servers, not as the most demanding kind).
+    Per-rack checks (feeds, A/B, cooling, density, airflow, inlet) are run per kind and the
+    worst rack is reported; the site checks (rack count, IT load against capacity, PUE, heat,
+    power-ready date) use the sum over the kinds.
+
+    Args:
+        site: The site.
+        loads: One load per server kind (at least one).
+        go_live: Target go-live date.
+        power_ready_margin_days: Slack below which a power date that is in time still warns.
+    """
+    if not loads:
+        raise EngineInputError("Give at least one server kind to place in the site.")
+    reports = [
+        check_facility(site, load, go_live, power_ready_margin_days=power_ready_margin_days)
+        for load in loads
+    ]
+    if len(reports) == 1:
+        return reports[0]
+    racks_needed = sum(r.racks_needed for r in reports)
+    it_kw = sum(r.it_load_kw for r in reports)
+    racks_text = (
+        "; ".join(
+            f"{_n(load.server_count, load.server_name + ' server')} at {r.servers_per_rack} per "
+            f"rack need {_n(r.racks_needed, 'rack')}"
+            for load, r in zip(loads, reports, strict=True)
+        )
+        + f" — {_n(racks_needed, 'rack')} in all"
+    )
+    site_checks, totals = _site_checks(
+        site, it_kw, racks_needed, racks_text, go_live, power_ready_margin_days
+    )
+    facility_kw, energy_usd_month, heat, cap_at_go_live, ready = totals
+    by_key = {c.key: c for c in site_checks}
+    checks = []
+    for key in (c.key for c in reports[0].checks):
+        if key in by_key:
+            checks.append(by_key[key])
+            continue
+        # The worst rack among the kinds (ties: the larger figure), named by its server.
+        kind, worst = max(
+            ((load, r.by_key(key)) for load, r in zip(loads, reports, strict=True)),
+            key=lambda row: (_STATUS_ORDER[row[1].status], row[1].value),
+        )
+        checks.append(
+            Check(
+                worst.key,
+                worst.title,
+                worst.status,
+                worst.value,
+                worst.limit,
+                worst.unit,
+                f"{kind.server_name} racks: {worst.reason}",
+            )
+        )
+    fullest = max(reports, key=lambda r: r.rack_load_kw)
+    return FacilityReport(
+        checks=tuple(checks),
+        status=_worst([c.status for c in checks]),
+        feed_usable_kw=fullest.feed_usable_kw,
+        side_usable_kw=fullest.side_usable_kw,
+        rack_capacity=fullest.rack_capacity,
+        servers_per_rack=fullest.servers_per_rack,
+        rack_load_kw=fullest.rack_load_kw,
+        racks_needed=racks_needed,
+        it_load_kw=it_kw,
+        facility_load_kw=facility_kw,
+        heat_btu_per_h=heat,
+        airflow_cfm_per_rack=fullest.airflow_cfm_per_rack,
         site_capacity_at_go_live_kw=cap_at_go_live,
         power_ready_on=None if ready in (None, date.min) else ready,
         energy_usd_per_month=energy_usd_month,

@@ -30,8 +30,11 @@ import numpy as np
 
 from planner.engine import demand
 from planner.engine.errors import EngineInputError
+from planner.engine.network import haversine_km, rtt_ms
 
 __all__ = [
+    "RegionAssignment",
+    "cloud_region_per_user_region",
     "BURSTY_MEAN_TO_PEAK",
     "CRITERIA",
     "DEFAULT_CONTROL_LEVEL",
@@ -487,3 +490,45 @@ def score_placement(inputs: PlacementInputs) -> PlacementResult:
     rows.sort(key=lambda r: (not r.eligible, -r.weighted_total, r.key))
     ranked = tuple(replace(r, rank=i + 1) for i, r in enumerate(rows))
     return PlacementResult(options=ranked, steadiness=shape, weights=weights)
+
+
+@dataclass(frozen=True, slots=True)
+class RegionAssignment:
+    """Where one user region's traffic is served in the cloud.
+
+    Attributes:
+        user_region: The users' region key.
+        cloud_region: The cloud region serving them.
+        rtt_ms: Round trip between the two, ms.
+    """
+
+    user_region: str
+    cloud_region: str
+    rtt_ms: float
+
+
+def cloud_region_per_user_region(
+    user_regions: Sequence[str],
+    coordinates: Mapping[str, tuple[float, float]],
+    allowed: Sequence[str],
+) -> tuple[RegionAssignment, ...]:
+    """Each user region is served from the allowed cloud region with the shortest round trip
+    (great circle, light in fibre with the route factor: ``network.rtt_ms``); ties go to the
+    earlier allowed region.
+
+    Raises:
+        EngineInputError: No allowed region, or a region without coordinates.
+    """
+    if not allowed:
+        raise EngineInputError("No cloud region is allowed.")
+    out = []
+    for user in user_regions:
+        if user not in coordinates:
+            raise EngineInputError(f"No coordinates for user region {user!r}.")
+        lat, lon = coordinates[user]
+        best = min(
+            allowed,
+            key=lambda k: (rtt_ms(haversine_km(lat, lon, *coordinates[k])), allowed.index(k)),
+        )
+        out.append(RegionAssignment(user, best, rtt_ms(haversine_km(lat, lon, *coordinates[best]))))
+    return tuple(out)

@@ -1,4 +1,4 @@
-"""The demo plan's facility part: two colocation sites, a recorded placement, a TCO run.
+"""The demo plan's facility part: two colocation sites (EU and US), a placement, a TCO run.
 
 Appended to ``planner.demo.DEMO_EXTENSIONS``. The TCO is computed by the engine through the
 service (synchronously, no worker needed) when the plan's workloads have a chosen
@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from planner import selectors as plan_selectors
 from planner.facility import services
+from planner.facility.deployment import plan_deployment
 from planner.facility.models import (
     CoolingMethod,
     PlacementDecision,
@@ -20,35 +21,38 @@ from planner.facility.models import (
     SiteKind,
 )
 
-# Realistic European colocation figures: 415 V three-phase 32 A A+B feeds (≈ 18.4 kW usable per
-# side at 80 %), rear-door cooling, PUE 1.35 (modern colo), EU non-household power ≈ 0.20 EUR/kWh
-# ≈ 0.22 USD/kWh (Eurostat H2 2023), rent near CBRE's global average of 217 USD/kW-month.
+# Two sites, one per continent of the users: the chat assistant's European users are served
+# from Frankfurt, its North American users from Ashburn (each region to its nearest site).
+# Ashburn: US colocation at 208 V three-phase 60 A A+B feeds (√3 × 208 × 60 × 0.8 ≈ 17.3 kW
+# usable per side, ref A5), rear-door cooling, PUE 1.4, Virginia commercial power ≈ 0.09 USD/kWh
+# (EIA 2023), rent near CBRE's 2024 Northern Virginia asking rates. Its base power is energised
+# on 2027-02-15 but carries only 20 kW: the plan's load needs the 2027-04-01 upgrade.
 DEMO_SITES = [
     {
-        "name": "Amsterdam colocation (AMS-2 cage)",
+        "name": "Ashburn colocation (IAD-3 cage)",
         "kind": SiteKind.COLOCATION,
-        "region_key": "",
-        "latitude": 52.30,
-        "longitude": 4.94,
-        "country": "NL",
-        "racks_available": 6,
+        "region_key": "us-east",
+        "latitude": 39.04,
+        "longitude": -77.49,
+        "country": "US",
+        "racks_available": 4,
         "usable_ru_per_rack": 42,
-        "site_it_capacity_kw": Decimal("120"),
+        "site_it_capacity_kw": Decimal("20"),
         "feeds_per_rack": 2,
-        "voltage_v": Decimal("415"),
+        "voltage_v": Decimal("208"),
         "phase": 3,
-        "amperage_a": Decimal("32"),
+        "amperage_a": Decimal("60"),
         "cooling_method": CoolingMethod.REAR_DOOR,
-        "cooling_capacity_per_rack_kw": Decimal("40"),
-        "cooling_capacity_site_kw": Decimal("200"),
+        "cooling_capacity_per_rack_kw": Decimal("35"),
+        "cooling_capacity_site_kw": Decimal("150"),
         "ashrae_class": "A2",
-        "pue": Decimal("1.35"),
-        "power_usd_per_kwh": Decimal("0.22"),
-        "facility_usd_per_kw_month": Decimal("210"),
-        "power_ready_date": date(2027, 2, 1),
+        "pue": Decimal("1.40"),
+        "power_usd_per_kwh": Decimal("0.09"),
+        "facility_usd_per_kw_month": Decimal("180"),
+        "power_ready_date": date(2027, 2, 15),
         "switch_power_kw": Decimal("0.75"),
-        "notes": "Quote from the colocation provider, valid until the end of 2026.",
-        "upgrades": [(date(2027, 3, 1), Decimal("200"), "second transformer energised")],
+        "notes": "Quote from the colocation provider; the cage's second feed upgrade is booked.",
+        "upgrades": [(date(2027, 4, 1), Decimal("80"), "cage feed upgrade")],
     },
     {
         "name": "Frankfurt colocation (FRA-4 suite)",
@@ -91,22 +95,43 @@ def facility_demo_build(*, plan, user) -> None:
             for ready, added, note in upgrades:
                 PowerUpgrade.objects.create(site=site, ready_date=ready, added_kw=added, note=note)
     for workload in plan_selectors.workload_list(plan=plan):
-        ResidencyRule.objects.get_or_create(workload=workload, defaults={"allowed": "EU"})
+        # The chat's American users may be served in the US; the catalogue data stays in the EU.
+        allowed = "EU, US" if "us-east" in (workload.region_shares or {}) else "EU"
+        ResidencyRule.objects.get_or_create(workload=workload, defaults={"allowed": allowed})
     PlacementDecision.objects.get_or_create(plan=plan)
-    if plan_selectors.plan_deployments(plan=plan):
-        # A server without a list price: the sourcing demo's offers price it, then it runs.
+    if plan_deployment(plan=plan).servers:
+        # A server without a list price: the sourcing demo's offers price it, and
+        # facility_costing_demo_build runs the TCO again once they exist.
         with contextlib.suppress(services.TcoNotReady):
             services.tco_run_sync(plan=plan, user=user)
+    _placement_choose(plan=plan, user=user)
+
+
+def facility_costing_demo_build(*, plan, user) -> None:
+    """Cost the plan on the sourcing demo's BOM and offers, and record the placement on it.
+
+    The TCO reads the BOM (network capex, support line) and the plan's own server offers, so
+    it runs after the sourcing demo; the placement's scores read the TCO, so it is chosen
+    again on the current run (same site, same reason).
+    """
+    if not plan_deployment(plan=plan).servers:
+        return
+    services.tco_run_sync(plan=plan, user=user)
+    _placement_choose(plan=plan, user=user)
+
+
+def _placement_choose(*, plan, user) -> None:
     evaluation = services.placement_evaluate(plan=plan)
-    amsterdam = Site.objects.get(plan=plan, name=DEMO_SITES[0]["name"])
+    frankfurt = Site.objects.get(plan=plan, name=DEMO_SITES[1]["name"])
     services.placement_choice_save(
         plan=plan,
         user=user,
-        option_key=f"site-{amsterdam.pk}",
+        option_key=f"site-{frankfurt.pk}",
         reason=(
-            "Chat traffic is steady through the European and North American day, customer data "
-            "must stay in the EU, and the Amsterdam cage has power for go-live with a second "
-            "transformer in March 2027. Bursts above the owned base can go to an EU cloud region."
+            "Chat traffic is steady through the European and North American day: European "
+            "users are served from Frankfurt, which has power already, North American users "
+            "from Ashburn once its cage upgrade lands in April 2027; the catalogue data stays "
+            "in the EU. Bursts above the owned base can go to a cloud region near each."
         ),
         evaluation=evaluation,
     )

@@ -333,3 +333,48 @@ class TcoSettingsForm(VersionedFormMixin, forms.ModelForm):
         )
         for name, source in TCO_DEFAULT_SOURCES.items():
             self.fields[name].help_text = f"Default {source}"
+
+
+class SiteSplitForm(VersionedFormMixin, forms.Form):
+    """A consultant's split of one workload's replicas over the plan's sites, in percent.
+
+    All fields empty: the replicas follow the users' regions (the default). Otherwise the
+    shares, empty ones counting as 0, must add up to 100.
+    """
+
+    def __init__(self, *args, workload, sites, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.workload = workload
+        self.sites = list(sites)
+        shares = (self.record.shares if self.record is not None else None) or {}
+        for site in self.sites:
+            self.fields[f"share_{site.pk}"] = forms.IntegerField(
+                label=f"{site.name} (%)",
+                required=False,
+                min_value=0,
+                max_value=100,
+                initial=shares.get(str(site.pk)),
+            )
+
+    def share_fields(self):
+        return [self[f"share_{s.pk}"] for s in self.sites]
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        values = {s.pk: cleaned.get(f"share_{s.pk}") for s in self.sites}
+        if self.errors or all(v is None for v in values.values()):
+            return cleaned
+        total = sum(v or 0 for v in values.values())
+        if total != 100:
+            raise forms.ValidationError(
+                f"The shares add up to {total} %, not 100 %: give every site its share of "
+                f"'{self.workload.name}', or leave them all empty to follow the users' regions."
+            )
+        return cleaned
+
+    def shares(self) -> dict[str, int]:
+        """Site id (string) → percent; empty when the split follows the users' regions."""
+        values = {str(s.pk): self.cleaned_data.get(f"share_{s.pk}") for s in self.sites}
+        if all(v is None for v in values.values()):
+            return {}
+        return {k: v or 0 for k, v in values.items() if v}

@@ -432,3 +432,31 @@ class TcoRun(Job):
 
     def __str__(self) -> str:
         return f"TCO run {self.pk} of plan {self.plan_id} ({self.status})"
+
+
+class WorkloadSiteSplit(VersionedModel):
+    """The consultant's split of one workload's replicas over the plan's sites.
+
+    ``shares`` maps a site id (as a string) to its share of the workload's replicas in
+    percent; the shares sum to 100. Without a split the replicas follow the users' regions
+    (each region to the nearest site within the round-trip budget, ``engine.pooling``).
+    """
+
+    workload = models.OneToOneField(
+        "planner.Workload", on_delete=models.CASCADE, related_name="site_split"
+    )
+    shares = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return ", ".join(f"site {k}: {v} %" for k, v in self.shares.items()) or "by users"
+
+    def clean(self) -> None:
+        shares = self.shares or {}
+        if not isinstance(shares, dict) or not all(
+            isinstance(v, int | float) and 0 <= v <= 100 for v in shares.values()
+        ):
+            raise ValidationError({"shares": "Each site's share is a percentage, 0 to 100."})
+        if shares and abs(sum(shares.values()) - 100) > 1e-6:
+            raise ValidationError(
+                {"shares": f"The shares add up to {sum(shares.values()):g} %, not 100 %."}
+            )

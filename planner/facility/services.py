@@ -32,6 +32,8 @@ from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, flag_regions, rtt_ms
 from planner.facility import selectors, tco_prices
+from planner.facility.deployment import PlanDeployment, plan_deployment
+from planner.facility.deployment import rack_types as deployment_rack_types
 from planner.facility.models import (
     PlacementDecision,
     PowerUpgrade,
@@ -41,6 +43,7 @@ from planner.facility.models import (
     TcoRun,
     TcoSettings,
     TcoStatus,
+    WorkloadSiteSplit,
 )
 from planner.models import Plan
 
@@ -106,7 +109,8 @@ class SiteEvaluation:
         spec: The site as the engine took it (``None`` when the engine rejected a value).
         report: Facility checks for the plan's servers (``None`` without deployments).
         rack_views: Elevation per server kind.
-        checked_as: The rack type the checks ran on (the envelope of mixed kinds).
+        checked_as: The servers the checks ran on, as laid out ("2 × DGX B200 (14.3 kW,
+            10U) + ..."); ``None`` when the site holds none.
         go_live: Date power readiness is checked against.
         go_live_assumed: True when the plan has no target go-live (today is used).
         feed_usable_kw: Usable power of one feed, kW.
@@ -116,12 +120,13 @@ class SiteEvaluation:
         error: Why the engine rejected the site, if it did.
         catalog_gap: Why the plan's servers cannot be checked (a figure missing from the
             catalog), if so; the site's own figures are still summarised.
+        servers_elsewhere: The plan has servers, but its split places none at this site.
     """
 
     spec: fe.SiteSpec | None
     report: fe.FacilityReport | None
     rack_views: list[RackTypeView]
-    checked_as: selectors.RackType | None
+    checked_as: str | None
     go_live: date
     go_live_assumed: bool
     feed_usable_kw: float | None
@@ -130,6 +135,7 @@ class SiteEvaluation:
     notes: list[str] = field(default_factory=list)
     error: str = ""
     catalog_gap: str = ""
+    servers_elsewhere: bool = False
 
     @property
     def status(self) -> str:
@@ -168,20 +174,21 @@ def site_evaluate(
     plan: Plan,
     site: Site,
     upgrades: list[PowerUpgrade] | None = None,
-    deployments: list[Deployment] | None = None,
+    deployment: PlanDeployment | None = None,
 ) -> SiteEvaluation:
-    """Facility checks, summary and rack elevations of ``site`` for the plan's servers.
+    """Facility checks, summary and rack elevations of ``site`` for the servers the plan's
+    pooled deployment puts there.
 
     Args:
         plan: The plan (fetched through the tenant selector).
         site: A saved site, or an unsaved one being previewed.
         upgrades: Its upgrades when previewing unsaved ones; ``None`` reads the saved ones.
-        deployments: The plan's deployments if already loaded.
+        deployment: The plan's pooled deployment if already loaded.
     """
     go_live = plan.target_go_live or timezone.localdate()
     assumed = plan.target_go_live is None
     try:
-        return _site_evaluate(plan, site, upgrades, deployments, go_live, assumed)
+        return _site_evaluate(plan, site, upgrades, deployment, go_live, assumed)
     except EngineInputError as exc:
         # A stored value the engine refuses (saved before today's ranges): say which.
         return SiteEvaluation(
@@ -189,15 +196,27 @@ def site_evaluate(
         )
 
 
-def _site_evaluate(plan, site, upgrades, deployments, go_live, assumed) -> SiteEvaluation:
+def _site_pool(deployment: PlanDeployment, site: Site, notes: list[str]):
+    """What the deployment puts at ``site``; a new site is previewed with the whole plan."""
+    if site.pk is None:
+        whole = deployment.as_one_site()
+        if whole is not None:
+            notes.append(
+                f"A new site is previewed as if it held the whole plan ({whole.servers} "
+                "servers); once saved, the plan's split decides what goes here."
+            )
+        return whole
+    return deployment.site_pool(site)
+
+
+def _site_evaluate(plan, site, upgrades, deployment, go_live, assumed) -> SiteEvaluation:
     spec = selectors.site_spec(site, upgrades)
     catalog_gap = ""
-    if deployments is None:
+    if deployment is None:
         try:
-            deployments = plan_selectors.plan_deployments(plan=plan)
+            deployment = plan_deployment(plan=plan)
         except CatalogGapError as gap:
-            deployments, catalog_gap = [], str(gap)
-    types = selectors.rack_types(deployments)
+            deployment, catalog_gap = None, str(gap)
     feed_kw = fe.feed_usable_kw(
         spec.voltage_v, spec.amperage_a, spec.phase, spec.breaker_derating, spec.power_factor
     )
@@ -206,19 +225,18 @@ def _site_evaluate(plan, site, upgrades, deployments, go_live, assumed) -> SiteE
         notes.append(
             "The plan has no target go-live date; power readiness is checked against today."
         )
-    report, checked_as, views = None, None, []
+    pool = _site_pool(deployment, site, notes) if deployment is not None else None
+    types = deployment_rack_types(pool) if pool is not None else []
+    report, servers, views = None, None, []
     if types:
-        checked_as = selectors.envelope_rack_type(types)
-        if len(types) > 1:
-            notes.append(
-                f"The plan uses {len(types)} server kinds; the checks treat every server as the "
-                f"most demanding ({checked_as.server_power_kw:.1f} kW, {checked_as.server_ru}U), "
-                "so they err on the safe side."
-            )
-        notes.extend(checked_as.assumptions)
-        report = fe.check_facility(spec, selectors.rack_load(site, checked_as), go_live)
-        for rack_type in types:
-            load = selectors.rack_load(site, rack_type)
+        servers = " + ".join(
+            f"{t.server_count} × {t.server_name} ({t.server_power_kw:.1f} kW, {t.server_ru}U)"
+            for t in types
+        )
+        notes.extend(dict.fromkeys(a for t in types for a in t.assumptions))
+        loads = [selectors.rack_load(site, t) for t in types]
+        report = fe.check_site(spec, loads, go_live)
+        for rack_type, load in zip(types, loads, strict=True):
             layout = fe.rack_layout(spec, load, max_racks=MAX_RACKS_DRAWN)
             needed = fe.check_facility(spec, load, go_live).racks_needed
             views.append(RackTypeView(rack_type, layout, fe.rack_elevation_svg(layout), needed))
@@ -226,7 +244,7 @@ def _site_evaluate(plan, site, upgrades, deployments, go_live, assumed) -> SiteE
         spec=spec,
         report=report,
         rack_views=views,
-        checked_as=checked_as,
+        checked_as=servers,
         go_live=go_live,
         go_live_assumed=assumed,
         feed_usable_kw=feed_kw,
@@ -234,6 +252,7 @@ def _site_evaluate(plan, site, upgrades, deployments, go_live, assumed) -> SiteE
         cooling_envelope=fe.COOLING_ENVELOPES[spec.cooling_method],
         notes=notes,
         catalog_gap=catalog_gap,
+        servers_elsewhere=pool is None and deployment is not None and deployment.servers > 0,
     )
 
 
@@ -294,7 +313,8 @@ class PlacementEvaluation:
     catalog_gap: str = ""
 
 
-def _site_location(site: Site) -> pe.Location:
+def site_location(site: Site) -> pe.Location:
+    """Where a site processes data (its country, else its cloud region's), for residency."""
     country = site.country or (
         REGION_LOCATIONS[site.region_key].country if site.region_key in REGION_LOCATIONS else ""
     )
@@ -378,22 +398,47 @@ def placement_evaluate(
                 f"site-{s.pk}",
                 "public_cloud",
                 f"Cloud: {s.name}",
-                [_site_location(s)],
+                [site_location(s)],
                 selectors.site_coordinates(s),
                 cloud_cost,
             )
     else:
+        # Every option must meet every workload's residency rule (the engine scores the
+        # option's locations against all of them), so the regions come from their intersection.
+        allowed = _allowed_cloud_regions(engine_rules)
+        served = pe.cloud_region_per_user_region(
+            list(user_regions),
+            {k: (r.lat, r.lon) for k, r in REGIONS.items()},
+            allowed,
+        ) or (pe.RegionAssignment("", best_region, 0.0),)
+        chosen = list(dict.fromkeys(a.cloud_region for a in served))
+        by_region = {
+            c: [a.user_region for a in served if a.cloud_region == c and a.user_region]
+            for c in chosen
+        }
+        label = ", ".join(
+            f"{c} ({REGIONS[c].city})"
+            + (f" for {'/'.join(by_region[c])} users" if by_region[c] and len(chosen) > 1 else "")
+            for c in chosen
+        )
         add(
             "public_cloud",
             "public_cloud",
-            f"Public cloud ({best_region}, {region.city})",
-            [REGION_LOCATIONS[best_region]],
-            (region.lat, region.lon),
+            f"Public cloud: {label}",
+            [REGION_LOCATIONS[c] for c in chosen],
+            None,
             cloud_cost,
+            rtt=max(a.rtt_ms for a in served) if user_regions else None,
         )
+        latency["public_cloud"] = [
+            f"{a.user_region} users served from {a.cloud_region} ({REGIONS[a.cloud_region].city}): "
+            f"{a.rtt_ms:.0f} ms round trip"
+            for a in served
+            if a.user_region
+        ]
         notes.append(
-            f"No cloud region entered as a site: the cloud option uses {best_region} "
-            f"({region.city}), the allowed region with the lowest worst round trip."
+            "No cloud region entered as a site: each user region is served from the allowed "
+            f"cloud region with the shortest round trip ({label})."
         )
     for kind, group, title in (
         ("owned_dc", owned_sites, "Own data centre"),
@@ -405,7 +450,7 @@ def placement_evaluate(
                     f"site-{s.pk}",
                     kind,
                     f"{title}: {s.name}",
-                    [_site_location(s)],
+                    [site_location(s)],
                     selectors.site_coordinates(s),
                     costs.get(f"site-{s.pk}"),
                 )
@@ -465,10 +510,15 @@ def placement_evaluate(
     return PlacementEvaluation(result, budget, ttft, user_regions, latency, notes, cost_source)
 
 
+def _allowed_cloud_regions(rules) -> list[str]:
+    """Cloud regions every residency rule allows (all of them when none allows any)."""
+    return [k for k, loc in REGION_LOCATIONS.items() if all(r.allows(loc) for r in rules)] or list(
+        REGION_LOCATIONS
+    )
+
+
 def _best_cloud_region(user_regions, ttft, rules) -> str:
-    allowed = [
-        k for k, loc in REGION_LOCATIONS.items() if all(r.allows(loc) for r in rules)
-    ] or list(REGION_LOCATIONS)
+    allowed = _allowed_cloud_regions(rules)
     if not user_regions:
         return allowed[0]
     return min(
@@ -617,8 +667,9 @@ def tco_inputs_build(*, plan: Plan, settings: TcoSettings | None = None) -> TcoB
 
 def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
     settings = settings or selectors.tco_settings_get(plan=plan)
-    deployments = [d for d in plan_selectors.plan_deployments(plan=plan) if d.accelerators > 0]
-    if not deployments:
+    deployment = plan_deployment(plan=plan)
+    deployments = [d for d in deployment.per_workload if d.accelerators > 0]
+    if not deployments or not deployment.servers:
         raise TcoNotReady("No workload has a chosen configuration yet.")
     workloads = {w.pk: w for w in plan_selectors.workload_list(plan=plan)}
     basis: list[str] = []
@@ -659,13 +710,23 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             else "Cloud options rent the replicas the load needs each hour, without the owned "
             "fleet's N+1 spares and headroom (the provider's SLA replaces them)."
         )
-    servers = sum(d.servers for d in deployments)
-    per_server = max(d.accelerators_per_server for d in deployments)
-    power_kw = max(d.server_power_kw for d in deployments)
-    if len({(d.accelerators_per_server, d.server_power_kw) for d in deployments}) > 1:
+    # Servers and power of the pooled deployment (every site, N+1 spares included).
+    servers = deployment.servers
+    per_server = deployment.accelerators_installed // servers
+    power_kw = deployment.it_load_kw / servers
+    basis.append(
+        f"Owned hardware: {servers} servers with {deployment.accelerators_installed} "
+        f"accelerators ({deployment.accelerators_used} used at peak) and "
+        f"{deployment.it_load_kw:.1f} kW, from the plan's pooled deployment."
+    )
+    kinds = {
+        (p.platform.accelerators_per_server, p.platform.server_power_kw)
+        for p in deployment.pooled.pools
+    }
+    if len(kinds) > 1:
         basis.append(
-            f"Mixed servers costed as {servers} servers of {per_server} accelerators and "
-            f"{power_kw:.1f} kW (the largest kind)."
+            f"Mixed servers costed at their mean: {per_server} accelerators and "
+            f"{power_kw:.2f} kW per server (the same total power)."
         )
     prices = tco_prices.hardware_prices(plan=plan, deployments=deployments)
     server_price, maintenance, network = _tco_hardware_basis(settings, deployments, prices, basis)
@@ -1143,3 +1204,68 @@ def tco_results_serialise(
             },
         },
     }
+
+
+# --- The deployment in one line (overview, BOM, TCO and timeline pages) ----------------------
+
+
+@dataclass(frozen=True)
+class DeploymentSummary:
+    """The pooled deployment's totals as every page shows them.
+
+    Attributes:
+        deployment: The pooled deployment (``None`` when a catalog figure is missing).
+        racks: Racks over the sites, from each site's facility checks (``None`` without a site).
+        sites: (site name, servers, racks, IT kW) per site holding servers.
+        catalog_gap: Why there is no deployment, if a catalog figure is missing.
+    """
+
+    deployment: PlanDeployment | None
+    racks: int | None
+    sites: tuple[tuple[str, int, int | None, float], ...]
+    catalog_gap: str = ""
+
+    @property
+    def servers(self) -> int:
+        return self.deployment.servers if self.deployment else 0
+
+
+def deployment_summary(*, plan: Plan) -> DeploymentSummary:
+    """Servers, accelerators, power and racks of the plan's pooled deployment."""
+    try:
+        deployment = plan_deployment(plan=plan)
+    except CatalogGapError as gap:
+        return DeploymentSummary(None, None, (), str(gap))
+    except EngineInputError as exc:
+        return DeploymentSummary(None, None, (), str(exc))
+    rows, racks = [], None
+    for site in deployment.sites:
+        pool = deployment.site_pool(site)
+        if pool is None:
+            continue
+        report = site_evaluate(plan=plan, site=site, deployment=deployment).report
+        site_racks = report.racks_needed if report else None
+        if site_racks is not None:
+            racks = (racks or 0) + site_racks
+        rows.append((site.name, pool.servers, site_racks, pool.it_load_kw))
+    return DeploymentSummary(deployment, racks, tuple(rows))
+
+
+def site_split_for_edit(*, workload) -> WorkloadSiteSplit:
+    """The workload's stored split, or an unsaved empty one (the users' regions decide)."""
+    return WorkloadSiteSplit.objects.filter(workload=workload).first() or WorkloadSiteSplit(
+        workload=workload
+    )
+
+
+@transaction.atomic
+def site_split_save(*, form, split: WorkloadSiteSplit) -> WorkloadSiteSplit:
+    """Store a valid SiteSplitForm's shares (empty: back to the users' regions).
+
+    Raises:
+        StaleEditError: The split was saved by someone else since the form was loaded.
+    """
+    split.shares = form.shares()
+    split.full_clean(exclude=["workload"])
+    split.save()
+    return split

@@ -11,6 +11,7 @@ urlpatterns = [
     path("sites/new/", views.site_create, name="site_create"),
     path("sites/<int:site_id>/", views.site_detail, name="site_detail"),
     path("sites/<int:site_id>/delete/", views.site_delete, name="site_delete"),
+    path("split/<int:workload_id>/", views.site_split, name="site_split"),
     path("placement/", views.placement_view, name="placement"),
     path("tco/", views.tco_view, name="tco"),
     path("tco/run/", views.tco_run, name="tco_run"),

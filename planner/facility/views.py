@@ -17,10 +17,12 @@ from planner import freshness, jobs
 from planner import selectors as plan_selectors
 from planner.engine.errors import CatalogGapError
 from planner.facility import charts, selectors, services
+from planner.facility.deployment import physical_sites, plan_deployment
 from planner.facility.forms import (
     PlacementChoiceForm,
     PlacementSettingsForm,
     SiteForm,
+    SiteSplitForm,
     TcoSettingsForm,
 )
 from planner.permissions import editor_required, member_required
@@ -46,13 +48,32 @@ def _require_editor(request: HttpRequest) -> None:
 @member_required
 @require_GET
 def site_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
+    return _site_list_page(request, plan_or_404(request, plan_id))
+
+
+def _split_forms(request, plan, deployment, bound) -> list:
+    """One split form per workload of the deployment, for editors with two sites or more."""
+    if not request.membership.can_edit or deployment is None or len(deployment.sites) < 2:
+        return []
+    workloads = {w.pk: w for w in plan_selectors.workload_list(plan=plan)}
+    forms = []
+    for choice in deployment.choices:
+        if bound is not None and bound.workload.pk == choice.workload_id:
+            forms.append(bound)
+            continue
+        workload = workloads[choice.workload_id]
+        split = services.site_split_for_edit(workload=workload)
+        forms.append(SiteSplitForm(workload=workload, sites=deployment.sites, record=split))
+    return forms
+
+
+def _site_list_page(request, plan, *, bound=None, status=200) -> HttpResponse:
     try:
-        deployments, catalog_gap = plan_selectors.plan_deployments(plan=plan), ""
+        deployment, catalog_gap = plan_deployment(plan=plan), ""
     except CatalogGapError as gap:
-        deployments, catalog_gap = [], str(gap)
+        deployment, catalog_gap = None, str(gap)
     rows = [
-        (site, services.site_evaluate(plan=plan, site=site, deployments=deployments))
+        (site, services.site_evaluate(plan=plan, site=site, deployment=deployment))
         for site in selectors.site_list(plan=plan)
     ]
     return render(
@@ -61,12 +82,40 @@ def site_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         {
             "plan": plan,
             "rows": rows,
-            "deployments": deployments,
+            "summary": services.deployment_summary(plan=plan),
+            "deployments": deployment.per_workload if deployment else [],
+            "deployment": deployment,
+            "split_forms": _split_forms(request, plan, deployment, bound),
             "catalog_gap": catalog_gap,
             "section": "sites",
             "can_edit": request.membership.can_edit,
         },
+        status=status,
     )
+
+
+@editor_required
+@require_POST
+def site_split(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
+    """Set (or clear) how one workload's replicas are split over the plan's sites."""
+    plan = plan_or_404(request, plan_id)
+    try:
+        workload = plan_selectors.workload_list(plan=plan).get(pk=workload_id)
+    except ObjectDoesNotExist:
+        raise Http404("No such workload.") from None
+    split = services.site_split_for_edit(workload=workload)
+    sites = physical_sites(plan=plan)
+    form = SiteSplitForm(request.POST, workload=workload, sites=sites, record=split)
+    if form.is_valid():
+        try:
+            services.site_split_save(form=form, split=split)
+        except StaleEditError as exc:
+            form.add_stale_error(exc)
+        else:
+            how = "set by hand" if form.shares() else "back to its users' regions"
+            messages.success(request, f"Split of {workload.name} {how}.{form.merge_note}")
+            return redirect("facility:site_list", plan_id=plan.pk)
+    return _site_list_page(request, plan, bound=form, status=400)
 
 
 def _site_page(request, plan, form, site, evaluation, *, saved=None, status=200):
@@ -271,7 +320,10 @@ def tco_view(request: HttpRequest, plan_id: int) -> HttpResponse:
                 return redirect("facility:tco", plan_id=plan.pk)
         status = 400
     state = services.tco_state(plan=plan)
-    context = _tco_context(request, plan, state) | {"form": form}
+    context = _tco_context(request, plan, state) | {
+        "form": form,
+        "summary": services.deployment_summary(plan=plan),
+    }
     return render(request, "facility/tco.html", context, status=status)
 
 

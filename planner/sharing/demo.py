@@ -37,7 +37,9 @@ def sharing_demo_build(*, plan: Plan, user) -> None:
         "5 % spares held on site; 3-year support contract in the BOM.",
     )  # fmt: skip
     revision = services.revision_publish(
-        plan=plan, user=user, note="First complete plan: sizing, Amsterdam colocation, quote."
+        plan=plan,
+        user=user,
+        note="First complete plan: sizing, Frankfurt and Ashburn colocation, quote.",
     )
     link = services.share_link_create(
         plan=plan, user=user, revision=None, expires_at=timezone.now() + timedelta(days=60),
@@ -45,9 +47,9 @@ def sharing_demo_build(*, plan: Plan, user) -> None:
     )  # fmt: skip
     services.comment_add(
         revision=revision, link=link, section=Section.TIMELINE, author_name=CLIENT_CONTACT,
-        body="Can go-live move two weeks earlier if we take the Frankfurt suite instead?",
+        body="Can go-live move two weeks earlier if the Ashburn cage upgrade lands sooner?",
     )  # fmt: skip
     services.decision_record(
         revision=revision, link=link, kind=DecisionKind.APPROVED, name=CLIENT_CONTACT,
-        note="Approved for purchasing, subject to the Frankfurt question above.",
+        note="Approved for purchasing, subject to the Ashburn question above.",
     )  # fmt: skip

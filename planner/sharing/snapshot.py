@@ -250,10 +250,10 @@ def _sites(plan: Plan) -> dict[str, Any]:
     from planner.facility import selectors as fsel
     from planner.facility import services as fsvc
 
-    deployments = plan_selectors.plan_deployments(plan=plan)
+    deployment = fsvc.plan_deployment(plan=plan)
     rows = []
     for site in fsel.site_list(plan=plan):
-        evaluation = fsvc.site_evaluate(plan=plan, site=site, deployments=deployments)
+        evaluation = fsvc.site_evaluate(plan=plan, site=site, deployment=deployment)
         report = evaluation.report
         rows.append(
             {

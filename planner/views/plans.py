@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from planner import selectors
+from planner.facility.services import deployment_summary
 from planner.forms import ClientForm, PlanForm
 from planner.permissions import editor_required, member_required
 from planner.services import plan_save
@@ -108,8 +109,9 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
     """The plan's overview: its workloads and what has been chosen for each."""
     plan = plan_or_404(request, plan_id)
     workloads = selectors.workload_list(plan=plan)
+    summary = deployment_summary(plan=plan)
     return render(
         request,
         "planner/plan_detail.html",
-        {"plan": plan, "workloads": workloads, "section": "overview"},
+        {"plan": plan, "workloads": workloads, "section": "overview", "summary": summary},
     )

@@ -181,3 +181,33 @@ def test_regenerate_without_changes_reports_nothing():
     out, changes = regenerate(lines, [], lines)
     assert changes == ()
     assert out == lines
+
+
+def test_single_server_replicas_get_a_front_end_network_per_site_and_site_pdus():
+    # Frankfurt: 3 DGX (pooled incl. spare) in 3 racks at 400 V; Ashburn: 2 DGX in 2 racks
+    # at 208 V. Every replica fits one server → no scale-out NICs, one front-end NIC per
+    # server: 3 + 2 = 5 NICs, one front-end leaf per site (3 and 2 ports ≤ 64).
+    fra = _deployment(
+        servers=3, racks=3, key="fra", site="Frankfurt", scale_out=False,
+        pdu_slug="pdu-3ph-415v-32a", pdu_description="Rack PDU, 3-phase 415 V 32 A",
+    )  # fmt: skip
+    iad = _deployment(
+        servers=2, racks=2, key="iad", site="Ashburn", scale_out=False,
+        pdu_slug="pdu-3ph-208v-30a", pdu_description="Rack PDU, 3-phase 208 V 30 A",
+    )  # fmt: skip
+    lines = _by_key(generate_bom([fra, iad]).lines)
+    assert "nic:scale-out" not in lines
+    nic = lines["nic:nic-eth-front-end"]
+    assert nic.quantity == 5
+    assert nic.reason.startswith("Frankfurt: 3 servers × 1 NICs")
+    assert "Ashburn: 2 servers × 1 NICs" in nic.reason
+    assert lines["switch:switch-eth-front-end:leaf"].quantity == 2
+    assert (
+        lines["switch:switch-eth-front-end:leaf"].description == "Front-end leaf switch (64-port)"
+    )
+    # 5 links → 10 optics, 5 cables. Racks 3 + 2; PDUs by each site's electrics, 2 per rack.
+    assert lines["optic:optic-400g"].quantity == 10
+    assert lines["rack:42u"].quantity == 5
+    assert lines["pdu:pdu-3ph-415v-32a"].quantity == 6
+    assert lines["pdu:pdu-3ph-208v-30a"].quantity == 4
+    assert lines["server:dgx-h100"].reason == "Frankfurt: 3 servers + Ashburn: 2 servers"

@@ -153,3 +153,24 @@ def test_every_option_carries_the_seed_table_text():
 
 def _fields(inputs: PlacementInputs) -> dict:
     return {name: getattr(inputs, name) for name in PlacementInputs.__dataclass_fields__}
+
+
+def test_each_user_region_is_served_from_its_nearest_allowed_cloud_region():
+    from planner.engine.errors import EngineInputError
+    from planner.engine.network import REGIONS, haversine_km, rtt_ms
+    from planner.engine.placement import cloud_region_per_user_region
+
+    coords = {k: (r.lat, r.lon) for k, r in REGIONS.items()}
+    served = cloud_region_per_user_region(
+        ["eu-west", "us-west"], coords, ["eu-central", "us-east", "ca-central"]
+    )
+    # Dublin users → Frankfurt; The Dalles users → Ashburn (nearer than Montréal):
+    # not one region for both.
+    assert [(a.user_region, a.cloud_region) for a in served] == [
+        ("eu-west", "eu-central"),
+        ("us-west", "us-east"),
+    ]
+    dublin_frankfurt = rtt_ms(haversine_km(53.35, -6.26, 50.11, 8.68))
+    assert served[0].rtt_ms == pytest.approx(dublin_frankfurt)
+    with pytest.raises(EngineInputError):
+        cloud_region_per_user_region(["eu-west"], coords, [])

@@ -11,7 +11,7 @@ def test_demo_plan_gets_sites_a_choice_and_a_tco_when_sized(org_a, consultant_a,
 
     assert created
     assert Site.objects.filter(plan=plan).count() == 2
-    assert Site.objects.get(plan=plan, name__startswith="Amsterdam").upgrades.count() == 1
+    assert Site.objects.get(plan=plan, name__startswith="Ashburn").upgrades.count() == 1
     assert PlacementDecision.objects.get(plan=plan).chosen_kind == "colocation"
     runs = TcoRun.objects.filter(plan=plan)
     if plan_selectors.plan_deployments(plan=plan):

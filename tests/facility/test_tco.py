@@ -22,7 +22,9 @@ def test_inputs_come_from_the_plan_and_the_catalog(sized_plan, colo_site):
         for o in CloudOffering.objects.filter(accelerator__slug="h100-sxm", price_model="on_demand")
     )
     assert inputs.cloud.on_demand_usd_per_gpu_h == pytest.approx(cheapest)
-    assert inputs.hardware.server_count == 5 and inputs.hardware.gpus_per_server == 8
+    # Pooled: chat 8 − 1 spare = 7 replicas × TP 4 = 28 GPUs, batch 7 × TP 1 = 7 GPUs share
+    # 8-GPU DGX H100s: ceil(35 / 8) = 5 servers, plus one spare server for the platform = 6.
+    assert inputs.hardware.server_count == 6 and inputs.hardware.gpus_per_server == 8
     # No supplier offer and no BOM: the DGX H100's dated catalog price, fallback network share.
     assert inputs.hardware.server_price_usd == 270_000
     assert inputs.hardware.network_usd is None

@@ -68,6 +68,9 @@ TENANT_OBJECT_URLS = {
     "facility:site_delete": lambda objs: reverse(
         "facility:site_delete", args=[objs["plan_b"].pk, objs["site_b"].pk]
     ),
+    "facility:site_split": lambda objs: reverse(
+        "facility:site_split", args=[objs["plan_b"].pk, objs["workload_b"].pk]
+    ),
     "facility:placement": lambda objs: reverse("facility:placement", args=[objs["plan_b"].pk]),
     "plan_recompute": lambda objs: reverse("plan_recompute", args=[objs["plan_b"].pk, "bom"]),
     "facility:tco": lambda objs: reverse("facility:tco", args=[objs["plan_b"].pk]),

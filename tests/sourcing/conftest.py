@@ -27,7 +27,8 @@ def fx(db):
 
 @pytest.fixture
 def plan_a(org_a, consultant_a, catalog):
-    """A EUR plan for a Dutch client with 16 H100 in 2 DGX H100 servers chosen."""
+    """A EUR plan for a Dutch client with 16 H100 in 2 DGX H100 servers chosen: one replica
+    of TP 16 spanning both servers (so the BOM has a scale-out fabric), no N+1 spare."""
     from catalog.models import Accelerator, ModelArchitecture, ServerPlatform
     from planner.models import Client, Plan, Workload
 
@@ -41,7 +42,8 @@ def plan_a(org_a, consultant_a, catalog):
         input_tokens_mean=1000, output_tokens_mean=300, ttft_ms=1000, tpot_ms=50,
         peak_concurrency=100, chosen_accelerator=Accelerator.objects.get(slug="h100-sxm"),
         chosen_server=ServerPlatform.objects.get(slug="nvidia-dgx-h100"), chosen_precision="fp8",
-        chosen_tensor_parallel=4, chosen_replicas=4, chosen_accelerators=16, chosen_servers=2,
+        chosen_tensor_parallel=16, chosen_replicas=1, chosen_accelerators=16, chosen_servers=2,
+        n_plus_one=False,
     )  # fmt: skip
     return plan
 

@@ -32,7 +32,8 @@ def test_generate_from_the_chosen_configuration(client, consultant_a, plan_a, se
     assert lines["optic:optic-400g"].quantity == 32
     assert lines["cable:cable-fiber-mpo"].quantity == 16
     assert lines["rack:42u"].quantity == 1  # 2 servers, 4 per rack
-    assert lines["pdu:rack"].quantity == 2 and "A/B feeds" in lines["pdu:rack"].reason
+    pdu = lines["pdu:pdu-3ph-415v-32a"]  # no site entered: the catalog's default PDU
+    assert pdu.quantity == 2 and "A/B feeds" in pdu.reason
     assert lines["storage:storage-nvme-7.68tb"].quantity == 4
     assert lines["spare:nic:scale-out"].quantity == 1  # 5 % of 16, rounded up
     assert {lines[k].service for k in lines if k.startswith("service:")} == {
@@ -57,7 +58,7 @@ def test_regenerate_keeps_manual_lines_and_overrides_and_says_what_changed(
         {"add-description": "Console server", "add-quantity": "1", "add-reason": "out-of-band"},
     )
     workload = plan_a.workloads.get()
-    workload.chosen_servers, workload.chosen_accelerators = 4, 32
+    workload.chosen_replicas, workload.chosen_servers, workload.chosen_accelerators = 2, 4, 32
     workload.save()
 
     changes = bom_generate(plan=plan_a, user=consultant_a)

@@ -45,7 +45,7 @@ def test_facility_sites_power_ready_date_is_used(sourced_plan, org_a):
     facility = pytest.importorskip("planner.facility.models")
     from planner.facility.demo import DEMO_SITES
 
-    values = {k: v for k, v in DEMO_SITES[0].items() if k != "upgrades"}
+    values = {k: v for k, v in DEMO_SITES[1].items() if k != "upgrades"}  # Frankfurt
     values["power_ready_date"] = date(2027, 1, 10)
     facility.Site.objects.create(plan=sourced_plan, **values)
 

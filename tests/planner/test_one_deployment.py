@@ -1,0 +1,226 @@
+"""One deployment, every page: servers, racks, accelerators and power agree everywhere.
+
+A plan with two workloads on one server platform across an EU and a US site, checked by hand;
+and the demo plan, checked page against page.
+"""
+
+import re
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+
+from planner.facility import services as facility_services
+from planner.facility.deployment import plan_deployment
+from planner.facility.models import PowerUpgrade, Site
+from sourcing import services as sourcing_services
+from sourcing.models import BomLine
+
+
+@pytest.fixture
+def two_site_plan(org_a, consultant_a, catalog):
+    from catalog.models import Accelerator, ModelArchitecture, ServerPlatform
+    from planner.models import Client, Plan, Workload
+
+    client = Client.objects.create(organisation=org_a, name="Northwind", country="DE")
+    plan = Plan.objects.create(
+        organisation=org_a, client=client, name="Chat and batch", currency="USD",
+        target_go_live=date(2027, 6, 1), created_by=consultant_a,
+    )  # fmt: skip
+    h100 = Accelerator.objects.get(slug="h100-sxm")
+    dgx = ServerPlatform.objects.get(slug="nvidia-dgx-h100")
+    common = dict(
+        plan=plan, chosen_accelerator=h100, chosen_server=dgx, chosen_precision="fp8",
+        input_tokens_mean=1000, output_tokens_mean=300,
+    )  # fmt: skip
+    # Chat: 7 replicas of TP 2 incl. its N+1 spare → 6 at peak, users half EU, half US.
+    Workload.objects.create(
+        **common, name="Chat", model=ModelArchitecture.objects.get(slug="llama-3.1-70b"),
+        ttft_ms=1000, tpot_ms=50, peak_concurrency=400,
+        region_shares={"eu-central": 50, "us-east": 50}, n_plus_one=True,
+        chosen_tensor_parallel=2, chosen_replicas=7, chosen_accelerators=14, chosen_servers=2,
+    )  # fmt: skip
+    # Batch: 2 replicas of TP 1, no N+1, EU users only.
+    Workload.objects.create(
+        **common, name="Batch", kind="batch", model=ModelArchitecture.objects.get(slug="llama-3.1-8b"),
+        e2e_s=120, peak_requests_per_s=12, region_shares={"eu-central": 100}, n_plus_one=False,
+        chosen_tensor_parallel=1, chosen_replicas=2, chosen_accelerators=2, chosen_servers=1,
+    )  # fmt: skip
+    Site.objects.create(
+        plan=plan, name="Frankfurt", kind="colocation", region_key="eu-central", country="DE",
+        racks_available=4, site_it_capacity_kw=Decimal("80"), voltage_v=Decimal("415"),
+        phase=3, amperage_a=Decimal("32"), cooling_method="rear_door",
+    )  # fmt: skip
+    ashburn = Site.objects.create(
+        plan=plan, name="Ashburn", kind="colocation", region_key="us-east", country="US",
+        racks_available=4, site_it_capacity_kw=Decimal("20"), voltage_v=Decimal("208"),
+        phase=3, amperage_a=Decimal("60"), cooling_method="rear_door",
+        power_ready_date=date(2027, 2, 15),
+    )  # fmt: skip
+    PowerUpgrade.objects.create(site=ashburn, ready_date=date(2027, 4, 1), added_kw=Decimal("80"))
+    return plan
+
+
+def _summary(html: str) -> dict[str, str]:
+    """The deployment summary line as the page shows it."""
+    return {
+        key: re.sub(r"\s+", " ", m.group(1)).strip()
+        for key in ("servers", "accelerators", "kw", "racks")
+        if (m := re.search(rf'data-testid="summary-{key}">(.*?)</', html, re.S))
+    }
+
+
+def _pages(client, plan) -> dict[str, str]:
+    return {
+        "overview": client.get(reverse("plan_detail", args=[plan.pk])).content.decode(),
+        "sites": client.get(reverse("facility:site_list", args=[plan.pk])).content.decode(),
+        "bom": client.get(reverse("sourcing:bom", args=[plan.pk])).content.decode(),
+        "tco": client.get(reverse("facility:tco", args=[plan.pk])).content.decode(),
+        "timeline": client.get(reverse("sourcing:timeline", args=[plan.pk])).content.decode(),
+    }
+
+
+def _lines(plan) -> dict[str, BomLine]:
+    return {line.part_key: line for line in BomLine.objects.filter(plan=plan)}
+
+
+def test_two_workloads_on_one_platform_over_two_sites_agree_on_every_page(
+    client, consultant_a, two_site_plan
+):
+    plan = two_site_plan
+    deployment = plan_deployment(plan=plan)
+    # Split: chat 6 × 50/50 → 3 Frankfurt, 3 Ashburn; batch 2 → Frankfurt.
+    # Frankfurt: 3 × TP 2 + 2 × TP 1 = 8 GPUs → one 8-GPU DGX H100, plus one spare = 2.
+    # Ashburn: 3 × TP 2 = 6 GPUs → one server, plus one spare = 2. Unpooled it would be
+    # chat 2 + 2 and batch 1 + 0 = 5 servers.
+    pools = {deployment.labels[p.site_key]: p for p in deployment.pooled.pools}
+    assert {name: (p.servers, p.accelerators_used) for name, p in pools.items()} == {
+        "Frankfurt": (2, 8),
+        "Ashburn": (2, 6),
+    }
+    assert {w.workload_name for w in pools["Frankfurt"].workloads} == {"Chat", "Batch"}
+    assert (deployment.servers, deployment.accelerators_installed) == (4, 32)
+    assert deployment.it_load_kw == pytest.approx(4 * 10.2)  # DGX H100: 10.2 kW (catalog)
+    # Racks: one 10.2 kW server per rack at both sites (415 V 32 A: √3·415·32·0.8 = 18.4 kW
+    # per side; 208 V 60 A: 17.3 kW; two servers would be 20.4 kW) → 2 + 2 = 4 racks.
+    client.force_login(consultant_a)
+    sourcing_services.sourcing_settings_get(plan=plan)
+    sourcing_services.bom_generate(plan=plan, user=consultant_a)
+    pages = _pages(client, plan)
+    expected = {
+        "servers": "4 servers",
+        "accelerators": "14 of 32 accelerators used at peak",
+        "kw": "40.8 kW",
+        "racks": "4 racks",
+    }
+    for name, html in pages.items():
+        assert _summary(html) == expected, name
+    # The facility page's own per-site figures.
+    assert re.findall(r'data-testid="site-racks">(\d+)<', pages["sites"]) == ["2", "2"]
+    assert "2 × NVIDIA DGX H100" in pages["sites"]
+    # BOM: 4 servers, 4 racks, PDUs by each site's electrics, a front-end network (every
+    # replica fits one server) and no scale-out NICs.
+    lines = _lines(plan)
+    assert lines["server:nvidia-dgx-h100"].quantity == 4
+    assert lines["rack:42u"].quantity == 4
+    assert lines["pdu:pdu-3ph-415v-32a"].quantity == 4
+    assert lines["pdu:pdu-3ph-208v-60a"].quantity == 4
+    assert lines["nic:nic-eth-front-end"].quantity == 4
+    assert "nic:scale-out" not in lines
+    # TCO: the same servers and power.
+    hardware = facility_services.tco_inputs_build(plan=plan).inputs.hardware
+    assert hardware.server_count == 4
+    assert hardware.server_count * hardware.server_power_kw == pytest.approx(40.8)
+    # Timeline: Ashburn's 20.4 kW needs its 2027-04-01 upgrade (base 20 kW), later than its
+    # 2027-02-15 energising date: the facility's date, not the latest site date.
+    assert "2027-04-01" in pages["timeline"]
+    assert "go-live-power-unknown" not in pages["timeline"]
+
+
+def test_a_split_set_by_hand_moves_the_servers(client, consultant_a, two_site_plan):
+    from planner.facility.models import WorkloadSiteSplit
+
+    plan = two_site_plan
+    frankfurt = Site.objects.get(plan=plan, name="Frankfurt")
+    chat = plan.workloads.get(name="Chat")
+    WorkloadSiteSplit.objects.create(workload=chat, shares={str(frankfurt.pk): 100})
+    deployment = plan_deployment(plan=plan)
+    # Everything in Frankfurt: 6 × TP 2 + 2 × TP 1 = 14 GPUs → 2 servers + 1 spare = 3.
+    assert [(p.servers, p.accelerators_used) for p in deployment.pooled.pools] == [(3, 14)]
+    assert deployment.split_source[chat.pk] == "set by hand"
+
+
+def test_without_a_site_the_power_date_is_a_visible_warning(client, consultant_a, two_site_plan):
+    Site.objects.filter(plan=two_site_plan).delete()
+    client.force_login(consultant_a)
+    sourcing_services.sourcing_settings_get(plan=two_site_plan)
+    page = client.get(reverse("sourcing:timeline", args=[two_site_plan.pk])).content.decode()
+    assert 'data-testid="power-unknown"' in page
+    overview = client.get(reverse("plan_detail", args=[two_site_plan.pk])).content.decode()
+    # Pooled at one unplaced site: 14 GPUs → 2 servers + 1 spare; racks need a site.
+    assert _summary(overview)["servers"] == "3 servers"
+    assert _summary(overview)["racks"] == "racks: no site entered"
+
+
+def test_the_demo_plan_agrees_on_every_page(client, org_a, consultant_a, catalog):
+    from planner.demo import demo_plan_build
+    from planner.facility.models import TcoRun
+
+    plan, _ = demo_plan_build(organisation=org_a, user=consultant_a)
+    deployment = plan_deployment(plan=plan)
+    assert deployment.servers  # the demo is sized
+    client.force_login(consultant_a)
+    summary = facility_services.deployment_summary(plan=plan)
+    expected = {
+        "servers": f"{deployment.servers} servers",
+        "accelerators": f"{deployment.accelerators_used} of "
+        f"{deployment.accelerators_installed} accelerators used at peak",
+        "kw": f"{deployment.it_load_kw:.1f} kW",
+        "racks": f"{summary.racks} racks",
+    }
+    for name, html in _pages(client, plan).items():
+        assert _summary(html) == expected, name
+    lines = _lines(plan)
+    servers = sum(v.quantity for k, v in lines.items() if k.startswith("server:"))
+    assert servers == deployment.servers
+    assert lines["rack:42u"].quantity == summary.racks
+    run = TcoRun.objects.filter(plan=plan).latest("requested_at")
+    assert run.inputs["inputs"]["hardware"]["server_count"] == deployment.servers
+    # Two sites, one per continent, and the chat and the catalogue job share Frankfurt's servers.
+    assert len(deployment.pooled.sites) == 2
+    assert any(len(p.workloads) == 2 for p in deployment.pooled.pools)
+
+
+def test_the_split_form_saves_a_hand_split_and_refuses_shares_not_adding_to_100(
+    client, consultant_a, two_site_plan
+):
+    from planner.facility.models import WorkloadSiteSplit
+
+    plan = two_site_plan
+    chat = plan.workloads.get(name="Chat")
+    frankfurt = Site.objects.get(plan=plan, name="Frankfurt")
+    ashburn = Site.objects.get(plan=plan, name="Ashburn")
+    client.force_login(consultant_a)
+    url = reverse("facility:site_split", args=[plan.pk, chat.pk])
+    page = client.get(reverse("facility:site_list", args=[plan.pk])).content.decode()
+    assert f'data-testid="split-form-{chat.pk}"' in page
+
+    response = client.post(url, {f"share_{frankfurt.pk}": "70", f"share_{ashburn.pk}": "20"})
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "The shares add up to 90 %, not 100 %" in body
+    assert 'value="70"' in body  # what was typed stays
+    assert not WorkloadSiteSplit.objects.filter(workload=chat).exists()
+
+    response = client.post(url, {f"share_{frankfurt.pk}": "100", f"share_{ashburn.pk}": ""})
+    assert response.status_code == 302
+    assert WorkloadSiteSplit.objects.get(workload=chat).shares == {str(frankfurt.pk): 100}
+    overview = client.get(reverse("plan_detail", args=[plan.pk])).content.decode()
+    assert _summary(overview)["servers"] == "3 servers"  # all in Frankfurt: 2 + 1 spare
+
+    # All empty: back to the users' regions.
+    response = client.post(url, {f"share_{frankfurt.pk}": "", f"share_{ashburn.pk}": ""})
+    assert response.status_code == 302
+    assert WorkloadSiteSplit.objects.get(workload=chat).shares == {}
+    assert plan_deployment(plan=plan).servers == 4
