@@ -95,6 +95,22 @@ def _latest_revision(plan: Plan) -> PlanRevision | None:
     return PlanRevision.objects.filter(plan=plan).order_by("-number").first()
 
 
+def _refuse_missing_fx(plan: Plan) -> None:
+    """A quote priced without an exchange rate would show 0.00: say which rate is missing."""
+    from django.apps import apps
+
+    if not apps.is_installed("sourcing"):
+        return
+    from sourcing.selectors import missing_fx_rates
+
+    if missing := missing_fx_rates(plan=plan, organisation=plan.organisation):
+        raise SharingError(
+            "Not published: no exchange rate for " + "; ".join(missing) + ". Add the rate on "
+            "the FX rates page (or change the plan currency), then publish.",
+            "currency",
+        )
+
+
 @transaction.atomic
 def revision_publish(*, plan: Plan, user, note: str = "") -> PlanRevision:
     """Freeze the plan as its next revision (1, 2, ...), with who published it and when.
@@ -105,10 +121,12 @@ def revision_publish(*, plan: Plan, user, note: str = "") -> PlanRevision:
 
     Raises:
         NothingToPublish: The plan's content equals the latest revision's.
+        SharingError: A rate the prices need is missing from the FX table.
         SharingError: A concurrent publish took the number (only where rows cannot be
             locked, e.g. SQLite) with different content.
     """
     Plan.objects.select_for_update().filter(pk=plan.pk).first()  # serialise per plan
+    _refuse_missing_fx(plan)
     latest = _latest_revision(plan)
     number = (latest.number if latest else 0) + 1
     snapshot = plan_snapshot(plan=plan, number=number)
