@@ -33,6 +33,7 @@ from planner.engine.errors import CatalogGapError
 from planner.engine.limits import DATE_MIN
 from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES
 from planner.models import Plan
+from planner.money import format_money
 from planner.selectors import plan_deployments
 from planner.validation import DATE_MESSAGE
 from sourcing import selectors
@@ -470,7 +471,7 @@ def _offer_words(warnings: list[str], by_id: dict) -> list[str]:
         if offer is not None:
             what = "the pinned offer" if match.group(1) == "Pinned offer" else "the offer"
             words = (
-                f"{what} of {offer.supplier} ({offer.unit_price:,.2f} {offer.currency} per "
+                f"{what} of {offer.supplier} ({format_money(offer.unit_price, offer.currency)} per "
                 f"unit, quoted {offer.quoted_on:%Y-%m-%d}) "
             )
             warning = (words[0].upper() + words[1:]) + warning[match.end() :]

@@ -12,23 +12,19 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from planner.labels import DRIVER_LABELS, LINE_LABELS, label
+from planner.money import format_money
 from planner.pdf import svg
 from planner.sharing import checklist as checklist_rules
 from planner.sharing.citations import client_snapshot
 
-CENT = Decimal("0.01")
-
 
 def money_text(amount: Decimal | str | None, currency: str = "") -> str:
-    """``1234.5`` → ``"1,234.50 EUR"`` (rounded half up to cents, for display only)."""
-    if amount is None or amount == "":
-        return "—"
-    value = Decimal(str(amount)).quantize(CENT, rounding=ROUND_HALF_UP)
-    return f"{value:,.2f}" + (f" {currency}" if currency else "")
+    """``1234.5`` → ``"1,234.50 EUR"``, ``"1,235 JPY"`` (:func:`planner.money.format_money`)."""
+    return format_money(amount, currency)
 
 
 def _amount(money: dict | None) -> Decimal | None:

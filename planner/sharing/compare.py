@@ -10,6 +10,8 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from planner.money import format_money
+
 WORKLOAD_FIELDS = (
     ("model_name", "Model"),
     ("precision", "Precision"),
@@ -77,7 +79,7 @@ def _money_amount(money: dict | None) -> Decimal | None:
 
 
 def _fmt_money(amount: Decimal | None, currency: str) -> str:
-    return "—" if amount is None else f"{amount:,.2f} {currency}"
+    return format_money(amount, currency)
 
 
 def _direction(before, after) -> str:

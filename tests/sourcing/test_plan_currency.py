@@ -143,3 +143,36 @@ def test_old_plan_rows_keep_working_in_the_model(org_a):
     client = Client.objects.create(organisation=org_a, name="Old")
     plan = Plan.objects.create(organisation=org_a, client=client, name="Old", currency="USD")
     assert plan.currency == "USD"
+
+
+def test_a_jpy_plan_prints_whole_yen_alike_on_the_page_and_the_quote(client, sourced_plan,
+                                                                   consultant_a):  # fmt: skip
+    """One style everywhere: "1,234,568 JPY" on the landed-cost page and in the quote."""
+    import re
+
+    from django.template.loader import render_to_string
+
+    from planner.money import format_money
+    from planner.sharing import services
+    from sourcing.models import FxRate
+    from sourcing.services import landed_cost_report
+
+    for src, rate in (("EUR", "161.37"), ("USD", "148.45")):
+        FxRate.objects.create(
+            from_currency=src, to_currency="JPY", rate=Decimal(rate), as_of=date(2026, 7, 31)
+        )
+    Plan.objects.filter(pk=sourced_plan.pk).update(currency="JPY")
+    sourced_plan.refresh_from_db()
+    report = landed_cost_report(plan=sourced_plan, organisation=sourced_plan.organisation)
+    total = format_money(report.total_net.amount, "JPY")
+    assert re.fullmatch(r"\d{1,3}(,\d{3})+ JPY", total)
+    client.force_login(consultant_a)
+
+    page = client.get(reverse("sourcing:landed_cost", args=[sourced_plan.pk])).content.decode()
+    revision = services.revision_publish(plan=sourced_plan, user=consultant_a)
+    doc = services.document_context(revision=revision, kind="quote")
+    quote = render_to_string("pdf/quote.html", {"doc": doc})
+
+    assert total in page and total in quote
+    for text in (page, quote):
+        assert not re.search(r"\d\.\d\d JPY", text)  # never cents of a yen
