@@ -31,6 +31,21 @@ def _amount(money: dict | None) -> Decimal | None:
     return Decimal(money["amount"]) if money else None
 
 
+def _line_priced(row: dict) -> bool:
+    """A BOM line of a snapshot has a landed cost (older snapshots lack the ``priced`` flag)."""
+    return bool(row.get("priced", row.get("landed_net") is not None)) and bool(
+        row.get("landed_net")
+    )
+
+
+def _unpriced_lines(bom: dict) -> int:
+    """How many lines the snapshot's totals leave out (counted again for older snapshots)."""
+    if not bom.get("available"):
+        return 0
+    counted = sum(1 for row in bom.get("lines", []) if not _line_priced(row))
+    return max(counted, int(bom.get("unpriced_lines") or 0))
+
+
 def _date(value: str | None) -> date | None:
     return date.fromisoformat(value[:10]) if value else None
 
@@ -95,6 +110,7 @@ class QuoteLine:
     landed_net: Decimal | None
     lead_time_days: int | None
     status: str
+    priced: bool = True  # False: no offer, no rule or no rate — shown "not priced", never 0
 
 
 @dataclass(frozen=True)
@@ -125,6 +141,7 @@ class QuoteContext:
     terms: tuple[str, ...]
     available: bool
     reason: str = ""
+    unpriced_lines: int = 0  # lines left out of the totals (the totals are then incomplete)
 
     @property
     def offers_expired(self) -> bool:
@@ -161,6 +178,7 @@ def quote_context(snapshot: dict, **head) -> QuoteContext:
                 landed_net=_amount(row.get("landed_net")),
                 lead_time_days=row.get("lead_time_days"),
                 status=row.get("problem") or "",
+                priced=_line_priced(row),
             )
         )
     totals = bom.get("totals") or {}
@@ -196,6 +214,7 @@ def quote_context(snapshot: dict, **head) -> QuoteContext:
         terms=tuple(quote.get("terms", [])),
         available=bool(bom.get("available")),
         reason=bom.get("reason", ""),
+        unpriced_lines=_unpriced_lines(bom),
     )
 
 
@@ -246,8 +265,10 @@ class ReportContext:
     placement: dict
     sites: tuple[dict, ...]
     tco: dict
-    bom_by_category: tuple[tuple[str, int, Decimal], ...]
+    # (category, quantity, landed net of its priced lines or None, lines not priced)
+    bom_by_category: tuple[tuple[str, int, Decimal | None, int], ...]
     bom_total_net: Decimal | None
+    bom_unpriced_lines: int
     timeline: dict
     checklist: tuple[dict, ...]
     risks: tuple[str, ...]
@@ -326,12 +347,15 @@ def report_charts(snapshot: dict) -> dict[str, Chart]:
     if bom.get("available") and bom.get("lines"):
         categories: dict[str, float] = defaultdict(float)
         for line in bom["lines"]:
-            categories[line["category"]] += float(_amount(line.get("landed_net")) or 0)
+            if _line_priced(line):  # an unpriced line is no bar at 0, it is left out and said
+                categories[line["category"]] += float(_amount(line["landed_net"]))
         names = sorted(categories, key=lambda c: -categories[c])
-        charts["bom"] = Chart("bom", "Landed cost by category",
-            svg.stacked_bar_chart(names, [svg.Series("", [categories[c] for c in names])],
-                                  title=f"Landed cost by category ({bom['currency']})",
-                                  y_label=bom["currency"]))  # fmt: skip
+        only = ", priced lines only" if _unpriced_lines(bom) else ""
+        if names:
+            charts["bom"] = Chart("bom", "Landed cost by category",
+                svg.stacked_bar_chart(names, [svg.Series("", [categories[c] for c in names])],
+                                      title=f"Landed cost by category ({bom['currency']}{only})",
+                                      y_label=bom["currency"]))  # fmt: skip
     return charts
 
 
@@ -383,10 +407,15 @@ def report_context(snapshot: dict, **head) -> ReportContext:
     )
     sites = (snapshot.get("sites") or {}).get("sites", [])
     where = placement.get("chosen_label") or ", ".join(s["name"] for s in sites) or "not decided"
-    categories: dict[str, list] = defaultdict(lambda: [0, Decimal(0)])
+    categories: dict[str, list] = defaultdict(lambda: [0, None, 0])
     for line in bom.get("lines", []):
-        categories[line["category"]][0] += line["quantity"]
-        categories[line["category"]][1] += _amount(line.get("landed_net")) or Decimal(0)
+        row = categories[line["category"]]
+        row[0] += line["quantity"]
+        if _line_priced(line):
+            row[1] = (row[1] or Decimal(0)) + _amount(line["landed_net"])
+        else:
+            row[2] += 1
+    unpriced = _unpriced_lines(bom)
     items = checklist_items(snapshot)
     return ReportContext(
         head=document_head(snapshot, title="Plan report", **head),
@@ -401,16 +430,18 @@ def report_context(snapshot: dict, **head) -> ReportContext:
             "cheapest_label": cheapest["label"] if cheapest else "",
             "go_live": timeline.get("go_live"),
             "target_go_live": snapshot["plan"].get("target_go_live"),
-            "total_net": bom.get("total_net"),
+            "total_net": bom.get("total_net") if bom.get("available") else None,
+            "unpriced_lines": unpriced,
         },
         workloads=tuple(workloads),
         placement=placement,
         sites=tuple(sites),
         tco=tco,
         bom_by_category=tuple(
-            (name, qty, amount) for name, (qty, amount) in sorted(categories.items())
+            (name, qty, amount, n) for name, (qty, amount, n) in sorted(categories.items())
         ),
         bom_total_net=_amount(bom.get("total_net")),
+        bom_unpriced_lines=unpriced,
         timeline=timeline,
         checklist=tuple(items),
         risks=tuple(_risks(snapshot, items)),
