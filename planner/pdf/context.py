@@ -114,8 +114,12 @@ class QuoteLine:
 
 
 @dataclass(frozen=True)
-class QuoteContext:
-    """Everything the quote shows."""
+class CostSheetContext:
+    """The consultancy's internal cost sheet: suppliers, buy prices, landed cost, markups.
+
+    Never shown to a client (not a share-link document kind); the client's quote is
+    :class:`QuoteContext`, in sell prices only.
+    """
 
     head: DocumentHead
     number: str
@@ -142,6 +146,7 @@ class QuoteContext:
     available: bool
     reason: str = ""
     unpriced_lines: int = 0  # lines left out of the totals (the totals are then incomplete)
+    sell: dict = field(default_factory=dict)  # the snapshot's quote.sell (markups, margin)
 
     @property
     def offers_expired(self) -> bool:
@@ -149,8 +154,22 @@ class QuoteContext:
         return self.valid_until < self.quote_date
 
 
-def quote_context(snapshot: dict, **head) -> QuoteContext:
-    """The quote of a revision: BOM lines, landed cost, totals, lead times and terms."""
+def _publication_date(head: dict, quote: dict) -> date | None:
+    """The quote's date: the revision's publication date (the snapshot's date for older
+    callers without one) — never the day the document happens to be rendered."""
+    published = head.get("published_at")
+    if published is not None:
+        return published.date() if isinstance(published, datetime) else published
+    return _date(quote.get("date"))
+
+
+def _valid_until(quote: dict, quote_date: date | None) -> date | None:
+    return _date(quote.get("valid_until")) or quote_date
+
+
+def cost_sheet_context(snapshot: dict, **head) -> CostSheetContext:
+    """The internal cost sheet of a revision: BOM lines with suppliers, landed cost, totals,
+    markups and margin, lead times and terms."""
     snapshot = client_snapshot(snapshot)
     bom = snapshot.get("bom") or {}
     quote = snapshot.get("quote") or {}
@@ -187,11 +206,12 @@ def quote_context(snapshot: dict, **head) -> QuoteContext:
         return _amount(totals.get(name)) or Decimal(0)
 
     leads = [x.lead_time_days for x in lines if x.lead_time_days is not None]
-    return QuoteContext(
-        head=document_head(snapshot, title="Quote", **head),
+    quote_date = _publication_date(head, quote)
+    return CostSheetContext(
+        head=document_head(snapshot, title="Internal cost sheet", **head),
         number=quote.get("number", ""),
-        quote_date=_date(quote.get("date")) or date.today(),
-        valid_until=_date(quote.get("valid_until")) or date.today(),
+        quote_date=quote_date,
+        valid_until=_valid_until(quote, quote_date),
         lines=tuple(lines),
         totals_by_currency=tuple(
             (t["currency"], Decimal(t["amount"])) for t in bom.get("totals_by_currency", [])
@@ -215,6 +235,123 @@ def quote_context(snapshot: dict, **head) -> QuoteContext:
         available=bool(bom.get("available")),
         reason=bom.get("reason", ""),
         unpriced_lines=_unpriced_lines(bom),
+        sell=quote.get("sell") or {},
+    )
+
+
+@dataclass(frozen=True)
+class SellLine:
+    """One line of the client's quote: quantity, unit sell price and amount (None = not
+    priced)."""
+
+    position: int
+    description: str
+    quantity: int
+    unit_sell: Decimal | None
+    sell: Decimal | None
+    lead_time_days: int | None
+
+
+@dataclass(frozen=True)
+class FeeLine:
+    description: str
+    quantity: Decimal
+    unit: str
+    unit_price: Decimal
+    amount: Decimal
+
+
+@dataclass(frozen=True)
+class QuoteContext:
+    """The client's quote: sell prices only (no supplier, no buy price, no margin)."""
+
+    head: DocumentHead
+    number: str
+    quote_date: date | None
+    valid_until: date | None
+    lines: tuple[SellLine, ...]
+    fees: tuple[FeeLine, ...]
+    goods_total: Decimal
+    fees_total: Decimal
+    total: Decimal
+    unpriced_lines: int
+    payment_terms: str
+    terms: tuple[str, ...]
+    longest_lead_time_days: int | None
+    go_live: date | None
+    target_go_live: date | None
+    power_ready: date | None
+    destination: str
+    available: bool
+    reason: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return self.unpriced_lines == 0
+
+    @property
+    def offers_expired(self) -> bool:
+        return bool(self.valid_until and self.quote_date and self.valid_until < self.quote_date)
+
+
+def _sell_of_old_snapshot(bom: dict) -> dict:
+    """Revisions published before quotes had markups: sold at landed cost, no fees."""
+    lines = [
+        {"description": r["description"], "quantity": r.get("quantity_ordered") or r["quantity"],
+         "unit_sell": None, "sell": r["landed_net"]["amount"] if _line_priced(r) else None}
+        for r in bom.get("lines", [])
+    ]  # fmt: skip
+    total = sum((Decimal(x["sell"]) for x in lines if x["sell"] is not None), Decimal(0))
+    return {"available": bool(bom.get("available")), "lines": lines, "fees": [],
+            "goods_sell": str(total), "fees_total": "0", "total_sell": str(total),
+            "unpriced_lines": _unpriced_lines(bom), "payment_terms": ""}  # fmt: skip
+
+
+def quote_context(snapshot: dict, **head) -> QuoteContext:
+    """The client's quote of a revision: sell prices, services and fees, payment terms,
+    validity, lead times; dated by the revision's publication."""
+    snapshot = client_snapshot(snapshot)
+    bom = snapshot.get("bom") or {}
+    quote = snapshot.get("quote") or {}
+    timeline = snapshot.get("timeline") or {}
+    sell = quote.get("sell") or _sell_of_old_snapshot(bom)
+    bom_rows = bom.get("lines", [])
+    lines = []
+    for i, row in enumerate(sell.get("lines", []), start=1):
+        lead = bom_rows[i - 1].get("lead_time_days") if i <= len(bom_rows) else None
+        lines.append(SellLine(
+            position=i, description=row["description"], quantity=row["quantity"],
+            unit_sell=Decimal(row["unit_sell"]) if row.get("unit_sell") else None,
+            sell=Decimal(row["sell"]) if row.get("sell") is not None else None,
+            lead_time_days=lead,
+        ))  # fmt: skip
+    fees = tuple(
+        FeeLine(f["description"], Decimal(f["quantity"]), f["unit"], Decimal(f["unit_price"]),
+                Decimal(f["amount"]))
+        for f in sell.get("fees", [])
+    )  # fmt: skip
+    leads = [x.lead_time_days for x in lines if x.lead_time_days is not None]
+    quote_date = _publication_date(head, quote)
+    return QuoteContext(
+        head=document_head(snapshot, title="Quote", **head),
+        number=quote.get("number", ""),
+        quote_date=quote_date,
+        valid_until=_valid_until(quote, quote_date),
+        lines=tuple(lines),
+        fees=fees,
+        goods_total=Decimal(sell.get("goods_sell") or 0),
+        fees_total=Decimal(sell.get("fees_total") or 0),
+        total=Decimal(sell.get("total_sell") or 0),
+        unpriced_lines=int(sell.get("unpriced_lines") or 0),
+        payment_terms=sell.get("payment_terms", ""),
+        terms=tuple(quote.get("terms", [])),
+        longest_lead_time_days=max(leads) if leads else None,
+        go_live=_date(timeline.get("go_live")),
+        target_go_live=_date(snapshot["plan"].get("target_go_live")),
+        power_ready=_date(timeline.get("power_ready")),
+        destination=bom.get("destination", ""),
+        available=bool(bom.get("available")) and bool(sell.get("available", True)),
+        reason=bom.get("reason", "") or sell.get("reason", ""),
     )
 
 
@@ -265,7 +402,7 @@ class ReportContext:
     placement: dict
     sites: tuple[dict, ...]
     tco: dict
-    # (category, quantity, landed net of its priced lines or None, lines not priced)
+    # (category, quantity, sell amount of its priced lines or None, lines not priced)
     bom_by_category: tuple[tuple[str, int, Decimal | None, int], ...]
     bom_total_net: Decimal | None
     bom_unpriced_lines: int
@@ -345,16 +482,19 @@ def report_charts(snapshot: dict) -> dict[str, Chart]:
                                   y_label="replicas", x_label="hour"))  # fmt: skip
     bom = snapshot.get("bom") or {}
     if bom.get("available") and bom.get("lines"):
+        # The client's figures: quoted (sell) amounts, never buy prices.
+        sell = (snapshot.get("quote") or {}).get("sell") or _sell_of_old_snapshot(bom)
         categories: dict[str, float] = defaultdict(float)
-        for line in bom["lines"]:
-            if _line_priced(line):  # an unpriced line is no bar at 0, it is left out and said
-                categories[line["category"]] += float(_amount(line["landed_net"]))
+        for i, line in enumerate(sell.get("lines", [])):
+            if line.get("sell") is not None:  # an unpriced line is no bar at 0: left out, said
+                category = line.get("category") or bom["lines"][i]["category"]
+                categories[category] += float(Decimal(line["sell"]))
         names = sorted(categories, key=lambda c: -categories[c])
-        only = ", priced lines only" if _unpriced_lines(bom) else ""
+        only = ", priced lines only" if sell.get("unpriced_lines") else ""
         if names:
-            charts["bom"] = Chart("bom", "Landed cost by category",
+            charts["bom"] = Chart("bom", "Quoted hardware by category",
                 svg.stacked_bar_chart(names, [svg.Series("", [categories[c] for c in names])],
-                                      title=f"Landed cost by category ({bom['currency']}{only})",
+                                      title=f"Quoted hardware by category ({bom['currency']}{only})",
                                       y_label=bom["currency"]))  # fmt: skip
     return charts
 
@@ -407,15 +547,20 @@ def report_context(snapshot: dict, **head) -> ReportContext:
     )
     sites = (snapshot.get("sites") or {}).get("sites", [])
     where = placement.get("chosen_label") or ", ".join(s["name"] for s in sites) or "not decided"
+    # What the client reads is the quote's sell side (planner.engine.quote), not buy prices.
+    sell = (snapshot.get("quote") or {}).get("sell") or _sell_of_old_snapshot(bom)
+    bom_rows = bom.get("lines", [])
     categories: dict[str, list] = defaultdict(lambda: [0, None, 0])
-    for line in bom.get("lines", []):
-        row = categories[line["category"]]
+    for i, line in enumerate(sell.get("lines", [])):
+        category = line.get("category") or (bom_rows[i]["category"] if i < len(bom_rows) else "")
+        row = categories[category]
         row[0] += line["quantity"]
-        if _line_priced(line):
-            row[1] = (row[1] or Decimal(0)) + _amount(line["landed_net"])
+        if line.get("sell") is not None:
+            row[1] = (row[1] or Decimal(0)) + Decimal(line["sell"])
         else:
             row[2] += 1
-    unpriced = _unpriced_lines(bom)
+    unpriced = int(sell.get("unpriced_lines") or 0)
+    has_sell = bool(bom.get("available")) and bool(sell.get("available", True))
     items = checklist_items(snapshot)
     return ReportContext(
         head=document_head(snapshot, title="Plan report", **head),
@@ -430,7 +575,7 @@ def report_context(snapshot: dict, **head) -> ReportContext:
             "cheapest_label": cheapest["label"] if cheapest else "",
             "go_live": timeline.get("go_live"),
             "target_go_live": snapshot["plan"].get("target_go_live"),
-            "total_net": bom.get("total_net") if bom.get("available") else None,
+            "quote_total": Decimal(sell["total_sell"]) if has_sell else None,
             "unpriced_lines": unpriced,
         },
         workloads=tuple(workloads),
@@ -440,7 +585,7 @@ def report_context(snapshot: dict, **head) -> ReportContext:
         bom_by_category=tuple(
             (name, qty, amount, n) for name, (qty, amount, n) in sorted(categories.items())
         ),
-        bom_total_net=_amount(bom.get("total_net")),
+        bom_total_net=Decimal(sell["goods_sell"]) if has_sell else None,  # sell, priced lines
         bom_unpriced_lines=unpriced,
         timeline=timeline,
         checklist=tuple(items),

@@ -52,11 +52,13 @@ DOCUMENT_TEMPLATES = {
     DocumentKind.QUOTE: "pdf/quote.html",
     DocumentKind.CHECKLIST: "pdf/checklist.html",
     DocumentKind.REPORT: "pdf/report.html",
+    DocumentKind.COST_SHEET: "pdf/cost_sheet.html",  # internal: never through a share link
 }
 DOCUMENT_BUILDERS = {
     DocumentKind.QUOTE: pdf_context.quote_context,
     DocumentKind.CHECKLIST: pdf_context.checklist_context,
     DocumentKind.REPORT: pdf_context.report_context,
+    DocumentKind.COST_SHEET: pdf_context.cost_sheet_context,
 }
 
 

@@ -56,8 +56,13 @@ def test_the_quote_pdf_marks_each_unpriced_line_and_its_total(unpriced_revision)
 
     for item in ("Rack", "Storage drive", "Fibre cable"):
         assert re.search(item + r"\b.{0,160}?not priced", text), item
-    assert "Converted to EUR (priced lines only)" in text
+    assert "Hardware, delivered (priced lines only)" in text
     assert "incomplete: 5 lines not priced" in text
+    sheet = _flat(
+        pdf_text(services.document_render(revision=unpriced_revision, kind="cost_sheet"))[0]
+    )
+    assert "Converted to EUR (priced lines only)" in sheet
+    assert "incomplete: 5 lines not priced" in sheet
 
 
 def test_the_share_page_body_says_incomplete(unpriced_revision):

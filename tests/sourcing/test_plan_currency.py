@@ -173,6 +173,9 @@ def test_a_jpy_plan_prints_whole_yen_alike_on_the_page_and_the_quote(client, sou
     doc = services.document_context(revision=revision, kind="quote")
     quote = render_to_string("pdf/quote.html", {"doc": doc})
 
-    assert total in page and total in quote
+    sold = next(x for x in revision.snapshot["quote"]["sell"]["lines"] if x["unit_sell"])
+    unit = format_money(Decimal(sold["unit_sell"]), "JPY")
+    assert re.fullmatch(r"\d{1,3}(,\d{3})* JPY", unit)
+    assert total in page and unit in quote
     for text in (page, quote):
         assert not re.search(r"\d\.\d\d JPY", text)  # never cents of a yen
