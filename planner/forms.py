@@ -98,9 +98,18 @@ class PlanForm(VersionedFormMixin, forms.ModelForm):
         self.organisation = organisation
         self.fields["client"].queryset = Client.objects.filter(organisation=organisation)
         self.fields["client"].required = False
+        # No maxlength: a browser would cut "banana" to "ban"; clean_currency says what's wrong.
+        currency = self.fields["currency"]
+        currency.widget.attrs.pop("maxlength", None)
+        currency.validators = [v for v in currency.validators if not hasattr(v, "limit_value")]
 
     def clean_currency(self) -> str:
-        return self.cleaned_data["currency"].upper()
+        code = self.cleaned_data["currency"].strip().upper()
+        from sourcing.selectors import currency_problem  # sourcing holds the FX rates
+
+        if problem := currency_problem(code):
+            raise forms.ValidationError(problem)
+        return code
 
     def clean(self) -> dict:
         cleaned = super().clean()

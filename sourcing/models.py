@@ -9,6 +9,8 @@ Models hold data only: the arithmetic is in ``planner.engine`` (bom, landed_cost
 critical_path), called through ``sourcing.services``.
 """
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
@@ -742,3 +744,93 @@ class SourcingFlag(models.Model):
 
     def __str__(self) -> str:
         return self.message
+
+
+# ---------------------------------------------------------------------------------------------
+# The consultancy's quote: markups, services and fees, payment terms, validity
+# ---------------------------------------------------------------------------------------------
+
+markup_validators = [MinValueValidator(Decimal("-99.99")), MaxValueValidator(1000)]
+
+
+def markup_field(*args, **kwargs) -> models.DecimalField:
+    return models.DecimalField(*args, max_digits=7, decimal_places=2,
+                               validators=markup_validators, **kwargs)  # fmt: skip
+
+
+class QuoteSettings(VersionedModel):
+    """How a plan is sold: markups on landed cost, payment terms and how long the quote holds.
+
+    Markups: a line's own (``line_markups``, by part key) over its category's
+    (``category_markups``) over ``markup_pct`` (planner.engine.quote).
+    """
+
+    plan = models.OneToOneField(
+        "planner.Plan", on_delete=models.CASCADE, related_name="quote_settings"
+    )
+    markup_pct = markup_field(
+        "global markup %", default=0, help_text="On landed cost, for lines and categories "
+        "without their own markup."
+    )  # fmt: skip
+    category_markups = models.JSONField(default=dict, blank=True)
+    line_markups = models.JSONField(default=dict, blank=True)
+    payment_terms = models.TextField(
+        default="30 % on order, 70 % on delivery; invoices payable within 30 days.",
+        help_text="Printed on the quote.",
+    )
+    validity_days = models.PositiveSmallIntegerField(
+        "quote valid for (days)",
+        default=30,
+        validators=[MinValueValidator(1), MaxValueValidator(365)],
+        help_text="From the publication date; never past the earliest supplier offer's expiry.",
+    )
+
+    class Meta:
+        verbose_name_plural = "quote settings"
+
+    def __str__(self) -> str:
+        return f"Quote settings of {self.plan}"
+
+
+class FeeKind(models.TextChoices):
+    DESIGN = "design", "Design"
+    INSTALLATION = "installation", "Installation"
+    PROJECT_MANAGEMENT = "project_management", "Project management"
+    SUPPORT = "support", "Support"
+    OTHER = "other", "Other fee"
+
+
+class FeeUnit(models.TextChoices):
+    DAYS = "days", "days"
+    YEARS = "years", "years"
+    LUMP_SUM = "lump sum", "lump sum"
+
+
+class QuoteFee(VersionedModel):
+    """A service or fee the consultancy sells on the quote, at its own price (plan currency)."""
+
+    plan = models.ForeignKey("planner.Plan", on_delete=models.CASCADE, related_name="quote_fees")
+    kind = models.CharField(max_length=20, choices=FeeKind.choices)
+    description = models.CharField(max_length=200)
+    quantity = models.DecimalField(
+        max_digits=8, decimal_places=2, default=1,
+        validators=[MinValueValidator(Decimal("0.01")), MaxValueValidator(10000)],
+    )  # fmt: skip
+    unit = models.CharField(max_length=10, choices=FeeUnit.choices, default=FeeUnit.DAYS)
+    unit_price = money_field(help_text="Sell price per unit, in the plan currency.")
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["plan", "position", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.description}: {self.quantity} {self.unit} at {self.unit_price}"
+
+    def clean(self) -> None:
+        if self.kind == FeeKind.SUPPORT and self.unit != FeeUnit.YEARS:
+            raise ValidationError({"unit": "Support is sold in years."})
+        years = self.unit == FeeUnit.YEARS and self.quantity is not None
+        if years and (self.quantity != int(self.quantity) or not 1 <= self.quantity <= 10):
+            raise ValidationError({"quantity": "Give whole years, from 1 to 10."})
+        if self.unit == FeeUnit.LUMP_SUM and self.quantity is not None and self.quantity != 1:
+            raise ValidationError({"quantity": "A lump sum has quantity 1."})

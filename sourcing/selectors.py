@@ -228,3 +228,63 @@ def fx_rate_list() -> QuerySet[FxRate]:
 
 def tariff_rule_list() -> QuerySet[TariffRule]:
     return TariffRule.objects.prefetch_related("measures")
+
+
+# ---------------------------------------------------------------------------------------------
+# Currencies the planner can convert
+# ---------------------------------------------------------------------------------------------
+
+# The catalog's list prices and the cloud price lists are in US dollars: a plan in USD needs
+# no exchange rate for them, so USD is always convertible.
+BASE_CURRENCY = "USD"
+
+
+def convertible_currencies() -> frozenset[str]:
+    """ISO codes a plan may be priced in: the base currency and every currency with a stored
+    FX rate (either side of the pair), among the codes the landed-cost engine knows."""
+    stored = set(FxRate.objects.values_list("from_currency", flat=True))
+    stored |= set(FxRate.objects.values_list("to_currency", flat=True))
+    return frozenset(c for c in stored | {BASE_CURRENCY} if c in lc.MINOR_UNITS)
+
+
+def currency_problem(code: str) -> str:
+    """Why ``code`` cannot be a plan's currency, or "" when it can (one sentence)."""
+    if code not in lc.MINOR_UNITS:
+        return f"Unknown currency {code!r}: use an ISO 4217 code such as EUR, USD or GBP."
+    if code not in convertible_currencies():
+        return (
+            f"No exchange rate is stored for {code}: add one on the FX rates page, or use "
+            f"{BASE_CURRENCY} or a currency that has a rate."
+        )
+    return ""
+
+
+def missing_fx_rates(*, plan: Plan, organisation: Organisation) -> list[str]:
+    """The exchange rates the plan's prices need and the FX table lacks, one phrase each.
+
+    The plan's BOM lines are priced from their offers in the plan currency on the valuation
+    date (the order date, else today); purchase orders' charges in their own currency on
+    theirs. Each currency pair without a rate dated on or before that day is listed once,
+    e.g. ``"USD → JPY on or before 2026-07-01"``; an unknown plan currency is one phrase too.
+    """
+    from sourcing import services  # services import selectors
+
+    if plan.currency not in lc.MINOR_UNITS:
+        return [f"plan currency {plan.currency!r} is not an ISO 4217 code the planner knows"]
+    settings = services.sourcing_settings_get(plan=plan)
+    as_of = services.valuation_date(settings)
+    offers = list(offer_list(organisation=organisation))
+    needed: set[tuple[str, date]] = set()
+    for line in bom_line_list(plan=plan):
+        if line.quantity:
+            needed |= {(o.currency, as_of) for o in offers_for_line(offers, line)}
+    for order in PurchaseOrder.objects.filter(plan=plan):
+        needed.add((order.charges_currency, order.ordered_actual or as_of))
+    fx = fx_table()
+    missing = []
+    for currency, on in sorted(needed):
+        try:
+            fx.rate(currency, plan.currency, on)
+        except lc.LandedCostError:
+            missing.append(f"{currency} → {plan.currency} on or before {on:%Y-%m-%d}")
+    return missing

@@ -36,6 +36,7 @@ from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES
 from planner.facility.deployment import UNPLACED_KEY, plan_deployment, site_key
 from planner.facility.services import site_evaluate
 from planner.models import Plan
+from planner.money import format_money
 from planner.validation import DATE_MESSAGE
 from sourcing import selectors
 from sourcing.models import (
@@ -511,9 +512,9 @@ class LandedCostReport:
     destination: str
     lines: list[LineCost]
     shipments: list[ShipmentCost]
-    total_net: lc.Money
-    total_gross: lc.Money
-    vat_recoverable: lc.Money
+    total_net: lc.Money | None  # None: nothing can be priced (the plan currency is unknown)
+    total_gross: lc.Money | None
+    vat_recoverable: lc.Money | None
     complete: bool
     problems: list[str]
     reverse_charge_vat: lc.Money | None = None
@@ -532,7 +533,7 @@ def _offer_words(warnings: list[str], by_id: dict) -> list[str]:
         if offer is not None:
             what = "the pinned offer" if match.group(1) == "Pinned offer" else "the offer"
             words = (
-                f"{what} of {offer.supplier} ({offer.unit_price:,.2f} {offer.currency} per "
+                f"{what} of {offer.supplier} ({format_money(offer.unit_price, offer.currency)} per "
                 f"unit, quoted {offer.quoted_on:%Y-%m-%d}) "
             )
             warning = (words[0].upper() + words[1:]) + warning[match.end() :]
@@ -662,6 +663,19 @@ def landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
     """
     settings = sourcing_settings_get(plan=plan)
     as_of = valuation_date(settings)
+    if plan.currency not in lc.MINOR_UNITS:  # saved before currencies were validated
+        problem = f"plan currency {plan.currency!r} unknown — set an ISO code on the plan"
+        costs = [
+            LineCost(line=line, problem=problem)
+            for line in selectors.bom_line_list(plan=plan)
+            if line.quantity
+        ]
+        return LandedCostReport(
+            currency=plan.currency, as_of=as_of,
+            destination=lc.normalise_country(settings.destination_country), lines=costs,
+            shipments=[], total_net=None, total_gross=None, vat_recoverable=None,
+            complete=False, problems=[f"The {problem}."], unpriced_lines=len(costs),
+        )  # fmt: skip
     offers = list(selectors.offer_list(organisation=organisation))
     tariffs = selectors.tariff_rules(destination=settings.destination_country)
     fx = selectors.fx_table()

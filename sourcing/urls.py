@@ -3,7 +3,7 @@
 
 from django.urls import path
 
-from sourcing import views
+from sourcing import quote_views, views
 
 app_name = "sourcing"
 
@@ -22,6 +22,13 @@ urlpatterns = [
     path(P + "orders/", views.order_list_view, name="orders"),
     path(P + "orders/<int:order_id>/", views.order_detail_view, name="order_detail"),
     path(P + "history/", views.history_view, name="history"),
+    path(P + "quote/", quote_views.quote_view, name="quote"),
+    path(P + "quote/fees/", quote_views.quote_fee_add_view, name="quote_fee_add"),
+    path(
+        P + "quote/fees/<int:fee_id>/delete/",
+        quote_views.quote_fee_delete_view,
+        name="quote_fee_delete",
+    ),  # fmt: skip
     path("suppliers/", views.supplier_list_view, name="suppliers"),
     path("suppliers/<int:supplier_id>/", views.supplier_detail_view, name="supplier_detail"),
     path("suppliers/<int:supplier_id>/offers/new/", views.offer_create_view, name="offer_create"),

@@ -1,8 +1,7 @@
 """Typed contexts of the PDF documents, built from a revision's snapshot (never the live plan).
 
-Each builder takes the snapshot (a stored dict of any schema version, read as the typed
-:class:`planner.sharing.schema.Snapshot`) plus the revision's publication facts and returns a
-frozen dataclass the template reads. Documents go to clients,
+Each builder takes the snapshot dict (``planner.sharing.snapshot``) plus the revision's
+publication facts and returns a frozen dataclass the template reads. Documents go to clients,
 so the snapshot's texts are read in plain words, their sources in ``head.sources``
 (:func:`planner.sharing.citations.client_snapshot`). Money stays ``Decimal``
 here; it is rounded to cents only by :func:`money_text` when shown.
@@ -13,43 +12,29 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from planner import chartdefs
 from planner.labels import LINE_LABELS, label
+from planner.money import format_money
 from planner.pdf import svg
 from planner.sharing import checklist as checklist_rules
 from planner.sharing import schema
 from planner.sharing.citations import client_snapshot
-from planner.sharing.schema import (
-    Money,
-    Placement,
-    Site,
-    Snapshot,
-    Tco,
-    TcoOption,
-    Timeline,
-    WorkloadSnap,
-)
-
-CENT = Decimal("0.01")
+from planner.sharing.schema import Snapshot
 
 
 def money_text(amount: Decimal | str | None, currency: str = "") -> str:
-    """``1234.5`` → ``"1,234.50 EUR"`` (rounded half up to cents, for display only)."""
-    if amount is None or amount == "":
-        return "—"
-    value = Decimal(str(amount)).quantize(CENT, rounding=ROUND_HALF_UP)
-    return f"{value:,.2f}" + (f" {currency}" if currency else "")
-
-
-def _amount(money: Money | None) -> Decimal | None:
-    return money.amount if money else None
+    """``1234.5`` → ``"1,234.50 EUR"``, ``"1,235 JPY"`` (:func:`planner.money.format_money`)."""
+    return format_money(amount, currency)
 
 
 def client_view(snapshot: dict | Snapshot) -> Snapshot:
-    """The typed client copy of a snapshot: plain words, sources in an appendix."""
+    """The typed client copy of a snapshot: plain words, sources in an appendix.
+
+    Any stored schema version is read (``planner.sharing.schema.load`` upgrades older ones).
+    """
     if isinstance(snapshot, Snapshot):
         return (
             snapshot
@@ -57,6 +42,30 @@ def client_view(snapshot: dict | Snapshot) -> Snapshot:
             else schema.load(client_snapshot(snapshot.model_dump(mode="json")))
         )
     return schema.load(client_snapshot(snapshot))
+
+
+def _client_dict(snapshot: dict | Snapshot) -> dict[str, Any]:
+    """The client copy as validated JSON data (the builders below read it by key)."""
+    return client_view(snapshot).model_dump(mode="json")
+
+
+def _amount(money: dict | None) -> Decimal | None:
+    return Decimal(money["amount"]) if money else None
+
+
+def _line_priced(row: dict) -> bool:
+    """A BOM line of a snapshot has a landed cost (older snapshots lack the ``priced`` flag)."""
+    return bool(row.get("priced", row.get("landed_net") is not None)) and bool(
+        row.get("landed_net")
+    )
+
+
+def _unpriced_lines(bom: dict) -> int:
+    """How many lines the snapshot's totals leave out (counted again for older snapshots)."""
+    if not bom.get("available"):
+        return 0
+    counted = sum(1 for row in bom.get("lines", []) if not _line_priced(row))
+    return max(counted, int(bom.get("unpriced_lines") or 0))
 
 
 def _date(value: str | None) -> date | None:
@@ -78,27 +87,27 @@ class DocumentHead:
     published_by: str
     title: str
     sources: tuple[dict[str, Any], ...] = ()  # the appendix: number, title, publisher, date, url
-    # Results that were not current when it was published ("publish with these open items").
-    open_items: tuple[dict[str, Any], ...] = ()
+    open_items: tuple[dict[str, Any], ...] = ()  # published with results not current: which
 
 
-def document_head(snapshot: Snapshot, *, revision_number: int, published_at, published_by: str,
+def document_head(snapshot: dict, *, revision_number: int, published_at, published_by: str,
                   title: str) -> DocumentHead:  # fmt: skip
-    plan, client = snapshot.plan, snapshot.plan.client
-    contact = ", ".join(x for x in (client.contact_name, client.contact_email) if x)
+    plan = snapshot["plan"]
+    client = plan["client"]
+    contact = ", ".join(x for x in (client.get("contact_name"), client.get("contact_email")) if x)
     return DocumentHead(
-        consultancy=snapshot.organisation.name,
-        client_name=client.name,
-        client_country=client.country,
+        consultancy=snapshot["organisation"]["name"],
+        client_name=client["name"],
+        client_country=client.get("country", ""),
         client_contact=contact,
-        plan_name=plan.name,
-        currency=plan.currency,
+        plan_name=plan["name"],
+        currency=plan["currency"],
         revision_number=revision_number,
         published_at=published_at,
         published_by=published_by,
         title=title,
-        sources=tuple(snapshot.sources),
-        open_items=tuple(item.model_dump() for item in snapshot.open_items),
+        sources=tuple(snapshot.get("sources", ())),
+        open_items=tuple(snapshot.get("open_items") or ()),
     )
 
 
@@ -125,11 +134,16 @@ class QuoteLine:
     landed_net: Decimal | None
     lead_time_days: int | None
     status: str
+    priced: bool = True  # False: no offer, no rule or no rate — shown "not priced", never 0
 
 
 @dataclass(frozen=True)
-class QuoteContext:
-    """Everything the quote shows."""
+class CostSheetContext:
+    """The consultancy's internal cost sheet: suppliers, buy prices, landed cost, markups.
+
+    Never shown to a client (not a share-link document kind); the client's quote is
+    :class:`QuoteContext`, in sell prices only.
+    """
 
     head: DocumentHead
     number: str
@@ -155,6 +169,8 @@ class QuoteContext:
     terms: tuple[str, ...]
     available: bool
     reason: str = ""
+    unpriced_lines: int = 0  # lines left out of the totals (the totals are then incomplete)
+    sell: dict = field(default_factory=dict)  # the snapshot's quote.sell (markups, margin)
 
     @property
     def offers_expired(self) -> bool:
@@ -162,65 +178,204 @@ class QuoteContext:
         return self.valid_until < self.quote_date
 
 
-def quote_context(snapshot: dict | Snapshot, **head) -> QuoteContext:
-    """The quote of a revision: BOM lines, landed cost, totals, lead times and terms."""
-    snap = client_view(snapshot)
-    bom, quote, timeline = snap.bom, snap.quote, snap.timeline
+def _publication_date(head: dict, quote: dict) -> date | None:
+    """The quote's date: the revision's publication date (the snapshot's date for older
+    callers without one) — never the day the document happens to be rendered."""
+    published = head.get("published_at")
+    if published is not None:
+        return published.date() if isinstance(published, datetime) else published
+    return _date(quote.get("date"))
+
+
+def _valid_until(quote: dict, quote_date: date | None) -> date | None:
+    return _date(quote.get("valid_until")) or quote_date
+
+
+def cost_sheet_context(snapshot: dict, **head) -> CostSheetContext:
+    """The internal cost sheet of a revision: BOM lines with suppliers, landed cost, totals,
+    markups and margin, lead times and terms."""
+    snapshot = _client_dict(snapshot)
+    bom = snapshot.get("bom") or {}
+    quote = snapshot.get("quote") or {}
+    timeline = snapshot.get("timeline") or {}
     lines = []
-    for i, row in enumerate(bom.lines, start=1):
+    for i, row in enumerate(bom.get("lines", []), start=1):
         freight = sum(
-            (_amount(getattr(row, k)) or Decimal(0)) for k in ("freight", "insurance", "brokerage")
+            (_amount(row.get(k)) or Decimal(0)) for k in ("freight", "insurance", "brokerage")
         )
         lines.append(
             QuoteLine(
                 position=i,
-                description=row.description,
-                supplier=row.supplier or "—",
-                origin=row.origin_country,
-                incoterm=row.incoterm,
-                quantity=row.quantity_ordered or row.quantity,
-                unit_price=_amount(row.unit_price),
-                unit_currency=row.unit_price.currency if row.unit_price else "",
-                goods_original=_amount(row.goods_original),
-                goods=_amount(row.goods),
-                freight=freight if row.freight else None,
-                duty=_amount(row.duty),
-                vat=_amount(row.vat),
-                landed_net=_amount(row.landed_net),
-                lead_time_days=row.lead_time_days,
-                status=row.problem or "",
+                description=row["description"],
+                supplier=row.get("supplier") or "—",
+                origin=row.get("origin_country") or "",
+                incoterm=row.get("incoterm") or "",
+                quantity=row.get("quantity_ordered") or row["quantity"],
+                unit_price=_amount(row.get("unit_price")),
+                unit_currency=(row.get("unit_price") or {}).get("currency", ""),
+                goods_original=_amount(row.get("goods_original")),
+                goods=_amount(row.get("goods")),
+                freight=freight if row.get("freight") else None,
+                duty=_amount(row.get("duty")),
+                vat=_amount(row.get("vat")),
+                landed_net=_amount(row.get("landed_net")),
+                lead_time_days=row.get("lead_time_days"),
+                status=row.get("problem") or "",
+                priced=_line_priced(row),
             )
         )
+    totals = bom.get("totals") or {}
 
     def total(name: str) -> Decimal:
-        return _amount(bom.totals.get(name)) or Decimal(0)
+        return _amount(totals.get(name)) or Decimal(0)
 
     leads = [x.lead_time_days for x in lines if x.lead_time_days is not None]
-    return QuoteContext(
-        head=document_head(snap, title="Quote", **head),
-        number=quote.number,
-        quote_date=_date(quote.date) or date.today(),
-        valid_until=_date(quote.valid_until) or date.today(),
+    quote_date = _publication_date(head, quote)
+    return CostSheetContext(
+        head=document_head(snapshot, title="Internal cost sheet", **head),
+        number=quote.get("number", ""),
+        quote_date=quote_date,
+        valid_until=_valid_until(quote, quote_date),
         lines=tuple(lines),
-        totals_by_currency=tuple((t.currency, t.amount) for t in bom.totals_by_currency),
+        totals_by_currency=tuple(
+            (t["currency"], Decimal(t["amount"])) for t in bom.get("totals_by_currency", [])
+        ),
         total_goods=total("goods"),
         total_freight=total("freight") + total("insurance") + total("brokerage"),
         total_duty=total("duty"),
         total_vat=total("vat"),
         total_vat_recoverable=total("vat_recoverable"),
-        total_gross=_amount(bom.total_gross) or Decimal(0),
-        total_net=_amount(bom.total_net) or Decimal(0),
-        complete=bom.complete,
-        problems=tuple(bom.problems),
-        as_of=_date(bom.as_of),
-        destination=bom.destination,
+        total_gross=_amount(bom.get("total_gross")) or Decimal(0),
+        total_net=_amount(bom.get("total_net")) or Decimal(0),
+        complete=bool(bom.get("complete")),
+        problems=tuple(bom.get("problems", [])),
+        as_of=_date(bom.get("as_of")),
+        destination=bom.get("destination", ""),
         longest_lead_time_days=max(leads) if leads else None,
-        go_live=_date(timeline.go_live),
-        target_go_live=_date(snap.plan.target_go_live),
-        power_ready=_date(timeline.power_ready),
-        terms=tuple(quote.terms),
-        available=bom.available,
-        reason=bom.reason or "",
+        go_live=_date(timeline.get("go_live")),
+        target_go_live=_date(snapshot["plan"].get("target_go_live")),
+        power_ready=_date(timeline.get("power_ready")),
+        terms=tuple(quote.get("terms", [])),
+        available=bool(bom.get("available")),
+        reason=bom.get("reason", ""),
+        unpriced_lines=_unpriced_lines(bom),
+        sell=quote.get("sell") or {},
+    )
+
+
+@dataclass(frozen=True)
+class SellLine:
+    """One line of the client's quote: quantity, unit sell price and amount (None = not
+    priced)."""
+
+    position: int
+    description: str
+    quantity: int
+    unit_sell: Decimal | None
+    sell: Decimal | None
+    lead_time_days: int | None
+
+
+@dataclass(frozen=True)
+class FeeLine:
+    description: str
+    quantity: Decimal
+    unit: str
+    unit_price: Decimal
+    amount: Decimal
+
+
+@dataclass(frozen=True)
+class QuoteContext:
+    """The client's quote: sell prices only (no supplier, no buy price, no margin)."""
+
+    head: DocumentHead
+    number: str
+    quote_date: date | None
+    valid_until: date | None
+    lines: tuple[SellLine, ...]
+    fees: tuple[FeeLine, ...]
+    goods_total: Decimal
+    fees_total: Decimal
+    total: Decimal
+    unpriced_lines: int
+    payment_terms: str
+    terms: tuple[str, ...]
+    longest_lead_time_days: int | None
+    go_live: date | None
+    target_go_live: date | None
+    power_ready: date | None
+    destination: str
+    available: bool
+    reason: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return self.unpriced_lines == 0
+
+    @property
+    def offers_expired(self) -> bool:
+        return bool(self.valid_until and self.quote_date and self.valid_until < self.quote_date)
+
+
+def _sell_of_old_snapshot(bom: dict) -> dict:
+    """Revisions published before quotes had markups: sold at landed cost, no fees."""
+    lines = [
+        {"description": r["description"], "quantity": r.get("quantity_ordered") or r["quantity"],
+         "unit_sell": None, "sell": r["landed_net"]["amount"] if _line_priced(r) else None}
+        for r in bom.get("lines", [])
+    ]  # fmt: skip
+    total = sum((Decimal(x["sell"]) for x in lines if x["sell"] is not None), Decimal(0))
+    return {"available": bool(bom.get("available")), "lines": lines, "fees": [],
+            "goods_sell": str(total), "fees_total": "0", "total_sell": str(total),
+            "unpriced_lines": _unpriced_lines(bom), "payment_terms": ""}  # fmt: skip
+
+
+def quote_context(snapshot: dict, **head) -> QuoteContext:
+    """The client's quote of a revision: sell prices, services and fees, payment terms,
+    validity, lead times; dated by the revision's publication."""
+    snapshot = _client_dict(snapshot)
+    bom = snapshot.get("bom") or {}
+    quote = snapshot.get("quote") or {}
+    timeline = snapshot.get("timeline") or {}
+    sell = quote.get("sell") or _sell_of_old_snapshot(bom)
+    bom_rows = bom.get("lines", [])
+    lines = []
+    for i, row in enumerate(sell.get("lines", []), start=1):
+        lead = bom_rows[i - 1].get("lead_time_days") if i <= len(bom_rows) else None
+        lines.append(SellLine(
+            position=i, description=row["description"], quantity=row["quantity"],
+            unit_sell=Decimal(row["unit_sell"]) if row.get("unit_sell") else None,
+            sell=Decimal(row["sell"]) if row.get("sell") is not None else None,
+            lead_time_days=lead,
+        ))  # fmt: skip
+    fees = tuple(
+        FeeLine(f["description"], Decimal(f["quantity"]), f["unit"], Decimal(f["unit_price"]),
+                Decimal(f["amount"]))
+        for f in sell.get("fees", [])
+    )  # fmt: skip
+    leads = [x.lead_time_days for x in lines if x.lead_time_days is not None]
+    quote_date = _publication_date(head, quote)
+    return QuoteContext(
+        head=document_head(snapshot, title="Quote", **head),
+        number=quote.get("number", ""),
+        quote_date=quote_date,
+        valid_until=_valid_until(quote, quote_date),
+        lines=tuple(lines),
+        fees=fees,
+        goods_total=Decimal(sell.get("goods_sell") or 0),
+        fees_total=Decimal(sell.get("fees_total") or 0),
+        total=Decimal(sell.get("total_sell") or 0),
+        unpriced_lines=int(sell.get("unpriced_lines") or 0),
+        payment_terms=sell.get("payment_terms", ""),
+        terms=tuple(quote.get("terms", [])),
+        longest_lead_time_days=max(leads) if leads else None,
+        go_live=_date(timeline.get("go_live")),
+        target_go_live=_date(snapshot["plan"].get("target_go_live")),
+        power_ready=_date(timeline.get("power_ready")),
+        destination=bom.get("destination", ""),
+        available=bool(bom.get("available")) and bool(sell.get("available", True)),
+        reason=bom.get("reason", "") or sell.get("reason", ""),
     )
 
 
@@ -234,19 +389,18 @@ class ChecklistContext:
     counts: dict[str, int]
 
 
-def checklist_items(snapshot: dict | Snapshot) -> list[dict[str, Any]]:
+def checklist_items(snapshot: dict) -> list[dict[str, Any]]:
     """The frozen checklist of a snapshot (evaluated now for snapshots that lack one)."""
-    snap = schema.load(snapshot)
-    if snap.checklist:
-        return [item.model_dump(mode="json") for item in snap.checklist]
-    return [item.as_dict() for item in checklist_rules.evaluate(snap.model_dump(mode="json"))]
+    if snapshot.get("checklist"):
+        return list(snapshot["checklist"])
+    return [item.as_dict() for item in checklist_rules.evaluate(snapshot)]
 
 
-def checklist_context(snapshot: dict | Snapshot, **head) -> ChecklistContext:
-    snap = client_view(snapshot)
-    items = checklist_items(snap)
+def checklist_context(snapshot: dict, **head) -> ChecklistContext:
+    snapshot = _client_dict(snapshot)
+    items = checklist_items(snapshot)
     return ChecklistContext(
-        head=document_head(snap, title="Pre-purchase checklist", **head),
+        head=document_head(snapshot, title="Pre-purchase checklist", **head),
         items=tuple(items),
         counts=checklist_rules.summary(items),
     )
@@ -268,34 +422,41 @@ class Chart:
 class ReportContext:
     head: DocumentHead
     summary: dict[str, Any]
-    workloads: tuple[WorkloadSnap, ...]
-    placement: Placement
-    sites: tuple[Site, ...]
-    tco: Tco
-    bom_by_category: tuple[tuple[str, int, Decimal], ...]
+    workloads: tuple[dict, ...]
+    placement: dict
+    sites: tuple[dict, ...]
+    tco: dict
+    # (category, quantity, sell amount of its priced lines or None, lines not priced)
+    bom_by_category: tuple[tuple[str, int, Decimal | None, int], ...]
     bom_total_net: Decimal | None
-    timeline: Timeline
+    bom_unpriced_lines: int
+    timeline: dict
     checklist: tuple[dict, ...]
     risks: tuple[str, ...]
     charts: dict[str, Chart] = field(default_factory=dict)
+    operations: dict = field(default_factory=dict)
 
 
-def headline_option(tco: Tco | dict, placement: Placement | dict) -> TcoOption | None:
+def _cheapest_option(tco: dict) -> dict | None:
+    if not tco.get("available"):
+        return None
+    return next((o for o in tco.get("options", []) if o["key"] == tco.get("cheapest")), None)
+
+
+def headline_option(tco: dict, placement: dict) -> dict | None:
     """The TCO option whose figures head a document: the one the placement chose.
 
     The chosen placement's own option (same key: a site, the hybrid); a chosen public cloud
     is its cheapest cloud option; a chosen kind without a TCO option (edge) has none. Only
     while nothing is chosen is it the cheapest option, and its label says which it is.
     """
-    tco = tco if isinstance(tco, Tco) else Tco.model_validate(tco)
-    if not isinstance(placement, Placement):
-        placement = Placement.model_validate(placement)
-    if not tco.available:
+    if not tco.get("available"):
         return None
-    key, kind = placement.chosen_key or "", placement.chosen_kind or ""
+    options = tco.get("options", [])
+    key, kind = placement.get("chosen_key") or "", placement.get("chosen_kind") or ""
     if not (key or kind):
-        return tco.cheapest_option
-    same = next((o for o in tco.options if o.key == key), None)
+        return _cheapest_option(tco)
+    same = next((o for o in options if o["key"] == key), None)
     if same is not None:
         return same
     wanted = {
@@ -304,37 +465,39 @@ def headline_option(tco: Tco | dict, placement: Placement | dict) -> TcoOption |
         "colocation": ("colocation",),
         "hybrid": ("hybrid",),
     }.get(kind, ())
-    matches = [o for o in tco.options if o.kind in wanted and o.npv_usd is not None]
-    return min(matches, key=lambda o: o.npv_usd) if matches else None
+    matches = [o for o in options if o["kind"] in wanted]
+    return min(matches, key=lambda o: Decimal(o["npv_usd"])) if matches else None
 
 
 def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
     """The report's charts as static SVG (only those the snapshot has data for)."""
-    snap = schema.load(snapshot)
+    if isinstance(snapshot, Snapshot):
+        snapshot = snapshot.model_dump(mode="json")
     charts: dict[str, Chart] = {}
-    tco = snap.tco
-    if tco.available and tco.options:
-        months = [str(m) for m in tco.months]
+    tco = snapshot.get("tco") or {}
+    if tco.get("available") and tco.get("options"):
+        months = [str(m) for m in tco.get("months", [])]
         series = [
-            svg.Series(o.label, [float(v or 0) for v in o.cumulative_usd]) for o in tco.options
+            svg.Series(o["label"], [float(v) for v in o.get("cumulative_usd") or []])
+            for o in tco["options"]
         ]
         charts["cumulative"] = Chart("cumulative", "Cumulative cost by option",
             svg.line_chart(months, series, title="Cumulative cost by option (USD)",
                            y_label="USD", x_label="month", label_every=6))  # fmt: skip
-        cheapest = tco.cheapest_option
-        if cheapest and cheapest.lines_usd:
+        cheapest = _cheapest_option(tco)
+        if cheapest and cheapest.get("lines_usd"):
             by_year: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-            for line, values in cheapest.lines_usd.items():
+            for line, values in cheapest["lines_usd"].items():
                 for i, v in enumerate(values):
-                    by_year[line][i // 12 + 1] += float(v or 0)
+                    by_year[line][i // 12 + 1] += float(v)
             years = sorted({y for v in by_year.values() for y in v})
             stacks = [svg.Series(label(line, LINE_LABELS), [by_year[line].get(y, 0.0) for y in years])
                       for line in by_year]  # fmt: skip
-            charts["yearly"] = Chart("yearly", f"Yearly cost of {cheapest.label}",
+            charts["yearly"] = Chart("yearly", f"Yearly cost of {cheapest['label']}",
                 svg.stacked_bar_chart([f"Year {y}" for y in years], stacks,
-                                      title=f"Cost per year — {cheapest.label} (USD)",
+                                      title=f"Cost per year — {cheapest['label']} (USD)",
                                       y_label="USD"))  # fmt: skip
-        mc = tco.monte_carlo
+        mc = tco.get("monte_carlo") or {}
         if mc.get("owned_p50_usd"):
             n = len(mc["owned_p50_usd"])
             bands = [
@@ -348,55 +511,62 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
                 svg.band_chart([str(i + 1) for i in range(n)], bands,
                                title="Cumulative cost, Monte Carlo P10/P50/P90 (USD)",
                                y_label="USD", x_label="month", label_every=6))  # fmt: skip
-        if (tornado := chartdefs.tco_tornado(tco.tornado)) is not None:
+        if (tornado := chartdefs.tco_tornado(tco.get("tornado") or [])) is not None:
             charts["tornado"] = Chart("tornado", "Sensitivity", svg.tornado_chart(tornado))
-    timeline = snap.timeline
-    if timeline.tasks:
-        bars = [svg.GanttBar(t.name, _date(t.start), _date(t.finish), t.critical)
-                for t in timeline.tasks]  # fmt: skip
+    timeline = snapshot.get("timeline") or {}
+    if timeline.get("tasks"):
+        bars = [svg.GanttBar(t["name"], _date(t["start"]), _date(t["finish"]), t["critical"])
+                for t in timeline["tasks"]]  # fmt: skip
         charts["gantt"] = Chart("gantt", "Timeline",
             svg.gantt_chart(bars, title="Timeline to go-live",
-                            milestone=_date(timeline.go_live),
+                            milestone=_date(timeline.get("go_live")),
                             milestone_label="go-live"))  # fmt: skip
-    hourly = [w for w in snap.workloads if w.replicas_by_hour]
+    hourly = [w for w in snapshot.get("workloads", []) if w.get("replicas_by_hour")]
     if hourly:
-        stacks = [svg.Series(w.name, [float(v) for v in w.replicas_by_hour]) for w in hourly]
+        stacks = [svg.Series(w["name"], [float(v) for v in w["replicas_by_hour"]]) for w in hourly]
         charts["replicas"] = Chart("replicas", "Replicas by hour",
             svg.stacked_bar_chart([f"{h:02d}" for h in range(24)], stacks,
                                   title="Replicas needed by hour of day (UTC)",
                                   y_label="replicas", x_label="hour"))  # fmt: skip
-    bom = snap.bom
-    if bom.available and bom.lines:
+    bom = snapshot.get("bom") or {}
+    if bom.get("available") and bom.get("lines"):
+        # The client's figures: quoted (sell) amounts, never buy prices.
+        sell = (snapshot.get("quote") or {}).get("sell") or _sell_of_old_snapshot(bom)
         categories: dict[str, float] = defaultdict(float)
-        for line in bom.lines:
-            categories[line.category] += float(_amount(line.landed_net) or 0)
+        for i, line in enumerate(sell.get("lines", [])):
+            if line.get("sell") is not None:  # an unpriced line is no bar at 0: left out, said
+                category = line.get("category") or bom["lines"][i]["category"]
+                categories[category] += float(Decimal(line["sell"]))
         names = sorted(categories, key=lambda c: -categories[c])
-        charts["bom"] = Chart("bom", "Landed cost by category",
-            svg.stacked_bar_chart(names, [svg.Series("", [categories[c] for c in names])],
-                                  title=f"Landed cost by category ({bom.currency})",
-                                  y_label=bom.currency))  # fmt: skip
+        only = ", priced lines only" if sell.get("unpriced_lines") else ""
+        if names:
+            charts["bom"] = Chart("bom", "Quoted hardware by category",
+                svg.stacked_bar_chart(names, [svg.Series("", [categories[c] for c in names])],
+                                      title=f"Quoted hardware by category ({bom['currency']}{only})",
+                                      y_label=bom["currency"]))  # fmt: skip
     return charts
 
 
-def _risks(snap: Snapshot, checklist: list[dict]) -> list[str]:
+def _risks(snapshot: dict, checklist: list[dict]) -> list[str]:
     risks = []
-    timeline = snap.timeline
-    if timeline.late_against_target_days:
+    timeline = snapshot.get("timeline") or {}
+    if timeline.get("late_against_target_days"):
         risks.append(
-            f"Go-live {timeline.go_live} is {timeline.late_against_target_days} days after "
-            f"the target {timeline.target_go_live}."
+            f"Go-live {timeline['go_live']} is {timeline['late_against_target_days']} days after "
+            f"the target {timeline['target_go_live']}."
         )
-    for slip in timeline.slips:
-        risks.append(f"{slip.name} slipped {slip.slip_days} days "
-                     f"(moves go-live {slip.go_live_delay_days} days).")  # fmt: skip
-    for site in snap.sites.sites:
-        for check in site.checks:
-            if check.status in ("fail", "warn"):
-                risks.append(f"{site.name} — {check.title} ({check.status}): "
-                             f"{check.reason}")  # fmt: skip
-    if snap.tco.stale:
+    for slip in timeline.get("slips", []):
+        risks.append(f"{slip['name']} slipped {slip['slip_days']} days "
+                     f"(moves go-live {slip['go_live_delay_days']} days).")  # fmt: skip
+    for site in (snapshot.get("sites") or {}).get("sites", []):
+        for check in site.get("checks", []):
+            if check["status"] in ("fail", "warn"):
+                risks.append(f"{site['name']} — {check['title']} ({check['status']}): "
+                             f"{check['reason']}")  # fmt: skip
+    tco = snapshot.get("tco") or {}
+    if tco.get("stale"):
         risks.append("The TCO run predates the latest changes to the plan.")
-    for problem in snap.bom.problems:
+    for problem in (snapshot.get("bom") or {}).get("problems", []):
         risks.append(f"Sourcing: {problem}")
     for item in checklist:
         if item["status"] == checklist_rules.MISSING:
@@ -404,53 +574,70 @@ def _risks(snap: Snapshot, checklist: list[dict]) -> list[str]:
     return risks
 
 
-def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
+def report_context(snapshot: dict, **head) -> ReportContext:
     """The plan report: summary, workloads, placement, facility, TCO, BOM, timeline, risks."""
-    snap = client_view(snapshot)
-    tco, timeline, placement, bom = snap.tco, snap.timeline, snap.placement, snap.bom
+    snapshot = _client_dict(snapshot)
+    tco = snapshot.get("tco") or {}
+    timeline = snapshot.get("timeline") or {}
+    placement = snapshot.get("placement") or {}
     cheapest = headline_option(tco, placement)  # the chosen option's, not the cheapest's
+    bom = snapshot.get("bom") or {}
+    workloads = snapshot.get("workloads", [])
     what = "; ".join(
-        f"{w.name} ({w.model_name}"
+        f"{w['name']} ({w['model_name']}"
         + (
-            f" on {w.chosen.accelerators} × {w.chosen.accelerator_name}"
-            if w.chosen
+            f" on {w['chosen']['accelerators']} × {w['chosen']['accelerator_name']}"
+            if w.get("chosen")
             else ", not sized yet"
         )  # fmt: skip
         + ")"
-        for w in snap.workloads
+        for w in workloads
     )
-    sites = snap.sites.sites
-    where = placement.chosen_label or ", ".join(s.name for s in sites) or "not decided"
-    categories: dict[str, list] = defaultdict(lambda: [0, Decimal(0)])
-    for line in bom.lines:
-        categories[line.category][0] += line.quantity
-        categories[line.category][1] += _amount(line.landed_net) or Decimal(0)
-    items = checklist_items(snap)
+    sites = (snapshot.get("sites") or {}).get("sites", [])
+    where = placement.get("chosen_label") or ", ".join(s["name"] for s in sites) or "not decided"
+    # What the client reads is the quote's sell side (planner.engine.quote), not buy prices.
+    sell = (snapshot.get("quote") or {}).get("sell") or _sell_of_old_snapshot(bom)
+    bom_rows = bom.get("lines", [])
+    categories: dict[str, list] = defaultdict(lambda: [0, None, 0])
+    for i, line in enumerate(sell.get("lines", [])):
+        category = line.get("category") or (bom_rows[i]["category"] if i < len(bom_rows) else "")
+        row = categories[category]
+        row[0] += line["quantity"]
+        if line.get("sell") is not None:
+            row[1] = (row[1] or Decimal(0)) + Decimal(line["sell"])
+        else:
+            row[2] += 1
+    unpriced = int(sell.get("unpriced_lines") or 0)
+    has_sell = bool(bom.get("available")) and bool(sell.get("available", True))
+    items = checklist_items(snapshot)
     return ReportContext(
-        head=document_head(snap, title="Plan report", **head),
+        head=document_head(snapshot, title="Plan report", **head),
         summary={
             "what": what or "no workloads yet",
             "where": where,
-            "placement_reason": placement.reason or "",
-            "cost_per_request_usd": cheapest.cost_per_request_usd if cheapest else None,
+            "placement_reason": placement.get("reason", ""),
+            "cost_per_request_usd": cheapest.get("cost_per_request_usd") if cheapest else None,
             "cost_per_million_usd": (
-                cheapest.cost_per_million_output_tokens_usd if cheapest else None
+                cheapest.get("cost_per_million_output_tokens_usd") if cheapest else None
             ),
-            "cheapest_label": cheapest.label if cheapest else "",
-            "go_live": timeline.go_live,
-            "target_go_live": snap.plan.target_go_live,
-            "total_net": bom.total_net,
+            "cheapest_label": cheapest["label"] if cheapest else "",
+            "go_live": timeline.get("go_live"),
+            "target_go_live": snapshot["plan"].get("target_go_live"),
+            "quote_total": Decimal(sell["total_sell"]) if has_sell else None,
+            "unpriced_lines": unpriced,
         },
-        workloads=tuple(snap.workloads),
+        workloads=tuple(workloads),
         placement=placement,
         sites=tuple(sites),
         tco=tco,
         bom_by_category=tuple(
-            (name, qty, amount) for name, (qty, amount) in sorted(categories.items())
+            (name, qty, amount, n) for name, (qty, amount, n) in sorted(categories.items())
         ),
-        bom_total_net=_amount(bom.total_net),
+        bom_total_net=Decimal(sell["goods_sell"]) if has_sell else None,  # sell, priced lines
+        bom_unpriced_lines=unpriced,
         timeline=timeline,
         checklist=tuple(items),
-        risks=tuple(_risks(snap, items)),
-        charts=report_charts(snap),
+        risks=tuple(_risks(snapshot, items)),
+        charts=report_charts(snapshot),
+        operations=snapshot.get("operations") or {},
     )

@@ -51,6 +51,10 @@ FINGERPRINT_SOURCES = (
     "planner/sharing/schema.py",
     "planner/chartdefs.py",
     "planner/labels.py",
+    "planner/money.py",
+    "planner/engine/landed_cost.py",  # money.py rounds with its minor units
+    "planner/engine/limits.py",
+    "planner/engine/errors.py",
 )
 # Where a section's comments go; snapshot text is escaped, so it can never contain "<!--".
 SLOT = "<!--planner:section-comments:{key}-->"

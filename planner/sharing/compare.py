@@ -10,6 +10,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from planner.money import format_money
 from planner.sharing import schema
 from planner.sharing.schema import Money, Snapshot
 
@@ -80,7 +81,7 @@ def _money_amount(money: Money | None) -> Decimal | None:
 
 
 def _fmt_money(amount: Decimal | None, currency: str) -> str:
-    return "—" if amount is None else f"{amount:,.2f} {currency}"
+    return format_money(amount, currency)
 
 
 def _direction(before, after) -> str:

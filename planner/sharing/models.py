@@ -233,6 +233,10 @@ class DocumentKind(models.TextChoices):
     QUOTE = "quote", "Quote"
     CHECKLIST = "checklist", "Checklist"
     REPORT = "report", "Plan report"
+    COST_SHEET = "cost_sheet", "Internal cost sheet"  # the consultancy's only: never via a link
+
+
+CLIENT_DOCUMENT_KINDS = (DocumentKind.QUOTE, DocumentKind.CHECKLIST, DocumentKind.REPORT)
 
 
 DocumentStatus = JobStatus  # the status of every background job

@@ -53,11 +53,13 @@ DOCUMENT_TEMPLATES = {
     DocumentKind.QUOTE: "pdf/quote.html",
     DocumentKind.CHECKLIST: "pdf/checklist.html",
     DocumentKind.REPORT: "pdf/report.html",
+    DocumentKind.COST_SHEET: "pdf/cost_sheet.html",  # internal: never through a share link
 }
 DOCUMENT_BUILDERS = {
     DocumentKind.QUOTE: pdf_context.quote_context,
     DocumentKind.CHECKLIST: pdf_context.checklist_context,
     DocumentKind.REPORT: pdf_context.report_context,
+    DocumentKind.COST_SHEET: pdf_context.cost_sheet_context,
 }
 
 
@@ -121,6 +123,22 @@ def _latest_revision(plan: Plan) -> PlanRevision | None:
     return PlanRevision.objects.filter(plan=plan).order_by("-number").first()
 
 
+def _refuse_missing_fx(plan: Plan) -> None:
+    """A quote priced without an exchange rate would show 0.00: say which rate is missing."""
+    from django.apps import apps
+
+    if not apps.is_installed("sourcing"):
+        return
+    from sourcing.selectors import missing_fx_rates
+
+    if missing := missing_fx_rates(plan=plan, organisation=plan.organisation):
+        raise SharingError(
+            "Not published: no exchange rate for " + "; ".join(missing) + ". Add the rate on "
+            "the FX rates page (or change the plan currency), then publish.",
+            "currency",
+        )
+
+
 @transaction.atomic
 def revision_publish(
     *, plan: Plan, user, note: str = "", with_open_items: bool = False
@@ -139,10 +157,12 @@ def revision_publish(
         PublishBlocked: Results are not current and ``with_open_items`` is false.
         PublishFailed: An unexpected error while reading the plan (nothing is stored).
         NothingToPublish: The plan's content equals the latest revision's.
+        SharingError: A rate the prices need is missing from the FX table.
         SharingError: A concurrent publish took the number (only where rows cannot be
             locked, e.g. SQLite) with different content.
     """
     Plan.objects.select_for_update().filter(pk=plan.pk).first()  # serialise per plan
+    _refuse_missing_fx(plan)
     latest = _latest_revision(plan)
     number = (latest.number if latest else 0) + 1
     blockers = publish_blockers(plan=plan)

@@ -379,6 +379,7 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
         line, offer, landed = cost.line, cost.chosen, cost.landed
         row: dict[str, Any] = {
             "position": line.position,
+            "part_key": line.part_key,
             "description": line.description,
             "category": line.category,
             "quantity": line.quantity,
@@ -594,7 +595,9 @@ def sign_offs_current(*, plan: Plan) -> dict[str, dict[str, Any]]:
 
 def _quote(plan: Plan, number: int, today: date, bom: dict[str, Any]) -> dict[str, Any]:
     organisation = plan.organisation
-    valid_until = today + timedelta(days=organisation.quote_validity_days)
+    sell = _quote_sell(plan, bom)  # sell prices, fees, payment terms (sourcing.quote)
+    days = sell.get("validity_days") or organisation.quote_validity_days
+    valid_until = today + timedelta(days=days)
     offers_until = bom.get("offers_valid_until")
     if offers_until:
         valid_until = min(valid_until, date.fromisoformat(offers_until))
@@ -603,7 +606,16 @@ def _quote(plan: Plan, number: int, today: date, bom: dict[str, Any]) -> dict[st
         "date": today.isoformat(),
         "valid_until": valid_until.isoformat(),
         "terms": organisation.quote_terms_list,
+        "sell": sell,
     }
+
+
+def _quote_sell(plan: Plan, bom: dict[str, Any]) -> dict[str, Any]:
+    if not apps.is_installed("sourcing"):
+        return _unavailable("The sourcing part is not installed.")
+    from sourcing.quote import quote_sell
+
+    return quote_sell(plan=plan, bom=bom)
 
 
 # --- The whole plan ------------------------------------------------------------------------------

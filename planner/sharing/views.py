@@ -43,7 +43,13 @@ from planner.sharing.forms import (
     ShareLinkForm,
     SignOffForm,
 )
-from planner.sharing.models import DocumentKind, DocumentStatus, PlanRevision, Section
+from planner.sharing.models import (
+    CLIENT_DOCUMENT_KINDS,
+    DocumentKind,
+    DocumentStatus,
+    PlanRevision,
+    Section,
+)
 from planner.sharing.snapshot import plan_snapshot
 from planner.views.plans import plan_or_404
 
@@ -63,6 +69,13 @@ def _revision_or_404(plan, number: int) -> PlanRevision:
 
 def _kind_or_404(kind: str) -> str:
     if kind not in DocumentKind.values:
+        raise Http404("No such document.")
+    return kind
+
+
+def _client_kind_or_404(kind: str) -> str:
+    """A document a share link may serve: the internal cost sheet is not one of them."""
+    if kind not in CLIENT_DOCUMENT_KINDS:
         raise Http404("No such document.")
     return kind
 
@@ -510,7 +523,7 @@ def public_decision(request: HttpRequest, access) -> HttpResponse:
 @require_http_methods(["GET"])
 def public_document(request: HttpRequest, access, kind: str) -> HttpResponse:
     """A PDF of the link's revision; the report may first show a progress page."""
-    kind = _kind_or_404(kind)
+    kind = _client_kind_or_404(kind)
     revision = access.revision
     _log_view(request, access)
     token = access.link.token
@@ -533,7 +546,7 @@ def public_document(request: HttpRequest, access, kind: str) -> HttpResponse:
 @public_link
 @require_http_methods(["GET"])
 def public_document_status(request: HttpRequest, access, kind: str) -> HttpResponse:
-    kind = _kind_or_404(kind)
+    kind = _client_kind_or_404(kind)
     document = selectors.document_get(revision=access.revision, kind=kind)
     if document is None:
         raise Http404("Nothing is being rendered.")

@@ -1,12 +1,27 @@
 """Clients and plans as a consultant uses them."""
 
+from datetime import date
+from decimal import Decimal
+
+import pytest
 from django.urls import reverse
 
 from planner.models import Client, Plan
 from tests.conftest import make_member
 
 
-def test_create_a_plan_with_a_new_client(client, consultant_a, org_a):
+@pytest.fixture
+def rates(db):
+    """EUR and GBP are convertible plan currencies once they have a rate (USD always is)."""
+    from sourcing.models import FxRate
+
+    for code, rate in (("EUR", "1.08"), ("GBP", "1.27")):
+        FxRate.objects.create(
+            from_currency=code, to_currency="USD", rate=Decimal(rate), as_of=date(2026, 1, 2)
+        )
+
+
+def test_create_a_plan_with_a_new_client(client, consultant_a, org_a, rates):
     client.force_login(consultant_a)
 
     response = client.post(
@@ -78,7 +93,7 @@ def test_viewers_read_but_cannot_change(client, org_a):
     assert not Client.objects.filter(name="Viewer's client").exists()
 
 
-def test_edit_a_plan(client, consultant_a, org_a):
+def test_edit_a_plan(client, consultant_a, org_a, rates):
     acme = Client.objects.create(organisation=org_a, name="Acme")
     plan = Plan.objects.create(organisation=org_a, client=acme, name="Chat")
     client.force_login(consultant_a)

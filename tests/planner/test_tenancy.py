@@ -92,8 +92,13 @@ TENANT_OBJECT_URLS = {
             "check",
             "orders",
             "history",
+            "quote",
+            "quote_fee_add",
         )
     },  # fmt: skip
+    "sourcing:quote_fee_delete": lambda objs: reverse(
+        "sourcing:quote_fee_delete", args=[objs["plan_b"].pk, objs["fee_b"].pk]
+    ),
     "sourcing:bom_line_edit": lambda objs: reverse(
         "sourcing:bom_line_edit", args=[objs["plan_b"].pk, objs["bom_line_b"].pk]
     ),
@@ -204,7 +209,7 @@ def test_every_url_is_classified_for_tenancy():
 def _sourcing_objects_of_b(org_b, plan_b) -> dict:
     from datetime import date
 
-    from sourcing.models import BomLine, Offer, PurchaseOrder, Supplier
+    from sourcing.models import BomLine, Offer, PurchaseOrder, QuoteFee, Supplier
 
     supplier = Supplier.objects.create(organisation=org_b, name="Beta Supply", country="DE")
     return {
@@ -220,6 +225,10 @@ def _sourcing_objects_of_b(org_b, plan_b) -> dict:
         "order_b": PurchaseOrder.objects.create(
             plan=plan_b, supplier=supplier, reference="PO-001", destination_country="DE",
             charges_currency="EUR",
+        ),
+        "fee_b": QuoteFee.objects.create(
+            plan=plan_b, kind="design", description="Design", quantity=1, unit="days",
+            unit_price=100,
         ),
     }  # fmt: skip
 

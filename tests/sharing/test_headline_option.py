@@ -18,7 +18,7 @@ TCO = {
 
 def _key(placement):
     option = headline_option(TCO, placement)
-    return option.key if option else None
+    return option["key"] if option else None
 
 
 def test_a_chosen_site_leads_with_its_own_figures():

@@ -18,8 +18,10 @@ HEAD = {"revision_number": 1, "published_at": None, "published_by": "Dana Demo"}
 @pytest.fixture(scope="module")
 def quote_40():
     snapshot = sample_snapshot(bom_lines=40)
-    doc = context.quote_context(snapshot, **HEAD)
-    rendered = render_pdf("pdf/quote.html", {"doc": doc})
+    # Suppliers and buy prices line by line: the internal cost sheet (the client's quote has
+    # sell prices only, tests/sharing/test_quote_sell.py).
+    doc = context.cost_sheet_context(snapshot, **HEAD)
+    rendered = render_pdf("pdf/cost_sheet.html", {"doc": doc})
     return snapshot, doc, rendered
 
 
@@ -100,6 +102,7 @@ def test_user_text_is_escaped_in_pdfs_and_never_fetched():
     snapshot["sign_offs"] = {"autoscaling": {"name": evil, "date": "2026-07-01", "note": evil}}
     snapshot.pop("checklist")
     for template, build in (("pdf/quote.html", context.quote_context),
+                            ("pdf/cost_sheet.html", context.cost_sheet_context),
                             ("pdf/report.html", context.report_context),
                             ("pdf/checklist.html", context.checklist_context)):  # fmt: skip
         doc = build(snapshot, **HEAD)

@@ -45,8 +45,11 @@ def test_a_version_1_revision_still_loads_and_renders(stored):
     assert pdf_context.report_context(old, **head).summary == (
         pdf_context.report_context(stored, **head).summary
     )
-    assert pdf_context.quote_context(old, **head).total_net == (
-        pdf_context.quote_context(stored, **head).total_net
+    assert pdf_context.quote_context(old, **head).total == (
+        pdf_context.quote_context(stored, **head).total
+    )
+    assert pdf_context.cost_sheet_context(old, **head).total_net == (
+        pdf_context.cost_sheet_context(stored, **head).total_net
     )
     # Comparing an old revision with a new one reads both typed.
     assert [c for c in compare(old, stored).changes] == []

@@ -5,6 +5,7 @@ from decimal import Decimal, InvalidOperation
 from django import template
 
 from planner import labels
+from planner.money import NOT_PRICED
 from planner.pdf.context import money_text
 
 register = template.Library()
@@ -21,6 +22,20 @@ def money(value, currency: str = "") -> str:
         return money_text(value, currency)
     except (InvalidOperation, ValueError, TypeError):
         return "—"
+
+
+@register.filter
+def money_or_unpriced(value, currency: str = "") -> str:
+    """Like ``money``, but a missing amount is "not priced" (never 0.00 or a bare dash)."""
+    if value is None or value == "":
+        return NOT_PRICED
+    return money(value, currency)
+
+
+@register.simple_tag
+def incomplete_total(unpriced: int) -> str:
+    """``incomplete: 2 lines not priced`` — what a total says instead of a false sum."""
+    return f"incomplete: {labels.count(int(unpriced), 'line')} not priced"
 
 
 @register.filter

@@ -1,0 +1,127 @@
+"""The consultancy's quote: sell prices from landed cost with markups, plus services and fees.
+
+Markups are percentages on the landed cost net of recoverable VAT (the consultancy's buy
+price). The most specific one applies: a line's own markup, else its category's, else the
+global one (a cost-plus quote, e.g. Horngren, *Cost Accounting*, ch. 12, "cost-plus
+pricing"). The unit sell price is rounded half up to the currency's minor unit and the line
+amount is unit price × quantity, so every amount the client reads multiplies and adds up as
+printed. A line without a landed cost has no sell price: it is "not priced", never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from planner.engine.errors import EngineInputError
+from planner.engine.landed_cost import round_money
+
+HUNDRED = Decimal(100)
+MAX_MARKUP_PCT = Decimal(1000)
+
+
+class QuoteError(EngineInputError):
+    """Invalid quote input; the message is one clear sentence."""
+
+
+@dataclass(frozen=True, slots=True)
+class Markups:
+    """Markup percentages: global, per BOM category and per line (keyed by part key)."""
+
+    global_pct: Decimal = Decimal(0)
+    by_category: tuple[tuple[str, Decimal], ...] = ()
+    by_line: tuple[tuple[str, Decimal], ...] = ()
+
+    def __post_init__(self) -> None:
+        for pct in (self.global_pct, *(p for _, p in self.by_category + self.by_line)):
+            if not Decimal(-100) < pct <= MAX_MARKUP_PCT:
+                raise QuoteError(f"A markup must be above -100 % and at most 1000 %, not {pct}.")
+
+    def for_line(self, key: str, category: str) -> tuple[Decimal, str]:
+        """``(pct, "line" | "category" | "global")``: the most specific markup."""
+        lines, categories = dict(self.by_line), dict(self.by_category)
+        if key in lines:
+            return lines[key], "line"
+        if category in categories:
+            return categories[category], "category"
+        return self.global_pct, "global"
+
+
+@dataclass(frozen=True, slots=True)
+class CostLine:
+    """One BOM line at cost: landed net in the quote currency (None = not priced)."""
+
+    key: str
+    category: str
+    description: str
+    quantity: int
+    cost: Decimal | None
+
+
+@dataclass(frozen=True, slots=True)
+class SellLine:
+    key: str
+    category: str
+    description: str
+    quantity: int
+    cost: Decimal | None
+    markup_pct: Decimal
+    markup_source: str
+    unit_sell: Decimal | None
+    sell: Decimal | None
+
+    @property
+    def margin(self) -> Decimal | None:
+        return None if self.sell is None or self.cost is None else self.sell - self.cost
+
+
+@dataclass(frozen=True, slots=True)
+class Fee:
+    """A service or fee sold at its own price (no markup): e.g. 12 days of design at 1,200."""
+
+    kind: str
+    description: str
+    quantity: Decimal
+    unit: str
+    unit_price: Decimal
+
+    def amount(self, currency: str) -> Decimal:
+        return round_money(self.quantity * self.unit_price, currency)
+
+
+@dataclass(frozen=True, slots=True)
+class QuoteTotals:
+    goods_sell: Decimal  # priced lines only
+    fees: Decimal
+    total_sell: Decimal
+    goods_cost: Decimal  # priced lines only
+    margin: Decimal  # on goods
+    unpriced_lines: int
+
+    @property
+    def complete(self) -> bool:
+        return self.unpriced_lines == 0
+
+
+def sell_line(line: CostLine, markups: Markups, currency: str) -> SellLine:
+    """A line's sell price: unit cost × (1 + markup), rounded to minor units, × quantity."""
+    if line.quantity < 0:
+        raise QuoteError(f"Quantity of {line.description} cannot be negative.")
+    pct, source = markups.for_line(line.key, line.category)
+    unit_sell = sell = None
+    if line.cost is not None and line.quantity:
+        unit_sell = round_money(line.cost / line.quantity * (1 + pct / HUNDRED), currency)
+        sell = unit_sell * line.quantity
+    return SellLine(line.key, line.category, line.description, line.quantity, line.cost, pct,
+                    source, unit_sell, sell)  # fmt: skip
+
+
+def quote_totals(lines: list[SellLine], fees: list[Fee], currency: str) -> QuoteTotals:
+    """Sums of the printed amounts; lines without a sell price are counted, not added as 0."""
+    priced = [x for x in lines if x.sell is not None]
+    goods_sell = sum((x.sell for x in priced), Decimal(0))
+    goods_cost = sum((x.cost for x in priced), Decimal(0))
+    fee_total = sum((f.amount(currency) for f in fees), Decimal(0))
+    unpriced = sum(1 for x in lines if x.sell is None and x.quantity)
+    return QuoteTotals(goods_sell, fee_total, goods_sell + fee_total, goods_cost,
+                       goods_sell - goods_cost, unpriced)  # fmt: skip

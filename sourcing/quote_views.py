@@ -1,0 +1,88 @@
+"""The plan's quote page: markups, payment terms, validity, services and fees, and the sell
+prices they give (the client's quote shows these only)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from planner.permissions import editor_required, member_required
+from planner.sharing.snapshot import _bom as snapshot_bom
+from planner.versioning import StaleEditError
+from planner.views.plans import plan_or_404
+from sourcing import quote, selectors, services
+from sourcing.quote_forms import QuoteFeeForm, QuoteSettingsForm
+
+
+def _can_edit(request: HttpRequest) -> bool:
+    return bool(request.membership and request.membership.can_edit)
+
+
+def _settings_form(request, plan, data=None):
+    lines = [x for x in selectors.bom_line_list(plan=plan) if x.quantity]
+    categories = sorted({x.category for x in lines})
+    return QuoteSettingsForm(
+        data, instance=quote.quote_settings_get(plan=plan), categories=categories,
+        lines=[(x.part_key, x.description) for x in lines],
+    )  # fmt: skip
+
+
+def _page(request, plan, *, form=None, fee_form=None, status=200) -> HttpResponse:
+    report = services.landed_cost_report(plan=plan, organisation=request.organisation)
+    sell = quote.quote_sell(plan=plan, bom=snapshot_bom(plan, report))
+    context = {
+        "plan": plan, "section": "sourcing", "tab": "quote", "can_edit": _can_edit(request),
+        "form": form or _settings_form(request, plan), "fee_form": fee_form or QuoteFeeForm(),
+        "fees": quote.quote_fee_list(plan=plan), "sell": sell,
+    }  # fmt: skip
+    return render(request, "sourcing/quote.html", context, status=status)
+
+
+@member_required
+def quote_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """Markups and terms (editors change them), and the sell prices they give."""
+    plan = plan_or_404(request, plan_id)
+    if request.method != "POST":
+        return _page(request, plan)
+    if not _can_edit(request):
+        return HttpResponse("Viewers can read the quote but not change it.", status=403)
+    form = _settings_form(request, plan, request.POST)
+    if form.is_valid():
+        try:
+            form.save()
+        except StaleEditError as exc:
+            form.add_stale_error(exc)
+        else:
+            messages.success(request, "Quote settings saved." + form.merge_note)
+            return redirect("sourcing:quote", plan_id=plan.pk)
+    return _page(request, plan, form=form, status=400)
+
+
+@editor_required
+@require_POST
+def quote_fee_add_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    fee_form = QuoteFeeForm(request.POST, instance=quote.QuoteFee(plan=plan))
+    if not fee_form.is_valid():
+        return _page(request, plan, fee_form=fee_form, status=400)
+    fee = fee_form.save(commit=False)
+    fee.position = quote.quote_fee_list(plan=plan).count()
+    fee.save()
+    messages.success(request, f"Added {fee.description}.")
+    return redirect("sourcing:quote", plan_id=plan.pk)
+
+
+@editor_required
+@require_POST
+def quote_fee_delete_view(request: HttpRequest, plan_id: int, fee_id: int) -> HttpResponse:
+    plan = plan_or_404(request, plan_id)
+    try:
+        fee = quote.quote_fee_get(plan=plan, fee_id=fee_id)
+    except ObjectDoesNotExist as exc:
+        raise Http404("No such fee.") from exc
+    quote.quote_fee_delete(fee=fee)
+    messages.success(request, f"Removed {fee.description}.")
+    return redirect("sourcing:quote", plan_id=plan.pk)
