@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from catalog.models import Part, ServerPlatform
 from planner.facility.deployment import plan_deployment
+from planner.facility.models import PlacementDecision
 from sourcing import services
 from sourcing.models import (
     BomLine,
@@ -72,11 +73,16 @@ NL_PART_OFFERS = [
     ("rack-42u", D("1650"), 21, "NL", ()),
     ("pdu-3ph-415v-32a", D("2200"), 35, "DE", ()),
     ("storage-nvme-7.68tb", D("820"), 28, "KR", ()),
+    ("nic-eth-front-end", D("690"), 30, "TW", ((16, D("655")),)),
+    ("switch-eth-front-end", D("14800"), 42, "TW", ()),
 ]
 # USD from the US distributor (FCA): faster optics (backordered in Europe), and servers.
 US_PART_OFFERS = [
     ("optic-400g", D("720"), 95, "CN", ((100, D("690")),)),
     ("switch-ib-64x400g", D("38900"), 70, "US", ()),
+    ("pdu-3ph-208v-60a", D("2650"), 21, "US", ()),
+    ("pdu-3ph-208v-30a", D("1900"), 21, "US", ()),
+    ("switch-eth-front-end", D("16200"), 35, "US", ()),
 ]
 SERVICES = [("installation", D("2400")), ("burn-in", D("900")), ("support", D("11500"))]
 FALLBACK_SERVERS = ("nvidia-dgx-h100", "nvidia-dgx-h200")
@@ -135,8 +141,11 @@ def _site_country(plan) -> str:
     sites = getattr(plan, "sites", None)
     if sites is None:
         return "NL"
-    decision = getattr(plan, "placement_decision", None) if hasattr(plan, "pk") else None
-    chosen = (decision.chosen_key if decision is not None else "").removeprefix("site-")
+    # Read the decision from the database: the plan object may hold an older cached copy.
+    chosen = (
+        PlacementDecision.objects.filter(plan=plan).values_list("chosen_key", flat=True).first()
+        or ""
+    ).removeprefix("site-")
     site = (sites.filter(pk=int(chosen)).first() if chosen.isdigit() else None) or (
         sites.exclude(country="").order_by("pk").first()
     )
