@@ -106,24 +106,26 @@ def demo_plan_build(*, organisation: Organisation, user: User) -> tuple[Plan, bo
         n_plus_one=False,
     )
     # Size each workload with the engine and keep the cheapest configuration the client can
-    # buy and rack (the demo plan goes to colocation), as a consultant choosing would.
+    # buy and rack (the demo plan goes to colocation), as a consultant choosing would; a later
+    # workload stays on a platform already chosen when one serves it, so their replicas pool
+    # onto shared servers instead of each buying its own (the consultant standardises).
     buyable = {
         a.slug for a in Accelerator.objects.filter(tdp_w__isnull=False) if not a.is_cloud_only
     }
-    for workload in plan.workloads.select_related("model"):
-        candidates = workload_sweep(workload).candidates
-        best = next(
-            (
-                c
-                for c in candidates
-                if c.feasible
-                and c.accelerator_slug in buyable
-                and c.usd_per_million_output_tokens is not None
-            ),
-            None,
-        )
+    chosen_platforms: set[str] = set()
+    for workload in plan.workloads.select_related("model").order_by("pk"):
+        candidates = [
+            c
+            for c in workload_sweep(workload).candidates
+            if c.feasible
+            and c.accelerator_slug in buyable
+            and c.usd_per_million_output_tokens is not None
+        ]
+        best = next((c for c in candidates if c.accelerator_slug in chosen_platforms), None)
+        best = best or next(iter(candidates), None)
         if best is not None:
             workload_choose(workload=workload, candidate=best)
+            chosen_platforms.add(best.accelerator_slug)
     for extend in DEMO_EXTENSIONS:
         extend(plan=plan, user=user)
     return plan, True

@@ -389,11 +389,12 @@ class ChecklistContext:
     counts: dict[str, int]
 
 
-def checklist_items(snapshot: dict) -> list[dict[str, Any]]:
+def checklist_items(snapshot: dict | Snapshot) -> list[dict[str, Any]]:
     """The frozen checklist of a snapshot (evaluated now for snapshots that lack one)."""
-    if snapshot.get("checklist"):
-        return list(snapshot["checklist"])
-    return [item.as_dict() for item in checklist_rules.evaluate(snapshot)]
+    snap = schema.load(snapshot)
+    if snap.checklist:
+        return [item.model_dump(mode="json") for item in snap.checklist]
+    return [item.as_dict() for item in checklist_rules.evaluate(snap.model_dump(mode="json"))]
 
 
 def checklist_context(snapshot: dict, **head) -> ChecklistContext:
