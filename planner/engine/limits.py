@@ -77,6 +77,8 @@ PEAK_CONCURRENCY = Limit(1, 10_000_000, "requests", "beyond ten million concurre
                          "deployment is planned region by region")  # fmt: skip
 PEAK_REQUESTS_PER_S = Limit(0.0001, 1_000_000, "requests/s", "beyond a million requests a "
                             "second a deployment is planned region by region")  # fmt: skip
+COST_PER_REQUEST_USD = Limit(0.000001, 1_000, "USD", "a request costs between a millionth of a "
+                             "dollar and a thousand dollars")  # fmt: skip
 HEADROOM_PCT = Limit(0, 90, "%", "headroom is capacity kept free at peak; at 90 % ten times "
                      "the replicas the load needs are bought")  # fmt: skip
 # The engine's own bound on a latency target (batch time targets become TTFT/TPOT targets).

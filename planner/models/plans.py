@@ -165,6 +165,20 @@ class Workload(VersionedModel):
     n_plus_one = models.BooleanField(
         default=True, help_text="Add one replica per failure domain so a failure keeps the target."
     )
+    cost_per_request_target_usd = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=in_range(limits.COST_PER_REQUEST_USD),
+        help_text="The most a request may cost at the latency target, USD (the checklist "
+        "compares the chosen option's cost per request with it).",
+    )
+    traffic = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The traffic helper's inputs (active users, sessions, think time...).",
+    )
     # The configuration the consultant chose from the sizing candidates.
     chosen_accelerator = models.ForeignKey(
         "catalog.Accelerator", null=True, blank=True, on_delete=models.PROTECT, related_name="+"

@@ -142,6 +142,7 @@ def _workload(workload) -> dict[str, Any]:
         "peak_concurrency": workload.peak_concurrency,
         "peak_requests_per_s": workload.peak_requests_per_s,
         "headroom_pct": workload.headroom_pct,
+        "cost_per_request_target_usd": _dec(workload.cost_per_request_target_usd),
         "n_plus_one": workload.n_plus_one,
         "region_shares": _jsonable(workload.region_shares or {}),
         "daily_profile": _jsonable(workload.daily_profile or []),
@@ -265,6 +266,7 @@ def _placement(plan: Plan) -> dict[str, Any]:
     return {
         "available": True,
         "chosen_kind": decision.chosen_kind,
+        "chosen_key": decision.chosen_key,
         "chosen_label": decision.chosen_label,
         "reason": decision.reason,
         "decided_at": _iso(decision.decided_at),
