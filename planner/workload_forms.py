@@ -6,6 +6,7 @@ from django.forms.models import ModelChoiceIterator
 from catalog.models import ModelArchitecture
 from planner.engine.network import REGIONS
 from planner.models import Workload, WorkloadKind
+from planner.traffic_forms import TrafficHelperMixin
 from planner.versioning import VersionedFormMixin
 
 # Starting points per use case (lengths in tokens, targets at p95). Typical figures used
@@ -105,7 +106,7 @@ class PlainModelChoiceIterator(ModelChoiceIterator):
             yield self.choice(obj)
 
 
-class WorkloadForm(VersionedFormMixin, forms.ModelForm):
+class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
     daily_profile = DailyProfileField(
         label="Daily profile (share of peak per UTC hour)",
         help_text="24 values from 0 to 1, starting at 00:00 UTC.",
@@ -145,6 +146,7 @@ class WorkloadForm(VersionedFormMixin, forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.fields["model"].iterator = PlainModelChoiceIterator
         self.fields["model"].queryset = ModelArchitecture.objects.order_by("name")
+        self._traffic_initial()
 
     @classmethod
     def preset_initial(cls, kind: str) -> dict:

@@ -11,6 +11,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from catalog.models import Accelerator
 from catalog.selectors import catalog_version_pinned
 from planner import charts, selectors, sizing
+from planner.engine import limits
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
@@ -142,6 +143,7 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         "choose_url": reverse("workload_choose", args=[workload.plan_id, workload.pk]),
         "can_edit": bool(request.membership and request.membership.can_edit),
         "feasible_count": feasible_count,
+        "fleet_warning": _fleet_warning(result.feasible),
         "total_count": len(result.candidates),
         "best_key": sizing.candidate_key(result.best) if result.best else None,
         "chosen_key": chosen_key,
@@ -153,6 +155,12 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
     }
     context.update(_detail_context(workload, selected))
     return context
+
+
+def _fleet_warning(feasible) -> int | None:
+    """The smallest feasible fleet when it is larger than any cluster built (a typo?)."""
+    smallest = min((c.accelerators for c in feasible if c.accelerators), default=None)
+    return smallest if smallest and smallest > limits.FLEET_ACCELERATORS_WARN else None
 
 
 def _detail_context(workload: Workload, candidate) -> dict:

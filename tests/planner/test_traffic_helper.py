@@ -1,0 +1,111 @@
+"""The workload form's traffic helper, the prompt against the model's context, and the
+warning for a fleet no one could build."""
+
+import html
+import re
+
+import pytest
+from django.urls import reverse
+
+from catalog.models import ModelArchitecture
+from planner.models import Workload
+from tests.planner.test_sizing_views import form_data, plan, workload  # noqa: F401
+
+HELPER = {
+    "traffic_users": 20000, "traffic_period": "day", "traffic_sessions": 2,
+    "traffic_requests": 5, "traffic_think_s": 30, "traffic_busiest_pct": 12,
+}  # fmt: skip
+
+
+def test_users_become_peak_requests_per_s_shown_with_its_numbers(client, consultant_a, plan):  # noqa: F811
+    client.force_login(consultant_a)
+    # W = 1 s + 200 × 0.05 s = 11 s; 20,000 × 2 × 5 = 200,000 a day, 12 % in the busiest hour
+    # = 24,000 → λ = 6.667/s; L = λW = 73.3 in flight; N = λ(W + 30 s) = 273.3 users.
+    data = form_data(peak_concurrency="", **HELPER)
+    response = client.post(reverse("workload_add", args=[plan.pk]), data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    saved = Workload.objects.get()
+    assert saved.peak_requests_per_s == pytest.approx(6.6667)
+    assert saved.peak_concurrency is None
+    assert saved.traffic["active_users"] == 20000
+    raw = client.get(response.url).content.decode()
+    page = html.unescape(re.sub(r"<[^>]+>", "", raw))
+    assert "200,000 requests a day; 24,000 in the busiest hour" in page
+    assert "6.667 requests/s" in page
+    assert "6.667/s × 11.0 s per request at the latency target = 73 requests in flight" in page
+    assert "N = λ × (W + Z) = 273 users in a session" in page
+    assert 'value="6.6667"' in raw  # the direct field shows what the helper filled
+
+
+def test_direct_inputs_still_work_and_clear_the_helper(client, consultant_a, plan, workload):  # noqa: F811
+    workload.traffic = {"active_users": 5}
+    workload.save()
+    client.force_login(consultant_a)
+    url = reverse("workload_sizing", args=[plan.pk, workload.pk])
+    response = client.post(url, form_data(peak_concurrency=250))
+    assert response.status_code == 302, re.findall(
+        r'role="alert">([^<]*)<', response.content.decode()
+    )
+    workload.refresh_from_db()
+    assert workload.peak_concurrency == 250
+    assert workload.traffic == {}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "message"),
+    [
+        ({"traffic_sessions": ""}, "traffic_sessions", "needs this with the active users"),
+        ({"traffic_busiest_pct": 2}, "traffic_busiest_pct", "a day spread evenly puts 1/24"),
+        ({"traffic_users": 1, "traffic_sessions": 0.01, "traffic_requests": 1},
+         "traffic_users", "in effect 0: nothing to size"),
+    ],
+)  # fmt: skip
+def test_helper_input_problems_are_messages_at_the_field(
+    client,
+    consultant_a,
+    plan,  # noqa: F811
+    overrides,
+    field,
+    message,
+):
+    client.force_login(consultant_a)
+    data = form_data(peak_concurrency="", **{**HELPER, **overrides})
+    response = client.post(reverse("workload_add", args=[plan.pk]), data)
+    assert response.status_code == 400
+    page = html.unescape(response.content.decode())
+    errors = page.split(f'id="err-{field}"')[1].split("</div>")[0]
+    assert message in errors
+    assert not Workload.objects.exists()
+    assert f'value="{data["traffic_think_s"]}"' in page  # what was typed is kept
+
+
+def test_a_prompt_longer_than_the_context_is_refused_at_the_field(client, consultant_a, plan):  # noqa: F811
+    model = ModelArchitecture.objects.get(slug="llama-3.1-8b")
+    client.force_login(consultant_a)
+    data = form_data(input_tokens_mean=150000, input_tokens_p95=200000)
+    response = client.post(reverse("workload_add", args=[plan.pk]), data)
+    assert response.status_code == 400
+    page = html.unescape(response.content.decode())
+    errors = page.split('id="err-input_tokens_p95"')[1].split("</div>")[0]
+    assert (
+        f"A prompt of 200,000 tokens is longer than {model.name}'s context of "
+        f"{model.max_position_embeddings:,} tokens"
+    ) in errors
+    assert not Workload.objects.exists()
+
+
+def test_a_fleet_from_a_typo_gets_a_plain_warning(client, consultant_a, plan, workload):  # noqa: F811
+    client.force_login(consultant_a)
+    url = reverse("workload_sizing", args=[plan.pk, workload.pk])
+    assert 'data-testid="fleet-warning"' not in client.get(url).content.decode()
+    workload.model = ModelArchitecture.objects.get(slug="llama-3.1-405b")
+    workload.peak_concurrency = 9_000_000  # 9,000 typed with three zeros too many
+    workload.save()
+    response = client.get(url)
+    smallest = response.context["fleet_warning"]
+    feasible = [c for _, c, _ in response.context["candidates"] if c.feasible]
+    assert feasible and smallest <= min(c.accelerators for c in feasible)
+    assert smallest > 100_000
+    page = html.unescape(response.content.decode())
+    assert f"The smallest fleet that meets this workload is {smallest:,} accelerators" in page
+    assert "more than the largest clusters ever built" in page
