@@ -106,7 +106,8 @@ class TrafficHelperMixin(forms.Form):
         context = model.max_position_embeddings
         for name in ("input_tokens_p95", "input_tokens_mean"):
             tokens = cleaned.get(name)
-            if tokens and tokens > context:
+            # Past the input range the range message says it (the model's validators).
+            if tokens and context < tokens <= limits.INPUT_TOKENS.high:
                 self.add_error(
                     name,
                     f"A prompt of {tokens:,} tokens is longer than {model.name}'s context of "
@@ -184,6 +185,9 @@ class TrafficHelperMixin(forms.Form):
         cleaned["peak_concurrency"] = None
         self.errors.pop("peak_concurrency", None)
         self.errors.pop("peak_requests_per_s", None)
+        for name in ("peak_requests_per_s", "peak_concurrency"):
+            # After an autosave the page swaps these inputs in out of band (htmx).
+            self.fields[name].widget.attrs["hx-swap-oob"] = "true"
         data = self.data.copy()
         data[self.add_prefix("peak_requests_per_s")] = f"{rate:g}"
         data[self.add_prefix("peak_concurrency")] = ""

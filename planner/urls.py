@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from planner.api import api
-from planner.views import calibration, invitations, organisation, plans, workloads
+from planner.views import calibration, invitations, operations, organisation, plans, workloads
 
 admin.site.site_header = "Inference Planner administration"
 admin.site.site_title = "Inference Planner admin"
@@ -32,6 +32,7 @@ urlpatterns = [
     path("plans/new/", plans.plan_create, name="plan_create"),
     path("plans/<int:plan_id>/", plans.plan_detail, name="plan_detail"),
     path("plans/<int:plan_id>/edit/", plans.plan_edit, name="plan_edit"),
+    path("plans/<int:plan_id>/operations/", operations.operations_view, name="operations"),
     path("plans/<int:plan_id>/", include("planner.facility.urls")),
     path("plans/<int:plan_id>/workloads/new/", workloads.workload_add, name="workload_add"),
     path(

@@ -126,7 +126,8 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
             "input_tokens_mean", "input_tokens_p95", "output_tokens_mean", "output_tokens_p95",
             "percentile", "ttft_ms", "tpot_ms", "e2e_s",
             "peak_concurrency", "peak_requests_per_s", "headroom_pct", "n_plus_one",
-            "daily_profile", "region_shares",
+            "daily_profile", "region_shares", "cost_per_request_target_usd",
+            "weights_read_gb_per_s", "engine_start_s",
         ]  # fmt: skip
         labels = {
             "input_tokens_mean": "Prompt tokens (mean)",
@@ -140,6 +141,9 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
             "peak_requests_per_s": "…or peak requests per second",
             "headroom_pct": "Headroom (%)",
             "n_plus_one": "N+1 spare replica",
+            "cost_per_request_target_usd": "Cost-per-request target (USD)",
+            "weights_read_gb_per_s": "Weights read bandwidth (GB/s)",
+            "engine_start_s": "Engine start (s)",
         }
 
     def __init__(self, *args, **kwargs) -> None:

@@ -90,6 +90,11 @@ BUSIEST_HOUR_PCT = Limit(4.2, 100, "%", "a day spread evenly puts 1/24 (4.2 %) o
 ENGINE_REQUEST_S = Limit(0.001, 604_800, "s", "a week is the longest request planned")
 # A fleet larger than the largest clusters built (about 100,000 accelerators) is read as a slip.
 FLEET_ACCELERATORS_WARN = 100_000
+# Cold start of a replica (planner.engine.autoscaling.cold_start).
+WEIGHTS_READ_GB_PER_S = Limit(0.01, 1_000, "GB/s", "from a slow network share (10 MB/s) to "
+                              "many NVMe drives striped (1 TB/s)")  # fmt: skip
+ENGINE_START_S = Limit(0, 3_600, "s", "a serving engine that takes over an hour to start after "
+                       "its weights are read is broken, not slow")  # fmt: skip
 HEADROOM_PCT = Limit(0, 90, "%", "headroom is capacity kept free at peak; at 90 % ten times "
                      "the replicas the load needs are bought")  # fmt: skip
 # The engine's own bound on a latency target (batch time targets become TTFT/TPOT targets).

@@ -256,6 +256,7 @@ class ReportContext:
     checklist: tuple[dict, ...]
     risks: tuple[str, ...]
     charts: dict[str, Chart] = field(default_factory=dict)
+    operations: dict = field(default_factory=dict)
 
 
 def _cheapest_option(tco: dict) -> dict | None:
@@ -419,4 +420,5 @@ def report_context(snapshot: dict, **head) -> ReportContext:
         checklist=tuple(items),
         risks=tuple(_risks(snapshot, items)),
         charts=report_charts(snapshot),
+        operations=snapshot.get("operations") or {},
     )

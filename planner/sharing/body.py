@@ -39,6 +39,7 @@ FINGERPRINT_TEMPLATES = (
     BODY_TEMPLATE,
     "sharing/_section_comments.html",
     "sharing/_checklist_table.html",
+    "pdf/_operations.html",
     "includes/source_list.html",
 )
 FINGERPRINT_SOURCES = (

@@ -263,8 +263,8 @@ def _autoscaling(s: dict) -> _Finding:
             found.fail(f"{w['name']}: no scale-up and scale-down thresholds.")
             continue
         found.evidence.append(
-            f"{w['name']}: scale on {a['primary_signal']} above {up:.0%}, down below "
-            f"{down:.0%} (then {a['secondary_signal']} ≥ {a['scale_up_queue_depth']}), "
+            f"{w['name']}: scale on {a['primary_signal']} above {up:.0%}, down when one "
+            f"replica fewer would stay below {down:.0%} (then {a['secondary_signal']} ≥ {a['scale_up_queue_depth']}), "
             f"{count_range(a['min_replicas'], a['max_replicas'], 'replica')}."
         )
     return found

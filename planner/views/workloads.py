@@ -11,6 +11,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from catalog.models import Accelerator
 from catalog.selectors import catalog_version_pinned
 from planner import charts, selectors, sizing
+from planner.cost_target import cost_target_compare
 from planner.engine import limits
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.models import Workload, WorkloadKind
@@ -215,6 +216,8 @@ def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
             workload.refresh_from_db()
         try:
             context = _sizing_context(request, workload, form)
+            if not request.htmx:  # the TCO's staleness check is too dear for every autosave
+                context["cost_target"] = cost_target_compare(plan=workload.plan, workload=workload)
         except EngineInputError as exc:
             # A stored value outside today's ranges (saved before they existed): say which.
             context = {

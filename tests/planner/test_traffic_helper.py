@@ -109,3 +109,30 @@ def test_a_fleet_from_a_typo_gets_a_plain_warning(client, consultant_a, plan, wo
     page = html.unescape(response.content.decode())
     assert f"The smallest fleet that meets this workload is {smallest:,} accelerators" in page
     assert "more than the largest clusters ever built" in page
+
+
+def test_cold_start_feeds_the_autoscaling_recommendation(client, consultant_a, plan, workload):  # noqa: F811
+    client.force_login(consultant_a)
+    url = reverse("workload_sizing", args=[plan.pk, workload.pk])
+    response = client.post(url, form_data(weights_read_gb_per_s=0.5, engine_start_s=120))
+    assert response.status_code == 302
+    workload.refresh_from_db()
+    assert (workload.weights_read_gb_per_s, workload.engine_start_s) == (0.5, 120)
+    response = client.get(url)
+    detail = response.context["detail"]
+    start = detail.autoscaling.cold_start
+    weights_gb = detail.weights_gb_per_gpu * detail.candidate.tensor_parallel
+    assert start.weights_gb == pytest.approx(weights_gb)
+    assert start.total_s == pytest.approx(weights_gb / 0.5 + 120)
+    page = html.unescape(response.content.decode())
+    assert f"A new replica serves after {start.total_s:.0f} s" in page
+    assert "while a replica starts" in page
+
+
+def test_cold_start_inputs_out_of_range_are_refused(client, consultant_a, plan, workload):  # noqa: F811
+    client.force_login(consultant_a)
+    url = reverse("workload_sizing", args=[plan.pk, workload.pk])
+    response = client.post(url, form_data(weights_read_gb_per_s=0, engine_start_s=120))
+    assert response.status_code == 400
+    errors = html.unescape(response.content.decode()).split('id="err-weights_read_gb_per_s"')[1]
+    assert "from a slow network share" in errors.split("</div>")[0]

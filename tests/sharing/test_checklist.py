@@ -294,7 +294,7 @@ def test_autoscaling_must_follow_memory_with_thresholds():
     _assert_fails(_item(_snapshot(workloads=[_workload(autoscaling=a)]), "autoscaling"),
                   "no scale-up and scale-down thresholds")  # fmt: skip
     item = _item(_snapshot(), "autoscaling")
-    assert "above 70%, down below 30%" in item.evidence[0]
+    assert "above 70%, down when one replica fewer would stay below 30%" in item.evidence[0]
     assert "load test" in item.manual_part
 
 
