@@ -32,6 +32,9 @@ WORKLOAD_PRESETS: dict[str, dict] = {
 }  # fmt: skip
 
 
+COLD_START_FIELDS = ("weights_read_gb_per_s", "engine_start_s")
+
+
 class DailyProfileField(forms.CharField):
     """24 comma-separated shares of peak traffic (0-1), one per UTC hour."""
 
@@ -151,6 +154,18 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
         self.fields["model"].iterator = PlainModelChoiceIterator
         self.fields["model"].queryset = ModelArchitecture.objects.order_by("name")
         self._traffic_initial()
+        for name in COLD_START_FIELDS:  # left empty (or not sent): the convention's default
+            self.fields[name].required = False
+
+    def _clean_default(self, name: str):
+        value = self.cleaned_data.get(name)
+        return Workload._meta.get_field(name).default if value is None else value
+
+    def clean_weights_read_gb_per_s(self):
+        return self._clean_default("weights_read_gb_per_s")
+
+    def clean_engine_start_s(self):
+        return self._clean_default("engine_start_s")
 
     @classmethod
     def preset_initial(cls, kind: str) -> dict:

@@ -136,3 +136,27 @@ def test_cold_start_inputs_out_of_range_are_refused(client, consultant_a, plan, 
     assert response.status_code == 400
     errors = html.unescape(response.content.decode()).split('id="err-weights_read_gb_per_s"')[1]
     assert "from a slow network share" in errors.split("</div>")[0]
+
+
+def test_cold_start_fields_left_out_take_the_defaults(client, consultant_a, plan):  # noqa: F811
+    client.force_login(consultant_a)
+    data = form_data(weights_read_gb_per_s="")
+    data.pop("engine_start_s", None)
+    response = client.post(reverse("workload_add", args=[plan.pk]), data)
+    assert response.status_code == 302
+    saved = Workload.objects.get()
+    assert (saved.weights_read_gb_per_s, saved.engine_start_s) == (2.0, 60)
+
+
+def test_help_and_errors_are_tied_to_their_field_for_screen_readers(client, consultant_a, plan):  # noqa: F811
+    client.force_login(consultant_a)
+    page = client.get(reverse("workload_add", args=[plan.pk])).content.decode()
+    widget = re.search(r'<input[^>]*name="traffic_users"[^>]*>', page).group(0)
+    assert 'aria-describedby="id_traffic_users_helptext"' in widget
+    assert 'id="id_traffic_users_helptext"' in page
+    data = form_data(peak_concurrency="", **{**HELPER, "traffic_sessions": ""})
+    page = client.post(reverse("workload_add", args=[plan.pk]), data).content.decode()
+    widget = re.search(r'<input[^>]*name="traffic_sessions"[^>]*>', page).group(0)
+    assert 'aria-describedby="id_traffic_sessions_error"' in widget
+    error = page.split('id="id_traffic_sessions_error"')[1].split("</span>")[0]
+    assert "needs this with the active users" in error
