@@ -18,7 +18,11 @@ from catalog.models import Accelerator, ModelArchitecture, ServerPlatform
 from catalog.selectors import catalog_version, cheapest_on_demand_by_accelerator
 from planner.engine import demand
 from planner.engine import sweep as sweep_engine
-from planner.engine.autoscaling import AutoscalingRecommendation, recommend_autoscaling
+from planner.engine.autoscaling import (
+    AutoscalingRecommendation,
+    cold_start,
+    recommend_autoscaling,
+)
 from planner.engine.calibration import load_calibration
 from planner.engine.capacity import LoadCurve, load_curve, plan_replicas, replica_capacity
 from planner.engine.estimate import EstimateRequest, EstimateResult, estimate
@@ -341,7 +345,8 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
         bottleneck = "latency: " + (" and ".join(limits) if limits else "the targets cap the batch")
     autoscaling = None
     if candidate.feasible and (workload.peak_concurrency or workload.peak_requests_per_s):
-        autoscaling = _autoscaling(workload, candidate, capacity.max_batch)
+        weights_gb = memory.weights_bytes_per_gpu * candidate.tensor_parallel / GB
+        autoscaling = _autoscaling(workload, candidate, capacity.max_batch, weights_gb)
     return CandidateDetail(
         candidate=candidate,
         weights_gb_per_gpu=memory.weights_bytes_per_gpu / GB,
@@ -375,10 +380,16 @@ def peak_load(workload: Workload, candidate) -> demand.PeakLoad:
     )
 
 
-def _autoscaling(workload: Workload, candidate, max_batch: int):
+def _autoscaling(workload: Workload, candidate, max_batch: int, weights_gb_per_replica: float):
     if not candidate.feasible:
         return None
     peak = peak_load(workload, candidate).concurrency()
+    start = cold_start(
+        weights_gb=weights_gb_per_replica,
+        read_gb_per_s=float(workload.weights_read_gb_per_s),
+        engine_start_s=float(workload.engine_start_s),
+        daily_profile=workload.daily_profile or [1.0],
+    )
     return recommend_autoscaling(
         average_concurrency=peak * demand.mean_to_peak(workload.daily_profile or [1.0]),
         peak_concurrency=peak,
@@ -386,6 +397,7 @@ def _autoscaling(workload: Workload, candidate, max_batch: int):
         target_batch_per_replica=candidate.batch_per_replica,
         headroom_pct=float(workload.headroom_pct),
         n_plus_one=workload.n_plus_one,
+        start=start,
     )
 
 

@@ -4,7 +4,15 @@ from django.contrib import admin
 from django.urls import include, path
 
 from planner.api import api
-from planner.views import calibration, freshness, invitations, organisation, plans, workloads
+from planner.views import (
+    calibration,
+    freshness,
+    invitations,
+    operations,
+    organisation,
+    plans,
+    workloads,
+)
 
 admin.site.site_header = "Inference Planner administration"
 admin.site.site_title = "Inference Planner admin"
@@ -37,6 +45,7 @@ urlpatterns = [
         freshness.plan_recompute,
         name="plan_recompute",
     ),
+    path("plans/<int:plan_id>/operations/", operations.operations_view, name="operations"),
     path("plans/<int:plan_id>/", include("planner.facility.urls")),
     path("plans/<int:plan_id>/", include("planner.measured.urls")),
     path("plans/<int:plan_id>/workloads/new/", workloads.workload_add, name="workload_add"),

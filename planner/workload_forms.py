@@ -6,6 +6,7 @@ from django.forms.models import ModelChoiceIterator
 from catalog.models import ModelArchitecture
 from planner.engine.network import REGIONS
 from planner.models import Workload, WorkloadKind
+from planner.traffic_forms import TrafficHelperMixin
 from planner.versioning import VersionedFormMixin
 
 # Starting points per use case (lengths in tokens, targets at p95). Typical figures used
@@ -29,6 +30,9 @@ WORKLOAD_PRESETS: dict[str, dict] = {
         "output_tokens_p95": 800, "ttft_ms": None, "tpot_ms": None, "e2e_s": 120,
     },
 }  # fmt: skip
+
+
+COLD_START_FIELDS = ("weights_read_gb_per_s", "engine_start_s")
 
 
 class DailyProfileField(forms.CharField):
@@ -105,7 +109,7 @@ class PlainModelChoiceIterator(ModelChoiceIterator):
             yield self.choice(obj)
 
 
-class WorkloadForm(VersionedFormMixin, forms.ModelForm):
+class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
     daily_profile = DailyProfileField(
         label="Daily profile (share of peak per UTC hour)",
         help_text="24 values from 0 to 1, starting at 00:00 UTC.",
@@ -125,7 +129,8 @@ class WorkloadForm(VersionedFormMixin, forms.ModelForm):
             "input_tokens_mean", "input_tokens_p95", "output_tokens_mean", "output_tokens_p95",
             "percentile", "ttft_ms", "tpot_ms", "e2e_s",
             "peak_concurrency", "peak_requests_per_s", "headroom_pct", "n_plus_one",
-            "daily_profile", "region_shares",
+            "daily_profile", "region_shares", "cost_per_request_target_usd",
+            "weights_read_gb_per_s", "engine_start_s",
         ]  # fmt: skip
         labels = {
             "input_tokens_mean": "Prompt tokens (mean)",
@@ -139,12 +144,28 @@ class WorkloadForm(VersionedFormMixin, forms.ModelForm):
             "peak_requests_per_s": "…or peak requests per second",
             "headroom_pct": "Headroom (%)",
             "n_plus_one": "N+1 spare replica",
+            "cost_per_request_target_usd": "Cost-per-request target (USD)",
+            "weights_read_gb_per_s": "Weights read bandwidth (GB/s)",
+            "engine_start_s": "Engine start (s)",
         }
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["model"].iterator = PlainModelChoiceIterator
         self.fields["model"].queryset = ModelArchitecture.objects.order_by("name")
+        self._traffic_initial()
+        for name in COLD_START_FIELDS:  # left empty (or not sent): the convention's default
+            self.fields[name].required = False
+
+    def _clean_default(self, name: str):
+        value = self.cleaned_data.get(name)
+        return Workload._meta.get_field(name).default if value is None else value
+
+    def clean_weights_read_gb_per_s(self):
+        return self._clean_default("weights_read_gb_per_s")
+
+    def clean_engine_start_s(self):
+        return self._clean_default("engine_start_s")
 
     @classmethod
     def preset_initial(cls, kind: str) -> dict:

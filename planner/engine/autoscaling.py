@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from planner.engine.errors import EngineInputError
 
-__all__ = ["AutoscalingRecommendation", "recommend_autoscaling"]
+__all__ = ["AutoscalingRecommendation", "ColdStart", "cold_start", "recommend_autoscaling"]
 
 KV_SATURATION = 0.80  # llm-d WVA: saturated at KV usage ≥ 0.80
 QUEUE_SATURATION = 5  # llm-d WVA: saturated at ≥ 5 waiting requests
@@ -28,6 +28,66 @@ GPU_UTILISATION_NOTE = (
     "normal load, so utilisation neither rises before latency breaks nor falls when there is "
     "room; KV-cache use and the request queue do."
 )
+
+
+@dataclass(frozen=True, slots=True)
+class ColdStart:
+    """How long a new replica takes to serve, and the load that arrives meanwhile.
+
+    Attributes:
+        weights_gb: Weights one replica reads (all its accelerators), GB.
+        read_gb_per_s: Read bandwidth from where the weights are kept, GB/s.
+        engine_start_s: Serving-engine start after the weights are read (warm-up), s.
+        load_s: Weights ÷ read bandwidth, s.
+        total_s: ``load_s + engine_start_s``: how far ahead of the load to scale.
+        steepest_rise_per_h: The daily profile's largest hour-to-hour rise, share of peak.
+        spike_headroom_pct: Load (percent of peak) that the steepest rise adds during
+            ``total_s``: the headroom that absorbs it while a replica starts.
+    """
+
+    weights_gb: float
+    read_gb_per_s: float
+    engine_start_s: float
+    load_s: float
+    total_s: float
+    steepest_rise_per_h: float
+    spike_headroom_pct: float
+
+
+def cold_start(
+    *,
+    weights_gb: float,
+    read_gb_per_s: float,
+    engine_start_s: float,
+    daily_profile: list[float] | tuple[float, ...],
+) -> ColdStart:
+    """Cold start of one replica and the headroom the daily ramp needs meanwhile.
+
+    The guide (after IBM's storage analysis): "a new replica is useless until its weights are
+    in memory". Load time = bytes ÷ read bandwidth; the ramp is the profile's steepest
+    hour-to-hour rise (the day wraps from 23:00 to 00:00).
+    """
+    if weights_gb < 0 or read_gb_per_s <= 0 or engine_start_s < 0:
+        raise EngineInputError("weights, read bandwidth and engine start must be positive")
+    values = [float(v) for v in daily_profile]
+    if not values or max(values) <= 0 or min(values) < 0:
+        raise EngineInputError("a daily profile needs non-negative values with a positive peak")
+    peak = max(values)
+    rise = max(
+        max((values[i] - values[i - 1]) / peak for i in range(len(values))),
+        0.0,
+    )
+    load_s = weights_gb / read_gb_per_s
+    total_s = load_s + engine_start_s
+    return ColdStart(
+        weights_gb=weights_gb,
+        read_gb_per_s=read_gb_per_s,
+        engine_start_s=engine_start_s,
+        load_s=load_s,
+        total_s=total_s,
+        steepest_rise_per_h=rise,
+        spike_headroom_pct=rise * total_s / 3600.0 * 100.0,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +108,7 @@ class AutoscalingRecommendation:
         expected_kv_usage_at_peak: Mean KV usage with ``max_replicas`` at peak load.
         window_s: Evaluation window (1-minute peak of the metrics).
         rationale: Sentences for the plan, including why GPU utilisation is not used.
+        cold_start: The replica's cold start and the ramp's headroom, when known.
     """
 
     primary_signal: str
@@ -63,6 +124,7 @@ class AutoscalingRecommendation:
     expected_kv_usage_at_peak: float
     window_s: int
     rationale: tuple[str, ...]
+    cold_start: ColdStart | None = None
 
 
 def recommend_autoscaling(
@@ -73,6 +135,7 @@ def recommend_autoscaling(
     target_batch_per_replica: float | None = None,
     headroom_pct: float = 10.0,
     n_plus_one: bool = True,
+    start: ColdStart | None = None,
 ) -> AutoscalingRecommendation:
     """Recommend an autoscaling policy from average and peak load and replica capacity.
 
@@ -87,6 +150,8 @@ def recommend_autoscaling(
             target (capacity plan); defaults to the KV saturation point.
         headroom_pct: Capacity kept free at peak, in percent.
         n_plus_one: Add one spare replica to both bounds.
+        start: The replica's cold start (:func:`cold_start`): how far ahead to scale, and
+            whether the headroom absorbs the ramp while a replica starts.
 
     Returns:
         The recommendation.
@@ -117,6 +182,22 @@ def recommend_autoscaling(
         f"Bounds: {min_replicas} replicas carry the average load, {max_replicas} the peak "
         f"with {headroom_pct:g} % headroom" + (" and one spare." if n_plus_one else "."),
     )
+    if start is not None:
+        rationale += (
+            f"A new replica serves after {start.total_s:.0f} s ({start.weights_gb:.0f} GB of "
+            f"weights at {start.read_gb_per_s:g} GB/s = {start.load_s:.0f} s, plus "
+            f"{start.engine_start_s:.0f} s engine start): scale at least that far ahead of the "
+            "load, e.g. schedule the daily ramp's replicas early.",
+            f"On the steepest hour of the daily profile (+{start.steepest_rise_per_h:.0%} of "
+            f"the peak) the load grows {start.spike_headroom_pct:.1f} % of the peak while a "
+            "replica starts; "
+            + (
+                f"the {headroom_pct:g} % headroom absorbs it."
+                if start.spike_headroom_pct <= headroom_pct
+                else f"the {headroom_pct:g} % headroom does not: raise it to at least "
+                f"{math.ceil(start.spike_headroom_pct)} % or scale ahead on a schedule."
+            ),
+        )
     return AutoscalingRecommendation(
         primary_signal="vllm:kv_cache_usage_perc",
         secondary_signal="vllm:num_requests_waiting",
@@ -131,4 +212,5 @@ def recommend_autoscaling(
         expected_kv_usage_at_peak=round(kv_peak, 3),
         window_s=60,
         rationale=rationale,
+        cold_start=start,
     )

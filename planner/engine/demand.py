@@ -21,14 +21,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from planner.engine import limits
 from planner.engine.capacity import plan_replicas
 from planner.engine.tco import HOURS_PER_MONTH
 
 SECONDS_PER_HOUR = 3600.0
+DAYS_PER_MONTH = HOURS_PER_MONTH / 24.0  # 730 h a month as the TCO counts it = 30.4 days
 
 __all__ = [
     "MonthlyDemand",
     "PeakLoad",
+    "TrafficEstimate",
     "concurrency_from_rate",
     "mean_to_peak",
     "modelled_request_s",
@@ -37,6 +40,7 @@ __all__ = [
     "rate_from_concurrency",
     "replicas_by_hour",
     "target_request_s",
+    "traffic_from_users",
 ]
 
 
@@ -200,4 +204,75 @@ def monthly_demand(
         gpu_hours_per_month=peak_accelerators * load_factor * HOURS_PER_MONTH,
         requests_per_month=requests,
         output_tokens_per_month=requests * output_tokens_mean,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficEstimate:
+    """Peak traffic from active users, in the client's terms, with every step's number.
+
+    Attributes:
+        requests_per_day: Active users × sessions per user × requests per session, a day.
+        peak_hour_requests: Requests in the busiest hour (the day's × its share).
+        peak_requests_per_s: λ, the busiest hour's requests ÷ 3,600 s.
+        request_s: W, the time one request takes at the latency target.
+        think_time_s: Z, a user's pause between two requests of a session.
+        peak_concurrency: L = λ·W, requests in flight at the peak (Little's law).
+        concurrent_users: N = λ·(W + Z), users in a session at the peak.
+    """
+
+    requests_per_day: float
+    peak_hour_requests: float
+    peak_requests_per_s: float
+    request_s: float
+    think_time_s: float
+    peak_concurrency: float
+    concurrent_users: float
+
+
+def traffic_from_users(
+    *,
+    active_users: float,
+    per_month: bool,
+    sessions_per_user: float,
+    requests_per_session: float,
+    think_time_s: float,
+    busiest_hour_pct: float,
+    request_s: float,
+) -> TrafficEstimate:
+    """Peak requests/s and concurrency of ``active_users`` daily (or monthly) active users.
+
+    Args:
+        active_users: Daily active users, or monthly ones when ``per_month``.
+        per_month: Users and sessions per user are counted per month (30.4 days), not a day.
+        sessions_per_user: Sessions a user opens in the same period.
+        requests_per_session: Requests a session sends.
+        think_time_s: Seconds a user pauses between two requests.
+        busiest_hour_pct: Percent of a day's requests that arrive in its busiest hour.
+        request_s: Seconds a request takes at the latency target (:func:`target_request_s`).
+
+    Raises:
+        EngineInputError: An input outside its range (``planner.engine.limits``).
+    """
+    limits.ACTIVE_USERS.check("active users", active_users)
+    limits.SESSIONS_PER_USER.check("sessions per user", sessions_per_user)
+    limits.REQUESTS_PER_SESSION.check("requests per session", requests_per_session)
+    limits.THINK_TIME_S.check("think time", think_time_s)
+    limits.BUSIEST_HOUR_PCT.check("busiest hour share", busiest_hour_pct)
+    limits.ENGINE_REQUEST_S.check("request time", request_s)
+    days = DAYS_PER_MONTH if per_month else 1.0
+    requests_per_day = active_users * sessions_per_user * requests_per_session / days
+    # Busy-hour traffic: the day's volume × the busiest hour's share (ITU-T E.500, busy hour).
+    peak_hour = requests_per_day * busiest_hour_pct / 100.0
+    rate = peak_hour / SECONDS_PER_HOUR
+    return TrafficEstimate(
+        requests_per_day=requests_per_day,
+        peak_hour_requests=peak_hour,
+        peak_requests_per_s=rate,
+        request_s=request_s,
+        think_time_s=think_time_s,
+        peak_concurrency=concurrency_from_rate(rate, request_s),
+        # Interactive response-time law N = X·(R + Z): Lazowska et al., "Quantitative System
+        # Performance" (1984), chapter 3 (fundamental laws).
+        concurrent_users=concurrency_from_rate(rate, request_s + think_time_s),
     )

@@ -77,6 +77,24 @@ PEAK_CONCURRENCY = Limit(1, 10_000_000, "requests", "beyond ten million concurre
                          "deployment is planned region by region")  # fmt: skip
 PEAK_REQUESTS_PER_S = Limit(0.0001, 1_000_000, "requests/s", "beyond a million requests a "
                             "second a deployment is planned region by region")  # fmt: skip
+COST_PER_REQUEST_USD = Limit(0.000001, 1_000, "USD", "a request costs between a millionth of a "
+                             "dollar and a thousand dollars")  # fmt: skip
+# The traffic helper (planner.engine.demand.traffic_from_users).
+ACTIVE_USERS = Limit(1, 10_000_000_000, "users", "more people than are on Earth is a typing slip")
+SESSIONS_PER_USER = Limit(0.01, 10_000, "sessions", "ten thousand sessions per user in a period "
+                          "is a machine, not a person: give its requests/s directly")  # fmt: skip
+REQUESTS_PER_SESSION = Limit(1, 100_000, "requests", "a session sends at least one request")
+THINK_TIME_S = Limit(0, 86_400, "s", "a pause longer than a day ends the session")
+BUSIEST_HOUR_PCT = Limit(4.2, 100, "%", "a day spread evenly puts 1/24 (4.2 %) of its requests "
+                         "in each hour; all of them in one hour is 100 %")  # fmt: skip
+ENGINE_REQUEST_S = Limit(0.001, 604_800, "s", "a week is the longest request planned")
+# A fleet larger than the largest clusters built (about 100,000 accelerators) is read as a slip.
+FLEET_ACCELERATORS_WARN = 100_000
+# Cold start of a replica (planner.engine.autoscaling.cold_start).
+WEIGHTS_READ_GB_PER_S = Limit(0.01, 1_000, "GB/s", "from a slow network share (10 MB/s) to "
+                              "many NVMe drives striped (1 TB/s)")  # fmt: skip
+ENGINE_START_S = Limit(0, 3_600, "s", "a serving engine that takes over an hour to start after "
+                       "its weights are read is broken, not slow")  # fmt: skip
 HEADROOM_PCT = Limit(0, 90, "%", "headroom is capacity kept free at peak; at 90 % ten times "
                      "the replicas the load needs are bought")  # fmt: skip
 # The engine's own bound on a latency target (batch time targets become TTFT/TPOT targets).

@@ -2,6 +2,7 @@
 
 from .invitations import Invitation, InvitationState
 from .jobs import Job, JobStatus
+from .operations import OperationsPlan
 from .organisations import Membership, Organisation, Role
 from .plans import Client, Plan, Precision, Workload, WorkloadKind
 from .tokens import ApiToken
@@ -14,6 +15,7 @@ __all__ = [
     "Invitation",
     "InvitationState",
     "Membership",
+    "OperationsPlan",
     "Organisation",
     "Plan",
     "Precision",

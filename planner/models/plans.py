@@ -165,6 +165,33 @@ class Workload(VersionedModel):
     n_plus_one = models.BooleanField(
         default=True, help_text="Add one replica per failure domain so a failure keeps the target."
     )
+    cost_per_request_target_usd = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=in_range(limits.COST_PER_REQUEST_USD),
+        help_text="The most a request may cost at the latency target, USD (the checklist "
+        "compares the chosen option's cost per request with it).",
+    )
+    traffic = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The traffic helper's inputs (active users, sessions, think time...).",
+    )
+    # Cold start of a replica; planner conventions as defaults: one NVMe drive or a 25 GbE
+    # link to network storage reads about 2 GB/s, and a serving engine's start, graph capture
+    # and warm-up take about a minute. Both are the site's or cloud's own figures to enter.
+    weights_read_gb_per_s = models.FloatField(
+        default=2.0,
+        validators=in_range(limits.WEIGHTS_READ_GB_PER_S),
+        help_text="Read bandwidth from where the weights are kept to a new replica, GB/s.",
+    )
+    engine_start_s = models.PositiveIntegerField(
+        default=60,
+        validators=in_range(limits.ENGINE_START_S),
+        help_text="Seconds the serving engine needs after the weights are read.",
+    )
     # The configuration the consultant chose from the sizing candidates.
     chosen_accelerator = models.ForeignKey(
         "catalog.Accelerator", null=True, blank=True, on_delete=models.PROTECT, related_name="+"

@@ -1,15 +1,15 @@
-"""The seed's pre-purchase checklist, evaluated from a plan snapshot (plain Python, no Django).
+"""The guide's pre-purchase checklist, evaluated from a plan snapshot (plain Python, no Django).
 
-Source: the consultancy guide's "Pre-purchase checklist" (shared/seed, lines 92-100). Each
-item looks at the parts of the snapshot that can tell (``planner.sharing.snapshot``) and
-says what it found. Where the plan cannot tell — a load test, a monitoring plan — the item
-needs a hand sign-off (name and date). A sign-off completes what the plan cannot show; it
-never overrides a failure the plan does show.
+Source: the consultancy guide's "Pre-purchase checklist". Each item is a list of facts read
+from the snapshot (``planner.sharing.snapshot``): every fact that fails is named in
+``failing``, and the item is done only when none fails. A few facts live outside the plan (a
+load test was run and passed): those are completed by a hand sign-off (name and date). A
+sign-off on any other item is shown as a note; it never turns a failing fact into done.
 
 Statuses:
-    ``done``: the plan shows it, and any part that needs a person is signed off.
-    ``sign_off``: nothing in the plan contradicts it, but a person must confirm it.
-    ``missing``: the plan shows it is not there (or not good enough) yet.
+    ``done``: every fact holds, and the hand-confirmed fact (if any) is signed off.
+    ``sign_off``: every fact the plan shows holds; the hand-confirmed fact waits for a person.
+    ``missing``: at least one fact fails (``failing`` says which).
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ logger = logging.getLogger(__name__)
 DONE = "done"
 SIGN_OFF = "sign_off"
 MISSING = "missing"
-STATUS_LABELS = {DONE: "Done", SIGN_OFF: "Needs sign-off", MISSING: "Missing"}
+STATUS_LABELS = {DONE: "Done", SIGN_OFF: "Needs sign-off", MISSING: "Not done"}
+
+# Autoscaling signals that follow memory (the guide: scale on memory, not GPU utilisation).
+MEMORY_SIGNAL_WORDS = ("kv_cache", "memory", "hbm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +39,10 @@ class ChecklistItem:
 
     Attributes:
         key: Stable identifier (sign-offs refer to it).
-        title: The item as the seed words it.
+        title: The item as the guide words it.
         status: ``done``, ``sign_off`` or ``missing``.
         evidence: Sentences saying what in the plan was looked at, and what it showed.
+        failing: The facts that fail, one sentence each (empty when none fails).
         manual_part: What a person must confirm by hand ("" when the plan tells it all).
         sign_off: The standing sign-off (``{"name", "date", "note"}``) or ``None``.
     """
@@ -47,6 +51,7 @@ class ChecklistItem:
     title: str
     status: str
     evidence: tuple[str, ...]
+    failing: tuple[str, ...] = ()
     manual_part: str = ""
     sign_off: dict[str, str] | None = None
 
@@ -57,27 +62,35 @@ class ChecklistItem:
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["evidence"] = list(self.evidence)
+        data["failing"] = list(self.failing)
         data["status_label"] = self.status_label
         return data
 
 
 @dataclass
 class _Finding:
-    """What the plan tells about one item: ``ok`` True/False, or None when it cannot tell."""
+    """What the plan tells about one item: what was seen, and which facts fail."""
 
-    ok: bool | None
     evidence: list[str] = field(default_factory=list)
+    failing: list[str] = field(default_factory=list)
+
+    def fail(self, fact: str) -> None:
+        self.failing.append(fact)
 
 
 def _available(section: Any) -> bool:
     return isinstance(section, dict) and section.get("available", False)
 
 
+def _no_workloads() -> _Finding:
+    return _Finding(failing=["The plan has no workloads yet."])
+
+
 def _latency_and_concurrency(s: dict) -> _Finding:
     workloads = s.get("workloads") or []
     if not workloads:
-        return _Finding(False, ["The plan has no workloads yet."])
-    found = _Finding(True)
+        return _no_workloads()
+    found = _Finding()
     for w in workloads:
         if w.get("ttft_ms") and w.get("tpot_ms"):
             target = f"TTFT {w['ttft_ms']} ms and TPOT {w['tpot_ms']} ms at p{w['percentile']}"
@@ -91,13 +104,11 @@ def _latency_and_concurrency(s: dict) -> _Finding:
             peak = f"peak {w['peak_requests_per_s']:g} requests/s"
         else:
             peak = ""
-        if not target or not peak:
-            found.ok = False
-            missing = " and no ".join(
-                x for x, have in (("latency target", target), ("peak load", peak)) if not have
-            )
-            found.evidence.append(f"{w['name']}: no {missing}.")
-        else:
+        if not target:
+            found.fail(f"{w['name']}: no latency target.")
+        if not peak:
+            found.fail(f"{w['name']}: no peak load (or a peak of 0).")
+        if target and peak:
             found.evidence.append(f"{w['name']}: {target}; {peak}.")
     return found
 
@@ -105,16 +116,14 @@ def _latency_and_concurrency(s: dict) -> _Finding:
 def _memory_footprint(s: dict) -> _Finding:
     workloads = s.get("workloads") or []
     if not workloads:
-        return _Finding(False, ["The plan has no workloads yet."])
-    found = _Finding(True)
+        return _no_workloads()
+    found = _Finding()
     for w in workloads:
         chosen, memory = w.get("chosen"), w.get("memory")
         if not chosen:
-            found.ok = False
-            found.evidence.append(f"{w['name']}: no configuration chosen in sizing yet.")
+            found.fail(f"{w['name']}: no configuration chosen in sizing yet.")
         elif not memory:
-            found.ok = False
-            found.evidence.append(
+            found.fail(
                 f"{w['name']}: {chosen['accelerator_name']} chosen, but its memory breakdown "
                 "could not be computed."
             )
@@ -129,94 +138,164 @@ def _memory_footprint(s: dict) -> _Finding:
     return found
 
 
-def _cost_per_request(s: dict) -> _Finding:
+def chosen_tco_option(s: dict) -> tuple[dict | None, str]:
+    """The TCO option of the placement the plan chose, and a sentence saying how it was found.
+
+    A chosen site or owned option is the TCO option with the same key; a chosen cloud
+    placement is the cheapest cloud option by cost per request. ``(None, reason)`` when the
+    plan has no finished TCO or no placement chosen.
+    """
     tco = s.get("tco")
     if not _available(tco):
-        reason = (tco or {}).get("reason") or "No TCO result."
-        return _Finding(False, [f"No cost per request yet: {reason} Run the TCO."])
-    options = [o for o in tco.get("options", []) if o.get("cost_per_request_usd")]
-    if not options:
-        return _Finding(False, ["The TCO run gives no cost per request (no request volume)."])
-    cheapest = tco.get("cheapest")
-    evidence = [
-        f"{o['label']}: {float(o['cost_per_request_usd']):.5f} USD per request"
-        + (" (cheapest)" if o["key"] == cheapest else "")
-        + "."
-        for o in options
-    ]
-    if tco.get("stale"):
-        evidence.append("The TCO run predates the latest changes to the plan; re-run it.")
-    return _Finding(None if tco.get("stale") else True, evidence)
+        return None, (tco or {}).get("reason") or "No finished TCO run."
+    placement = s.get("placement") or {}
+    key, kind = placement.get("chosen_key") or "", placement.get("chosen_kind") or ""
+    if not key and not kind:
+        return None, "No placement chosen yet, so no option to take the cost from."
+    options = tco.get("options") or []
+    for option in options:
+        if key and option.get("key") == key:
+            return option, f"the chosen placement, {option['label']}"
+    if kind.startswith("cloud") or key == "cloud":
+        priced = [
+            o
+            for o in options
+            if str(o.get("kind", "")).startswith("cloud") and o.get("cost_per_request_usd")
+        ]
+        if priced:
+            best = min(priced, key=lambda o: float(o["cost_per_request_usd"]))
+            return best, f"the chosen cloud placement at its cheapest, {best['label']}"
+    label = placement.get("chosen_label") or key
+    return None, f"The TCO run has no option for the chosen placement ({label}); re-run it."
+
+
+def _cost_per_request(s: dict) -> _Finding:
+    workloads = s.get("workloads") or []
+    if not workloads:
+        return _no_workloads()
+    found = _Finding()
+    option, how = chosen_tco_option(s)
+    cost = None
+    if option is None:
+        found.fail(f"No cost per request to compare with: {how}")
+    elif not option.get("cost_per_request_usd"):
+        found.fail(f"The TCO gives {option['label']} no cost per request (no request volume).")
+    else:
+        cost = float(option["cost_per_request_usd"])
+        found.evidence.append(f"Cost per request of {how}: {cost:.5f} USD.")
+    if (s.get("tco") or {}).get("stale"):
+        found.fail("The TCO run predates the latest changes to the plan; re-run it.")
+    for w in workloads:
+        target = w.get("cost_per_request_target_usd")
+        if target in (None, ""):
+            found.fail(f"{w['name']}: no cost-per-request target.")
+            continue
+        target = float(target)
+        if cost is None:
+            found.evidence.append(f"{w['name']}: target {target:.5f} USD per request.")
+        elif cost <= target:
+            found.evidence.append(
+                f"{w['name']}: target {target:.5f} USD per request, met ({cost:.5f})."
+            )
+        else:
+            found.fail(
+                f"{w['name']}: target {target:.5f} USD per request, not met ({cost:.5f}, "
+                f"{(cost / target - 1):.0%} over)."
+            )
+    return found
 
 
 def _power_cooling_space(s: dict) -> _Finding:
     sites = s.get("sites")
     if not _available(sites) or not sites.get("sites"):
-        return _Finding(False, ["No site with power, cooling and rack figures in the plan."])
-    found = _Finding(True)
+        return _Finding(failing=["No site with power, cooling and rack figures in the plan."])
+    found = _Finding()
     go_live = (s.get("timeline") or {}).get("go_live") or (s.get("plan") or {}).get(
         "target_go_live"
     )
-    for site in sites["sites"]:
+    rows = sites["sites"]
+    chosen_key = (s.get("placement") or {}).get("chosen_key") or ""
+    chosen = [site for site in rows if f"site-{site.get('id')}" == chosen_key]
+    if chosen:
+        others = [site["name"] for site in rows if site not in chosen]
+        if others:
+            found.evidence.append(
+                f"The plan places the fleet at {chosen[0]['name']}; not used: {', '.join(others)}."
+            )
+        rows = chosen
+    for site in rows:
         checks = site.get("checks") or []
         if not checks:
-            found.ok = False
-            found.evidence.append(f"{site['name']}: no checks (no sized servers yet).")
+            found.fail(f"{site['name']}: no checks (no sized servers yet).")
             continue
         failed = [c["title"] for c in checks if c["status"] == "fail"]
         warned = [c["title"] for c in checks if c["status"] == "warn"]
         ready = site.get("power_ready_date")
         text = f"{site['name']}: {len(checks)} checks, "
-        text += f"{len(failed)} failed ({', '.join(failed)})" if failed else "none failed"
-        text += f", {len(warned)} warnings" if warned else ""
+        text += f"{len(failed)} failed" if failed else "all passing"
+        text += f" ({len(warned)} with a warning: {', '.join(warned)})" if warned else ""
         text += f"; power ready {ready}." if ready else "; no power-ready date."
         found.evidence.append(text)
-        if failed or not ready:
-            found.ok = False
+        for title in failed:
+            found.fail(f"{site['name']}: the check '{title}' fails.")
+        if not ready:
+            found.fail(f"{site['name']}: no confirmed power-ready date.")
         elif go_live and ready > go_live:
-            found.ok = False
-            found.evidence.append(f"{site['name']}: power is ready after go-live ({go_live}).")
-    # One site that passes is enough for the plan to proceed with it.
-    if any(
-        site.get("checks")
-        and not any(c["status"] == "fail" for c in site["checks"])
-        and site.get("power_ready_date")
-        and not (go_live and site["power_ready_date"] > go_live)
-        for site in sites["sites"]
-    ):
-        found.ok = True
+            found.fail(f"{site['name']}: power is ready {ready}, after go-live ({go_live}).")
     return found
+
+
+def _is_memory_signal(name: str) -> bool:
+    return any(word in (name or "").lower() for word in MEMORY_SIGNAL_WORDS)
 
 
 def _autoscaling(s: dict) -> _Finding:
     workloads = s.get("workloads") or []
     if not workloads:
-        return _Finding(False, ["The plan has no workloads yet."])
-    found = _Finding(True)
+        return _no_workloads()
+    found = _Finding()
     for w in workloads:
         a = w.get("autoscaling")
         if not a:
-            found.ok = False
-            found.evidence.append(f"{w['name']}: no autoscaling recommendation (choose a size).")
-        else:
-            found.evidence.append(
-                f"{w['name']}: scale on {a['primary_signal']} above "
-                f"{a['scale_up_kv_usage']:.0%} (then {a['secondary_signal']} ≥ "
-                f"{a['scale_up_queue_depth']}), "
-                f"{count_range(a['min_replicas'], a['max_replicas'], 'replica')}."
-            )
+            found.fail(f"{w['name']}: no autoscaling recommendation (choose a size).")
+            continue
+        if not _is_memory_signal(a.get("primary_signal", "")):
+            found.fail(f"{w['name']}: scales on {a.get('primary_signal')}, not on memory.")
+        up, down = a.get("scale_up_kv_usage"), a.get("scale_down_kv_usage")
+        if up is None or down is None:
+            found.fail(f"{w['name']}: no scale-up and scale-down thresholds.")
+            continue
+        found.evidence.append(
+            f"{w['name']}: scale on {a['primary_signal']} above {up:.0%}, down when one "
+            f"replica fewer would stay below {down:.0%} (then {a['secondary_signal']} ≥ {a['scale_up_queue_depth']}), "
+            f"{count_range(a['min_replicas'], a['max_replicas'], 'replica')}."
+        )
     return found
 
 
+def _operations(s: dict) -> dict:
+    ops = s.get("operations")
+    return ops if _available(ops) else {}
+
+
 def _monitoring_spares_support(s: dict) -> _Finding:
+    found = _Finding()
+    ops = _operations(s)
+    if not ops:
+        found.fail("The operations & security section is not filled in.")
+    else:
+        for row in ops.get("answers", []):
+            if row.get("filled"):
+                found.evidence.append(f"{row['label']}: {row['summary']}")
+            else:
+                found.fail(f"Operations & security: {row['label']} has no owner and tool.")
     bom = s.get("bom")
     if not _available(bom):
-        return _Finding(None, ["No priced BOM: spares and support cannot be read from the plan."])
-    found = _Finding(True)
+        found.fail("No priced BOM: spares and support cannot be read from the plan.")
+        return found
     mode = bom.get("spares_mode")
     if mode == "none":
-        found.ok = False
-        found.evidence.append("Sourcing buys no spares.")
+        found.fail("Sourcing buys no spares.")
     else:
         found.evidence.append(
             f"Spares: {bom.get('spares_mode_label', mode)}"
@@ -228,15 +307,14 @@ def _monitoring_spares_support(s: dict) -> _Finding:
             "Support: " + ", ".join(f"{x['quantity']} × {x['description']}" for x in support) + "."
         )
     else:
-        found.ok = False
-        found.evidence.append("No support contract in the BOM.")
+        found.fail("No support contract in the BOM.")
     return found
 
 
 def _logistics_owner(s: dict) -> _Finding:
     orders = s.get("purchase_orders")
     bom = s.get("bom")
-    found = _Finding(True)
+    found = _Finding()
     cross = []
     if _available(orders):
         cross = [o for o in orders.get("orders", []) if o.get("cross_border")]
@@ -245,29 +323,21 @@ def _logistics_owner(s: dict) -> _Finding:
             if owner:
                 found.evidence.append(f"{order['reference']} ({order['supplier']}): {owner}.")
             else:
-                found.ok = False
-                found.evidence.append(
+                found.fail(
                     f"{order['reference']} ({order['supplier']}) crosses a border with no "
                     "logistics owner."
                 )
     ordered = {o["supplier"] for o in cross}
-    pending = []
-    if _available(bom):
-        pending = [
-            x
-            for x in bom.get("shipments", [])
-            if x.get("cross_border") and x["supplier"] not in ordered
-        ]
-    if pending and found.ok is not False:
-        found.ok = None
-        found.evidence.append(
-            "Not ordered yet, cross-border: "
-            + ", ".join(x["key"] for x in pending)
-            + " — name the owner on the purchase order."
-        )
-    if not cross and not pending:
-        if not _available(bom):
-            return _Finding(None, ["No priced BOM: shipments cannot be read from the plan."])
+    if not _available(bom):
+        found.fail("No priced BOM: the shipments cannot be read from the plan.")
+        return found
+    for shipment in bom.get("shipments", []):
+        if shipment.get("cross_border") and shipment["supplier"] not in ordered:
+            found.fail(
+                f"{shipment['key']} crosses a border and has no purchase order with a named "
+                "logistics owner yet."
+            )
+    if not cross and not found.failing:
         found.evidence.append("No cross-border shipment in the plan.")
     return found
 
@@ -305,13 +375,12 @@ RULES: tuple[_Rule, ...] = (
         "autoscaling",
         "An autoscaling signal tied to memory behavior, tested under load.",
         _autoscaling,
-        manual_part="The signal has been tested under load (load-test report).",
+        manual_part="A load test of the signal has been run and signed off (its report).",
     ),
     _Rule(
         "monitoring_spares_support",
         "A plan for monitoring, replacement parts and support.",
         _monitoring_spares_support,
-        manual_part="A monitoring plan exists (metrics, alerts, on-call).",
     ),
     _Rule(
         "logistics_owner",
@@ -331,7 +400,7 @@ def evaluate(snapshot: dict[str, Any]) -> list[ChecklistItem]:
             be missing or ``{"available": false}``.
 
     Returns:
-        One :class:`ChecklistItem` per rule, in the seed's order.
+        One :class:`ChecklistItem` per rule, in the guide's order.
     """
     sign_offs = snapshot.get("sign_offs") or {}
     items = []
@@ -341,11 +410,11 @@ def evaluate(snapshot: dict[str, Any]) -> list[ChecklistItem]:
         except (KeyError, TypeError, ValueError):
             # Never the exception's text in a published checklist: logged, and signed by hand.
             logger.exception("checklist rule %s could not read the snapshot", rule.key)
-            finding = _Finding(None, ["The plan could not be read for this item."])
+            finding = _Finding(failing=["The plan could not be read for this item."])
         sign_off = sign_offs.get(rule.key)
-        if finding.ok is False:
-            status = MISSING
-        elif (finding.ok is None or rule.manual_part) and not sign_off:
+        if finding.failing:
+            status = MISSING  # a sign-off is a note here: it never outweighs a failing fact
+        elif rule.manual_part and not sign_off:
             status = SIGN_OFF
         else:
             status = DONE
@@ -355,8 +424,8 @@ def evaluate(snapshot: dict[str, Any]) -> list[ChecklistItem]:
                 title=rule.title,
                 status=status,
                 evidence=tuple(finding.evidence),
-                manual_part=rule.manual_part
-                or ("Confirm by hand: the plan cannot tell." if finding.ok is None else ""),
+                failing=tuple(finding.failing),
+                manual_part=rule.manual_part,
                 sign_off=sign_off,
             )
         )

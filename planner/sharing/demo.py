@@ -8,14 +8,44 @@ revision freezes their sites, TCO, BOM and timeline. Names are fictional.
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 
 from django.utils import timezone
 
-from planner.models import Plan
+from planner.models import OperationsPlan, Plan
 from planner.sharing import services
 from planner.sharing.models import DecisionKind, PlanRevision, Section
 
 CLIENT_CONTACT = "Sanne de Vries"
+
+
+DEMO_OPERATIONS = {
+    "access_control": ("Northwind platform team", "API gateway with SSO (OIDC) and per-app keys"),
+    "request_logging": ("Northwind platform team", "Gateway logs to the SIEM, 30 days"),
+    "weight_protection": ("Northwind security", "Encrypted volumes; keys in the client's vault"),
+    "tenant_isolation": ("Northwind platform team", "One namespace and key per internal tenant"),
+    "monitoring": (
+        "Dormedia managed service",
+        "Prometheus + Grafana for vLLM and DCGM, alerts to the client's on-call",
+    ),  # fmt: skip
+    "replacement_parts": ("Dormedia field service", "Spares held in the Amsterdam cage"),
+    "support": ("Dormedia", "Hardware support contract in the BOM"),
+}
+# What the client told us a request may cost at its latency target (USD).
+DEMO_COST_TARGETS_USD = {"chat": Decimal("0.0015"), "batch": Decimal("0.0012")}
+
+
+def _operations_and_targets(plan: Plan) -> None:
+    """The operations & security answers and each workload's cost-per-request target."""
+    values = {}
+    for key, (owner, how) in DEMO_OPERATIONS.items():
+        values[f"{key}_owner"], values[f"{key}_how"] = owner, how
+    OperationsPlan.objects.get_or_create(plan=plan, defaults=values)
+    for workload in plan.workloads.all():
+        target = DEMO_COST_TARGETS_USD.get(workload.kind)
+        if target is not None and workload.cost_per_request_target_usd is None:
+            workload.cost_per_request_target_usd = target
+            workload.save(update_fields=["cost_per_request_target_usd"])
 
 
 def sharing_demo_build(*, plan: Plan, user) -> None:
@@ -24,6 +54,7 @@ def sharing_demo_build(*, plan: Plan, user) -> None:
         return
     consultant = user.get_full_name() or user.get_username()
     today = timezone.localdate()
+    _operations_and_targets(plan)
     services.sign_off_record(
         plan=plan, user=user, item_key="autoscaling", name=consultant,
         signed_on=today - timedelta(days=2),

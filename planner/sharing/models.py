@@ -165,6 +165,14 @@ class Comment(AppendOnlyModel):
     author_name = models.CharField(max_length=120)
     body = models.TextField(validators=[MaxLengthValidator(4000)])
     from_client = models.BooleanField(default=True)
+    reply_to = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="replies",
+        help_text="The client comment a consultant's reply answers (same thread).",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -360,6 +360,25 @@ def comment_add(
     )
 
 
+def comment_reply(*, parent: Comment, user, body: str) -> Comment:
+    """A consultant's reply to a client comment, in the same thread (section and revision)."""
+    body = body.strip()
+    if not body:
+        raise SharingError("Write a reply.", "body")
+    if len(body) > 4000:
+        raise SharingError("At most 4,000 characters.", "body")
+    thread = parent.reply_to or parent  # a reply to a reply joins the same thread
+    return Comment.objects.create(
+        revision=thread.revision,
+        link=None,
+        section=thread.section,
+        author_name=_user_name(user)[:120],
+        body=body,
+        from_client=False,
+        reply_to=thread,
+    )
+
+
 def decision_record(
     *, revision: PlanRevision, link: ShareLink | None, kind: str, name: str, note: str,
     ip: str | None = None,

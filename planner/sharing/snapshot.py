@@ -168,6 +168,7 @@ def _workload(workload) -> dict[str, Any]:
         "peak_concurrency": workload.peak_concurrency,
         "peak_requests_per_s": workload.peak_requests_per_s,
         "headroom_pct": workload.headroom_pct,
+        "cost_per_request_target_usd": _dec(workload.cost_per_request_target_usd),
         "n_plus_one": workload.n_plus_one,
         "region_shares": _jsonable(workload.region_shares or {}),
         "daily_profile": _jsonable(workload.daily_profile or []),
@@ -213,6 +214,10 @@ def _sizing_detail(workload) -> tuple[dict | None, dict | None, list[int]]:
             "min_replicas": a.min_replicas,
             "max_replicas": a.max_replicas,
             "rationale": _jsonable(a.rationale),
+            "cold_start_s": round(a.cold_start.total_s, 1) if a.cold_start else None,
+            "spike_headroom_pct": (
+                round(a.cold_start.spike_headroom_pct, 2) if a.cold_start else None
+            ),
         }
     try:
         by_hour = [int(v) for v in sizing.replicas_by_hour(workload, candidate)]
@@ -339,6 +344,24 @@ def _tco(plan: Plan) -> dict[str, Any]:
         "monte_carlo": results.get("monte_carlo", {}),
         "basis": _jsonable(run.basis or []),
     }
+
+
+def plan_tco_and_placement(plan: Plan) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The snapshot's TCO and placement sections alone (for a workload's cost target)."""
+    if not apps.is_installed("planner.facility"):
+        reason = "The facility part is not installed."
+        return _unavailable(reason), _unavailable(reason)
+    try:
+        tco = _jsonable(_tco(plan))
+    except Exception as exc:
+        logger.exception("TCO of plan %s", plan.pk)
+        tco = _unavailable(f"TCO could not be read: {exc}")
+    try:
+        placement = _placement(plan)
+    except Exception as exc:
+        logger.exception("placement of plan %s", plan.pk)
+        placement = _unavailable(f"Placement could not be read: {exc}")
+    return tco, placement
 
 
 # --- Sourcing ----------------------------------------------------------------------------------
@@ -575,6 +598,15 @@ def _orders(plan: Plan) -> dict[str, Any]:
         return _unavailable("The purchase orders could not be read.", exc)
 
 
+def _operations(plan: Plan) -> dict[str, Any]:
+    from planner.models import OperationsPlan
+
+    ops = OperationsPlan.objects.filter(plan=plan).first()
+    if ops is None:
+        return _unavailable("The operations & security section is not filled in yet.")
+    return {"available": True, "answers": ops.answers(), "notes": ops.notes}
+
+
 # --- Checklist and quote -----------------------------------------------------------------------
 
 
@@ -660,6 +692,7 @@ def plan_snapshot(*, plan: Plan, number: int | None = None, today: date | None =
         "bom": bom,
         "timeline": timeline,
         "purchase_orders": orders,
+        "operations": _operations(plan),
         "sign_offs": sign_offs_current(plan=plan),
         "quote": _quote(plan, number or 0, today, bom if bom.get("available") else {}),
     }

@@ -22,7 +22,7 @@ from django.http import (
     HttpResponse,
 )
 from django.middleware.csrf import get_token
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -32,7 +32,7 @@ from planner import jobs
 from planner.client_ip import client_ip
 from planner.pdf.render import render_html
 from planner.permissions import editor_required, member_required
-from planner.sharing import checklist, selectors, services
+from planner.sharing import checklist, notify, selectors, services
 from planner.sharing.body import page_html, revision_body, revision_view_context
 from planner.sharing.compare import compare
 from planner.sharing.forms import (
@@ -45,6 +45,7 @@ from planner.sharing.forms import (
 )
 from planner.sharing.models import (
     CLIENT_DOCUMENT_KINDS,
+    Comment,
     DocumentKind,
     DocumentStatus,
     PlanRevision,
@@ -80,9 +81,24 @@ def _client_kind_or_404(kind: str) -> str:
     return kind
 
 
+def comment_threads(comments) -> list:
+    """Comments in threads: each top comment followed by its replies (oldest first)."""
+    comments = sorted(comments, key=lambda c: (c.created_at, c.pk))
+    replies: dict[int, list] = {}
+    for c in comments:
+        if c.reply_to_id:
+            replies.setdefault(c.reply_to_id, []).append(c)
+    ordered = []
+    for c in comments:
+        if not c.reply_to_id:
+            ordered.append(c)
+            ordered.extend(replies.get(c.pk, []))
+    return ordered
+
+
 def _comments_by_section(comments) -> dict[str, list]:
     grouped: dict[str, list] = {}
-    for c in comments:
+    for c in comment_threads(comments):
         grouped.setdefault(c.section, []).append(c)
     return grouped
 
@@ -97,7 +113,7 @@ def _review_context(request, plan, *, publish_form=None, link_form=None) -> dict
         "section": "review",
         "revisions": revisions,
         "links": selectors.share_link_list(plan=plan),
-        "comments": selectors.comment_list(plan=plan)[:100],
+        "comments": comment_threads(selectors.comment_list(plan=plan)[:100]),
         "decisions": selectors.decision_list(plan=plan),
         "publish_form": publish_form or PublishForm(),
         "open_items": services.publish_blockers(plan=plan),
@@ -484,10 +500,12 @@ def public_comment(request: HttpRequest, access) -> HttpResponse:
     if not form.is_valid():
         return _public_page(request, access, comment_form=form, status=400)
     data = form.cleaned_data
-    services.comment_add(
+    comment = services.comment_add(
         revision=access.revision, link=access.link, section=data["section"],
         author_name=data["author_name"], body=data["body"],
     )  # fmt: skip
+    review_url = reverse("sharing:review", args=[access.revision.plan_id])
+    notify.comment_notify(comment, request.build_absolute_uri(f"{review_url}#comment-{comment.pk}"))
     messages.success(request, "Thank you — your comment was sent to the consultant.")
     return redirect(
         f"{reverse('sharing:public', args=[access.link.token])}#section-{data['section']}"
@@ -508,13 +526,15 @@ def public_decision(request: HttpRequest, access) -> HttpResponse:
         return _public_page(request, access, decision_form=form, status=400)
     data = form.cleaned_data
     try:
-        services.decision_record(
+        decision = services.decision_record(
             revision=access.revision, link=access.link, kind=data["kind"], name=data["name"],
             note=data["note"], ip=_client_ip(request),
         )  # fmt: skip
     except services.SharingError as exc:
         form.add_error(exc.field if exc.field in form.fields else None, str(exc))
         return _public_page(request, access, decision_form=form, status=400)
+    review_url = reverse("sharing:review", args=[access.revision.plan_id])
+    notify.decision_notify(decision, request.build_absolute_uri(review_url))
     messages.success(request, "Your decision was recorded.")
     return redirect(f"{reverse('sharing:public', args=[access.link.token])}#decision")
 
@@ -556,3 +576,45 @@ def public_document_status(request: HttpRequest, access, kind: str) -> HttpRespo
         reverse("sharing:public_document", args=[token, kind]),
         reverse("sharing:public_document_status", args=[token, kind]),
     )  # fmt: skip
+
+
+# --- Consultant: replies and notifications ------------------------------------------------------
+
+
+@editor_required
+@require_POST
+def comment_reply(request: HttpRequest, plan_id: int, comment_id: int) -> HttpResponse:
+    """A consultant's reply to a client comment; the client sees it under their comment."""
+    plan = plan_or_404(request, plan_id)
+    parent = get_object_or_404(Comment, pk=comment_id, revision__plan=plan)
+    try:
+        reply = services.comment_reply(
+            parent=parent, user=request.user, body=request.POST.get("body", "")
+        )
+    except services.SharingError as exc:
+        messages.error(request, f"Reply not sent: {exc}")
+        return redirect(f"{reverse('sharing:review', args=[plan.pk])}#comment-{parent.pk}")
+    messages.success(request, "Reply added: the client sees it under their comment.")
+    return redirect(f"{reverse('sharing:review', args=[plan.pk])}#comment-{reply.pk}")
+
+
+@editor_required
+@require_POST
+def revision_notify(request: HttpRequest, plan_id: int, link_id: int) -> HttpResponse:
+    """E-mail the client contact that the link's revision (or the latest) is published."""
+    plan = plan_or_404(request, plan_id)
+    link = _link_or_404(plan, link_id)
+    revision = link.revision or selectors.revision_list(plan=plan).first()
+    if revision is None or not link.is_valid():
+        messages.error(
+            request, "Nothing to notify: the link is not active or nothing is published."
+        )
+        return redirect("sharing:review", plan_id=plan.pk)
+    url = request.build_absolute_uri(reverse("sharing:public", args=[link.token]))
+    try:
+        to = notify.revision_notify_client(revision, link, url)
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{to} is told that revision {revision.number} is ready.")
+    return redirect("sharing:review", plan_id=plan.pk)

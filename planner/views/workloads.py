@@ -11,6 +11,8 @@ from django_htmx.http import HttpResponseClientRedirect
 from catalog.models import Accelerator
 from catalog.selectors import catalog_version_pinned
 from planner import charts, freshness, selectors, sizing
+from planner.cost_target import cost_target_compare
+from planner.engine import limits
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
@@ -144,6 +146,7 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         "choose_url": reverse("workload_choose", args=[workload.plan_id, workload.pk]),
         "can_edit": bool(request.membership and request.membership.can_edit),
         "feasible_count": feasible_count,
+        "fleet_warning": _fleet_warning(result.feasible),
         "total_count": len(result.candidates),
         "best_key": sizing.candidate_key(result.best) if result.best else None,
         "chosen_key": chosen_key,
@@ -155,6 +158,12 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
     }
     context.update(_detail_context(workload, selected))
     return context
+
+
+def _fleet_warning(feasible) -> int | None:
+    """The smallest feasible fleet when it is larger than any cluster built (a typo?)."""
+    smallest = min((c.accelerators for c in feasible if c.accelerators), default=None)
+    return smallest if smallest and smallest > limits.FLEET_ACCELERATORS_WARN else None
 
 
 def _detail_context(workload: Workload, candidate) -> dict:
@@ -209,6 +218,8 @@ def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
             workload.refresh_from_db()
         try:
             context = _sizing_context(request, workload, form)
+            if not request.htmx:  # the TCO's staleness check is too dear for every autosave
+                context["cost_target"] = cost_target_compare(plan=workload.plan, workload=workload)
         except EngineInputError as exc:
             # A stored value outside today's ranges (saved before they existed): say which.
             context = {

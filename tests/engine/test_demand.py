@@ -4,6 +4,7 @@ import pytest
 
 from planner.engine import demand
 from planner.engine.capacity import plan_replicas
+from planner.engine.errors import EngineInputError
 
 BUSINESS_DAY = [1.0] * 12 + [0.5] * 12  # mean 0.75, peak 1
 
@@ -106,3 +107,46 @@ def test_monthly_demand_of_a_fleet_sized_for_the_peak():
     assert month.gpu_hours_per_month == pytest.approx(5 * 0.75 * 730)  # 2,737.5
     assert month.requests_per_month == pytest.approx(10 * 0.75 * 730 * 3600)  # 19,710,000
     assert month.output_tokens_per_month == pytest.approx(19_710_000 * 350)
+
+
+# --- Traffic helper: active users to peak load -----------------------------------------------
+
+
+def test_daily_active_users_to_peak_load_by_hand():
+    # 20,000 DAU × 2 sessions × 5 requests = 200,000 requests a day; 12 % in the busiest hour
+    # = 24,000 requests → λ = 6.667/s. W = 1 s + 350 × 0.05 s = 18.5 s → L = λW = 123.3;
+    # with 30 s think time, N = λ(W + Z) = 6.667 × 48.5 = 323.3 users in a session.
+    request_s = demand.target_request_s(ttft_ms=1000, tpot_ms=50, output_tokens_mean=350)
+    t = demand.traffic_from_users(
+        active_users=20_000, per_month=False, sessions_per_user=2, requests_per_session=5,
+        think_time_s=30, busiest_hour_pct=12, request_s=request_s,
+    )  # fmt: skip
+    assert t.requests_per_day == pytest.approx(200_000)
+    assert t.peak_hour_requests == pytest.approx(24_000)
+    assert t.peak_requests_per_s == pytest.approx(6.6667, rel=1e-4)
+    assert t.request_s == pytest.approx(18.5)
+    assert t.peak_concurrency == pytest.approx(123.33, rel=1e-4)
+    assert t.concurrent_users == pytest.approx(323.33, rel=1e-4)
+
+
+def test_monthly_active_users_spread_over_the_tco_month():
+    # 100,000 MAU × 4 sessions × 5 requests a month = 2,000,000 ÷ (730 / 24 = 30.417 days).
+    t = demand.traffic_from_users(
+        active_users=100_000, per_month=True, sessions_per_user=4, requests_per_session=5,
+        think_time_s=0, busiest_hour_pct=100 / 24 + 0.1, request_s=10,
+    )  # fmt: skip
+    assert t.requests_per_day == pytest.approx(65_753.4, rel=1e-5)
+    assert t.concurrent_users == pytest.approx(t.peak_concurrency)
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [("active_users", 0), ("busiest_hour_pct", 3), ("busiest_hour_pct", 101),
+     ("think_time_s", -1), ("requests_per_session", 0)],
+)  # fmt: skip
+def test_traffic_inputs_outside_their_range_are_refused(field, value):
+    kwargs = dict(active_users=1000, per_month=False, sessions_per_user=1,
+                  requests_per_session=1, think_time_s=0, busiest_hour_pct=10, request_s=5)  # fmt: skip
+    kwargs[field] = value
+    with pytest.raises(EngineInputError):
+        demand.traffic_from_users(**kwargs)

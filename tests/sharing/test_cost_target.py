@@ -1,0 +1,89 @@
+"""A workload's cost-per-request target against the chosen placement's TCO cost per request."""
+
+import html
+import re
+from decimal import Decimal
+
+from django.urls import reverse
+
+from planner.cost_target import cost_target_compare
+from planner.sharing import checklist
+from planner.sharing.snapshot import plan_snapshot
+from tests.html_forms import page_form
+
+
+def _text(response) -> str:
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", response.content.decode())))
+
+
+def test_target_compared_with_the_chosen_placement_on_page_and_checklist(client, demo):
+    plan, user, _ = demo
+    chat = plan.workloads.get(kind="chat")
+    chat.cost_per_request_target_usd = None  # the demo's target, removed to start from none
+    chat.save()
+    snapshot = plan_snapshot(plan=plan)
+    option, how = checklist.chosen_tco_option(snapshot)
+    assert option is not None, how
+    assert "Amsterdam" in option["label"]  # the demo places the fleet in Amsterdam
+    cost = float(option["cost_per_request_usd"])
+
+    compared = cost_target_compare(plan=plan, workload=chat)
+    assert compared.cost_usd == cost and compared.target_usd is None and compared.met is None
+
+    client.force_login(user)
+    url = reverse("workload_sizing", args=[plan.pk, chat.pk])
+    assert "No cost-per-request target yet" in _text(client.get(url))
+
+    # A target above the cost is met, one below is not (by the percentage shown).
+    for target, met in ((Decimal(str(round(cost * 2, 6))), True),
+                        (Decimal(str(round(cost / 2, 6))), False)):  # fmt: skip
+        chat.cost_per_request_target_usd = target
+        chat.save()
+        compared = cost_target_compare(plan=plan, workload=chat)
+        assert compared.met is met
+        page = _text(client.get(url))
+        assert f"Target: {target:.5f} USD per request" in page
+        assert f"{cost:.5f} USD per request" in page
+        if met:
+            assert "Target met." in page
+        else:
+            assert f"Target not met: {compared.over_pct:.0f} % over." in page
+        items = {i["key"]: i for i in plan_snapshot(plan=plan)["checklist"]}
+        failing = " ".join(items["cost_per_request"]["failing"])
+        assert f"{chat.name}: target {float(target):.5f} USD per request" in (
+            failing if not met else " ".join(items["cost_per_request"]["evidence"])
+        )
+
+
+def test_target_out_of_range_is_refused_at_the_field(client, demo):
+    plan, user, _ = demo
+    chat = plan.workloads.get(kind="chat")
+    client.force_login(user)
+    url = reverse("workload_sizing", args=[plan.pk, chat.pk])
+    page = client.get(url).content.decode()
+    data = page_form(page, containing="cost_per_request_target_usd")
+    data["cost_per_request_target_usd"] = "-1"
+    response = client.post(url, data)
+    assert response.status_code == 400
+    errors = html.unescape(response.content.decode()).split('id="err-cost_per_request_target_usd"')[
+        1
+    ]
+    assert "a request costs between a millionth of a dollar" in errors.split("</div>")[0]
+
+
+def test_the_demo_plan_checklist_and_its_reasons(demo):
+    plan, _, _ = demo
+    items = {i["key"]: i for i in plan_snapshot(plan=plan)["checklist"]}
+    assert {k: i["status"] for k, i in items.items()} == dict.fromkeys(
+        checklist.ITEM_KEYS, checklist.DONE
+    ), {k: i["failing"] for k, i in items.items()}
+    evidence = {k: " ".join(i["evidence"]) for k, i in items.items()}
+    assert "not used: Frankfurt" in evidence["power_cooling_space"]
+    assert "all passing; power ready 2027-02-01" in evidence["power_cooling_space"]
+    assert "target 0.00150 USD per request, met" in evidence["cost_per_request"]
+    assert "Monitoring: Dormedia managed service" in evidence["monitoring_spares_support"]
+    assert items["autoscaling"]["sign_off"]["note"].startswith("Load test")
+    # Remove the load test's sign-off, and the one item needing a person says so.
+    plan.checklist_sign_offs.all().delete()
+    items = {i["key"]: i for i in plan_snapshot(plan=plan)["checklist"]}
+    assert items["autoscaling"]["status"] == checklist.SIGN_OFF
