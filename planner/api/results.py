@@ -20,6 +20,7 @@ from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.limits import finite_or_none
 from planner.facility import selectors as facility_selectors
 from planner.facility import services as facility_services
+from planner.facility.deployment import PlanDeployment, plan_deployment
 from planner.facility.models import TcoRun
 
 router = Router(tags=["results"])
@@ -166,25 +167,34 @@ def choose(request, plan_id: Id, workload_id: Id, payload: ChooseIn):
 
 
 class DeploymentOut(Schema):
+    servers: int = Field(0, description="Servers of every site, N+1 spares included.")
+    accelerators_used: int = Field(0, description="Accelerators the replicas use at peak.")
+    accelerators_installed: int = Field(0, description="Accelerators in the servers bought.")
+    it_load_kw: float = Field(0.0, description="IT load of every server, kW.")
+    pools: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Per site and server platform: the workloads' replicas packed onto shared "
+        "servers, the servers for the load and the spares (the one deployment every page reads).",
+    )
     deployments: list[dict[str, Any]] = Field(
-        ..., description="The hardware of each chosen configuration, as the sites page uses it."
+        ..., description="Each workload's chosen configuration (for labels and demand)."
     )
     sites: list[dict[str, Any]] = Field(
-        ..., description="Per site: racks needed, IT and facility load (kW), status."
+        ..., description="Per site: servers, racks needed, IT and facility load (kW), status."
     )
     catalog_gap: str = Field("", description="Why the plan's servers cannot be placed yet.")
 
 
-def _deployments(plan) -> tuple[list, str]:
+def _deployment(plan) -> tuple[PlanDeployment | None, str]:
     try:
-        return selectors.plan_deployments(plan=plan), ""
-    except CatalogGapError as gap:
-        return [], str(gap)
+        return plan_deployment(plan=plan), ""
+    except (CatalogGapError, EngineInputError) as gap:
+        return None, str(gap)
 
 
-def _evaluations(plan, deployments):
+def _evaluations(plan, deployment: PlanDeployment | None):
     for site in facility_selectors.site_list(plan=plan):
-        yield site, facility_services.site_evaluate(plan=plan, site=site, deployments=deployments)
+        yield site, facility_services.site_evaluate(plan=plan, site=site, deployment=deployment)
 
 
 @router.get(
@@ -194,15 +204,17 @@ def _evaluations(plan, deployments):
 )
 def deployment(request, plan_id: Id):
     plan = plan_get(request, plan_id)
-    deployments, gap = _deployments(plan)
+    pooled, gap = _deployment(plan)
     sites = []
-    for site, evaluation in _evaluations(plan, deployments):
+    for site, evaluation in _evaluations(plan, pooled):
         report = evaluation.report
+        at_site = pooled.site_pool(site) if pooled else None
         sites.append(
             {
                 "id": site.pk,
                 "name": site.name,
                 "status": evaluation.status,
+                "servers": at_site.servers if at_site else 0,
                 "racks_needed": report.racks_needed if report else None,
                 "servers_per_rack": report.servers_per_rack if report else None,
                 "it_load_kw": finite_or_none(report.it_load_kw) if report else None,
@@ -210,7 +222,18 @@ def deployment(request, plan_id: Id):
                 "error": evaluation.error,
             }
         )
-    return {"deployments": plain(deployments), "sites": sites, "catalog_gap": gap}
+    if pooled is None:
+        return {"deployments": [], "sites": sites, "catalog_gap": gap}
+    return {
+        "servers": pooled.servers,
+        "accelerators_used": pooled.accelerators_used,
+        "accelerators_installed": pooled.accelerators_installed,
+        "it_load_kw": finite_or_none(pooled.it_load_kw) or 0.0,
+        "pools": plain(list(pooled.pooled.pools)),
+        "deployments": plain(list(pooled.per_workload)),
+        "sites": sites,
+        "catalog_gap": gap,
+    }
 
 
 class CheckOut(Schema):
@@ -240,7 +263,7 @@ class SiteChecksOut(Schema):
 )
 def facility_checks(request, plan_id: Id):
     plan = plan_get(request, plan_id)
-    deployments, gap = _deployments(plan)
+    pooled, gap = _deployment(plan)
     return [
         {
             "site_id": site.pk,
@@ -251,7 +274,7 @@ def facility_checks(request, plan_id: Id):
             "error": evaluation.error,
             "catalog_gap": evaluation.catalog_gap or gap,
         }
-        for site, evaluation in _evaluations(plan, deployments)
+        for site, evaluation in _evaluations(plan, pooled)
     ]
 
 

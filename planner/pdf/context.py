@@ -341,7 +341,9 @@ def quote_context(snapshot: dict, **head) -> QuoteContext:
     sell = quote.get("sell") or _sell_of_old_snapshot(bom)
     bom_rows = bom.get("lines", [])
     lines = []
-    for i, row in enumerate(sell.get("lines", []), start=1):
+    # Without a priced BOM there is nothing to sell line by line (services and fees remain).
+    sell_lines = sell.get("lines", []) if bom.get("available") else []
+    for i, row in enumerate(sell_lines, start=1):
         lead = bom_rows[i - 1].get("lead_time_days") if i <= len(bom_rows) else None
         lines.append(SellLine(
             position=i, description=row["description"], quantity=row["quantity"],

@@ -119,3 +119,21 @@ def plan_b(org_b, owner_b, catalog):
     )  # fmt: skip
     Site.objects.create(plan=plan, name="B site", site_it_capacity_kw=Decimal("100"))
     return plan
+
+
+@pytest.fixture(autouse=True)
+def fx_rates(db):
+    """The API tests' plans are in EUR and GBP: a plan currency needs a stored rate (as on the
+    plan form; USD always converts)."""
+    from datetime import date
+    from decimal import Decimal
+
+    from sourcing.models import FxRate
+
+    for code, rate in (("EUR", "1.08"), ("GBP", "1.27")):
+        FxRate.objects.get_or_create(
+            from_currency=code,
+            to_currency="USD",
+            as_of=date(2026, 1, 2),
+            defaults={"rate": Decimal(rate)},
+        )

@@ -52,7 +52,9 @@ def test_plan_validation_errors_are_the_forms_messages(api):
     assert response.status_code == 400
     errors = response.json()["errors"]
     assert errors["client"] == ["Pick a client or name a new one."]
-    assert errors["currency"] == ["Use a three-letter ISO 4217 code, e.g. EUR."]
+    assert errors["currency"] == [
+        "Unknown currency 'E1X': use an ISO 4217 code such as EUR, USD or GBP."
+    ]
     assert Plan.objects.count() == 0
 
 

@@ -15,7 +15,8 @@ def test_demo_plan_gets_sites_a_choice_and_a_tco_when_sized(org_a, consultant_a,
     assert PlacementDecision.objects.get(plan=plan).chosen_kind == "colocation"
     runs = TcoRun.objects.filter(plan=plan)
     if plan_selectors.plan_deployments(plan=plan):
-        assert [r.status for r in runs] == ["succeeded"]
+        # Costed on the sites, then again on the sourcing demo's BOM and offers.
+        assert runs.exists() and {r.status for r in runs} == {"succeeded"}
     else:
         assert not runs.exists()
 

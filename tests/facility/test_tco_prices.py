@@ -45,14 +45,15 @@ def test_maintenance_comes_from_the_boms_support_line(sourced_plan):
 
 def test_network_capex_is_the_boms_network_lines(sourced_plan):
     build = services.tco_inputs_build(plan=sourced_plan)
-    nic = _qty(sourced_plan, "nic:scale-out")
-    switch = _qty(sourced_plan, "switch:switch-ib-64x400g:leaf")
+    # Every replica fits one server, so the pooled deployment buys the front-end network.
+    nic = _qty(sourced_plan, "nic:nic-eth-front-end")
+    switch = _qty(sourced_plan, "switch:switch-eth-front-end:leaf")
     optic = _qty(sourced_plan, "optic:optic-400g")
     cable = _qty(sourced_plan, "cable:cable-fiber-mpo")
-    nic_eur = 1040 if nic >= 64 else 1090 if nic >= 32 else 1150  # price breaks
+    nic_eur = 655 if nic >= 16 else 690  # the Dutch offer's price break
     expected = (
         nic * nic_eur * EUR_USD
-        + switch * min(34_500 * EUR_USD, 38_900)  # Dutch EUR offer vs US USD offer
+        + switch * min(14_800 * EUR_USD, 16_200)  # Dutch EUR offer vs US USD offer
         + optic * min((740 if optic >= 100 else 780) * EUR_USD, 690 if optic >= 100 else 720)
         + cable * 95 * EUR_USD
     )

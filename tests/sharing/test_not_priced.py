@@ -23,7 +23,11 @@ def unpriced_revision(plan, consultant):
     Offer.objects.filter(part__in=parts.values("part")).update(
         quoted_on=date(2020, 1, 1), valid_until=date(2020, 1, 31)
     )
-    return services.revision_publish(plan=plan, user=consultant, note="offers expired")
+    # The landed cost is then incomplete (and the TCO, which reads the offers, stale): the
+    # consultant publishes with these open items, as the review page allows.
+    return services.revision_publish(
+        plan=plan, user=consultant, note="offers expired", with_open_items=True
+    )
 
 
 def _flat(text: str) -> str:
@@ -45,8 +49,8 @@ def test_the_plan_report_pdf_says_not_priced_never_zero(unpriced_revision):
 
     text = _flat(pdf_text(services.document_render(revision=unpriced_revision, kind="report"))[0])
 
-    assert "rack 2 not priced" in text and "storage 4 not priced" in text
-    assert "cable 16 not priced" in text
+    assert re.search(r"rack \d+ not priced", text) and re.search(r"storage \d+ not priced", text)
+    assert re.search(r"cable \d+ not priced", text)
     assert "incomplete: 5 lines not priced" in text
     assert not re.search(r"\b0\.00 EUR", text)
 

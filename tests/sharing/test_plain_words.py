@@ -94,7 +94,7 @@ def test_every_client_pdf_speaks_plain_words(plan, kind):
     if kind == "report":
         flat = re.sub(r"\s+", " ", text)
         assert "Sources" in flat and "Uptime Institute" in flat
-        assert "Cloud commitment" in flat or "Cloud on-demand" in flat  # chart legends
+        assert "on-demand" in flat.lower()  # chart legends: each provider's on-demand option
         assert "Hardware price" in flat  # the sensitivity chart's drivers
 
 
