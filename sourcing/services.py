@@ -110,7 +110,11 @@ def sourcing_settings_get(*, plan: Plan) -> SourcingSettings:
     if existing:
         return existing
     country = (plan.client.country or "").upper()
-    return SourcingSettings.objects.create(plan=plan, destination_country=country or "US")
+    # Two requests may create the row at once (e.g. two TCO clicks): the loser reads it.
+    settings, _ = SourcingSettings.objects.get_or_create(
+        plan=plan, defaults={"destination_country": country or "US"}
+    )
+    return settings
 
 
 def valuation_date(settings: SourcingSettings) -> date:

@@ -57,6 +57,10 @@ def test_new_client_to_published_quote_and_comment_reply_approval(
     page.click("nav.plan-nav >> text=Client review")
     page.wait_for_url(re.compile(r"/review/$"))
     page.fill("#id_publish_note", "First sizing for Fjord")
+    # Not costed or sourced yet: the page lists the open items and the consultant publishes
+    # this first sizing with them, shown to the client.
+    assert page.get_by_test_id("open-items").count() == 1
+    page.get_by_label("Publish with these open items").check()
     page.get_by_test_id("publish").click()
     page.wait_for_url(re.compile(r"/review/revisions/1/$"))
     assert page.locator("a[href$='quote.pdf']").count() >= 1  # the revision's quote

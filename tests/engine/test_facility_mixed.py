@@ -33,8 +33,11 @@ def test_two_kinds_are_laid_out_in_their_own_racks_and_summed():
     # The fullest rack is a 4-GPU rack at 3 × 5.6 = 16.8 kW (a DGX rack draws 14.3 kW); the
     # per-rack checks report it and name the kind.
     assert report.rack_load_kw == pytest.approx(16.8)
-    assert report.by_key("ab_redundancy").value == pytest.approx(16.8)
-    assert report.by_key("ab_redundancy").reason.startswith("4-GPU server racks:")
+    # A/B: the 4-GPU rack only warns (16.8 of 18.4 kW per feed), but a DGX B200 on one feed
+    # keeps 3 of its 6 power supplies (9.9 kW < 14.3 kW): the worst status is reported, named.
+    ab = report.by_key("ab_redundancy")
+    assert ab.status == "fail" and ab.value == pytest.approx(14.3)
+    assert ab.reason.startswith("DGX B200 racks:")
     keys = [c.key for c in report.checks]
     assert keys == [c.key for c in fe.check_facility(SITE, DGX, date(2027, 6, 1)).checks]
 

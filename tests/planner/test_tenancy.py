@@ -137,6 +137,13 @@ TENANT_OBJECT_URLS = {
     "sharing:document_status": lambda objs: reverse(
         "sharing:document_status", args=[objs["plan_b"].pk, 1, "report"]
     ),
+    "operations": lambda objs: reverse("operations", args=[objs["plan_b"].pk]),
+    "sharing:comment_reply": lambda objs: reverse(
+        "sharing:comment_reply", args=[objs["plan_b"].pk, objs["comment_b"].pk]
+    ),
+    "sharing:revision_notify": lambda objs: reverse(
+        "sharing:revision_notify", args=[objs["plan_b"].pk, objs["share_link_b"].pk]
+    ),
     "sharing:document_preview": lambda objs: reverse(
         "sharing:document_preview", args=[objs["plan_b"].pk, 1, "quote"]
     ),
@@ -151,6 +158,44 @@ PUBLIC_TOKEN_URLS = {
     "sharing:public_document",
     "sharing:public_document_status",
     "invitation_accept",  # tests/planner/test_invitations.py
+}
+# The plan API's operations on an organisation's rows: tests/api checks each answers 404 for
+# another organisation's ids (and 401 without a token, 403 for a viewer's writes).
+API_TENANT_URLS = {
+    "api:bom",
+    "api:bom_generate",
+    "api:candidates",
+    "api:choose",
+    "api:deployment",
+    "api:document",
+    "api:facility_checks",
+    "api:landed_cost",
+    "api:placement",
+    "api:plan_create",
+    "api:plan_delete",
+    "api:plan_export_endpoint",
+    "api:plan_import_endpoint",
+    "api:plan_list",
+    "api:plan_read",
+    "api:plan_update",
+    "api:revision",
+    "api:revision_list",
+    "api:revision_publish",
+    "api:share_link_create",
+    "api:share_link_revoke",
+    "api:site_create",
+    "api:site_delete",
+    "api:site_list",
+    "api:site_read",
+    "api:site_update",
+    "api:tco_run",
+    "api:tco_run_start",
+    "api:timeline",
+    "api:workload_create",
+    "api:workload_delete",
+    "api:workload_list",
+    "api:workload_read",
+    "api:workload_update",
 }
 # URL names that hold no organisation-owned object (shared catalog, auth, the current
 # organisation's own pages, admin); listed so that a new URL cannot go unclassified.
@@ -202,7 +247,13 @@ def _url_names(resolver: URLResolver, namespace: str = "") -> set[str]:
 
 def test_every_url_is_classified_for_tenancy():
     names = _url_names(get_resolver())
-    unclassified = names - set(TENANT_OBJECT_URLS) - NOT_TENANT_OBJECT_URLS - PUBLIC_TOKEN_URLS
+    unclassified = (
+        names
+        - set(TENANT_OBJECT_URLS)
+        - NOT_TENANT_OBJECT_URLS
+        - PUBLIC_TOKEN_URLS
+        - API_TENANT_URLS
+    )
     assert not unclassified, f"classify these URLs in test_tenancy.py: {sorted(unclassified)}"
 
 
@@ -234,13 +285,14 @@ def _sourcing_objects_of_b(org_b, plan_b) -> dict:
 
 
 def _sharing_objects_of_b(plan_b, owner_b) -> dict:
-    from planner.sharing.models import PlanRevision, ShareLink
+    from planner.sharing.models import Comment, PlanRevision, ShareLink
 
     revision = PlanRevision.objects.create(
         plan=plan_b, number=1, snapshot={"plan": {"name": plan_b.name}}, snapshot_sha256="0" * 64
     )
     link = ShareLink.objects.create(plan=plan_b, revision=revision, token="b" * 43)
-    return {"revision_b": revision, "share_link_b": link}
+    comment = Comment.objects.create(revision=revision, link=link, author_name="B", body="Hi")
+    return {"revision_b": revision, "share_link_b": link, "comment_b": comment}
 
 
 @pytest.fixture
