@@ -54,7 +54,7 @@ def real_ids(sized_plan, consultant_a, settings, tmp_path):
     from planner.sharing import services
 
     settings.MEDIA_ROOT = tmp_path / "media"
-    revision = services.revision_publish(plan=sized_plan, user=consultant_a)
+    revision = services.revision_publish(plan=sized_plan, user=consultant_a, with_open_items=True)
     link = services.share_link_create(
         plan=sized_plan, user=consultant_a, revision=None, expires_at=None, note=""
     )
