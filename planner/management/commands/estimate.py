@@ -25,6 +25,7 @@ HUMAN_FIELDS = (
     ("saturation_requests_per_s", "Saturation point (requests/s)", "{:,.2f}"),
     ("queue_growth_requests_per_s", "Queue growth (requests/s)", "{:,.2f}"),
     ("tensor_parallel", "Tensor parallel", "{}"),
+    ("parallel_layout", "Layout across servers", "{}"),
     ("replicas", "Replicas", "{}"),
     ("weights_gb", "Weights (GB)", "{:,.1f}"),
     ("kv_cache_dtype", "KV cache dtype", "{}"),
@@ -75,6 +76,20 @@ class Command(BaseCommand):
             default="auto",
             help="KV-cache dtype; auto (default) is the model's dtype (BF16), as vLLM's auto.",
         )
+        parser.add_argument(
+            "--pp",
+            type=int,
+            default=1,
+            help="Pipeline stages per replica (stages on other servers use the scale-out "
+            "fabric). Without it a model no server holds is spread over servers by the engine.",
+        )
+        parser.add_argument(
+            "--ep",
+            type=int,
+            default=1,
+            help="Expert-parallel degree for MoE models (a multiple of TP; attention is "
+            "data-parallel over EP/TP servers).",
+        )
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
 
     def handle(self, *args, **options) -> None:
@@ -98,6 +113,8 @@ class Command(BaseCommand):
             request_rate=options["request_rate"],
             kv_cache_dtype=options["kv_cache_dtype"],
             concurrency=options["concurrency"],
+            pipeline_parallel=options["pp"],
+            expert_parallel=options["ep"],
         )
         try:
             result = estimate_as_dict(estimate_run(request))
@@ -109,6 +126,8 @@ class Command(BaseCommand):
         for key, label, fmt in HUMAN_FIELDS:
             if result[key] is None and key in MODE_FIELDS:
                 continue  # not part of this mode's answer
+            if key == "parallel_layout" and not result[key]:
+                continue  # one server per replica
             value = "unbounded (see the note)" if result[key] is None else fmt.format(result[key])
             self.stdout.write(f"{label:<40} {value}")
         self.stdout.write(f"Note: {result['kv_note']}")
