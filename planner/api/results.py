@@ -50,11 +50,21 @@ def plain(value: Any) -> Any:
 
 
 class CandidateOut(Schema):
-    key: str = Field(..., description="accelerator|precision|tensor_parallel; send it to choose.")
+    key: str = Field(
+        ...,
+        description="accelerator|precision|tensor_parallel, plus |ppN or |epN for a replica "
+        "spanning servers; send it to choose.",
+    )
     accelerator: str
     accelerator_name: str
     precision: str
     tensor_parallel: int
+    pipeline_parallel: int = Field(..., description="Pipeline stages per replica (1: none).")
+    expert_parallel: int = Field(..., description="Expert-parallel degree (1: none).")
+    layout: str = Field(
+        ..., description="e.g. 'TP4', or 'TP8 × PP2 (2 servers)' for a replica spanning servers."
+    )
+    accelerators_per_replica: int
     feasible: bool
     reason: str | None = Field(..., description="Why the candidate is infeasible, if it is.")
     replicas: int | None
@@ -105,6 +115,10 @@ def candidates(
                 "accelerator_name": c.accelerator_name,
                 "precision": c.precision,
                 "tensor_parallel": c.tensor_parallel,
+                "pipeline_parallel": c.pipeline_parallel,
+                "expert_parallel": c.expert_parallel,
+                "layout": c.layout,
+                "accelerators_per_replica": c.accelerators_per_replica,
                 "feasible": c.feasible,
                 "reason": c.infeasible_reason,
                 "replicas": c.replicas,
@@ -143,7 +157,7 @@ def choose(request, plan_id: Id, workload_id: Id, payload: ChooseIn):
     workload = workload_get(request, plan_id, workload_id)
     require_editor(request)
     key = payload.key
-    precision = key.split("|")[1] if key.count("|") == 2 else ""
+    precision = key.split("|")[1] if key.count("|") >= 2 else ""
     with catalog_version_pinned():
         try:
             result = sizing.workload_sweep(workload, all_precisions=precision != workload.precision)
