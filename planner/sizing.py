@@ -584,7 +584,22 @@ def estimate_run(request: EstimateRequest) -> EstimateResult:
         EstimateError: impossible inputs (one sentence saying why).
     """
     model, accelerator = specs_for(request.model, request.accelerator)
-    return estimate(request, model, accelerator, calibration())
+    return estimate(request, model, accelerator, calibration(), scale_out_for(accelerator))
+
+
+def scale_out_for(accelerator: AcceleratorSpec):
+    """The scale-out link per GPU from a catalog server's network ports, else the family's."""
+    ports = (
+        ServerPlatform.objects.filter(
+            accelerator__slug=accelerator.slug,
+            accelerators_per_server=accelerator.accelerators_per_server,
+        )
+        .exclude(network_ports="")
+        .order_by("vendor", "name")
+        .values_list("network_ports", flat=True)
+        .first()
+    )
+    return scale_out_link(accelerator, ports)
 
 
 UNBOUNDED_NOTES = {

@@ -506,6 +506,9 @@ def estimate(
     provenance = band.basis
     if generation:
         provenance += f"; assumes {accelerator.family} serving software as of {generation}"
+    if chosen.parallel is not None:
+        link_used = chosen.parallel.link
+        provenance += f"; scale-out {link_used.gbps_per_gpu:g} Gb/s per GPU ({link_used.source})"
     per_gpu = memory.kv_bytes_per_token_replica / chosen.accelerators_per_replica
     replication, kv_note = _kv_layout_note(model, chosen.tensor_parallel, kv_dtype, per_gpu)
     return EstimateResult(
