@@ -76,7 +76,13 @@ def test_estimate_gives_finite_figures_or_a_clear_error(model, accelerator, **kw
     except EngineInputError as exc:
         assert str(exc)
         return
-    assert _all_finite(asdict(result)), result
+    figures = asdict(result)
+    if figures.get("saturated"):
+        # Past saturation the queue grows without bound: TTFT is unbounded (inf in the
+        # engine, null with a note in JSON); every other figure stays finite.
+        assert figures.pop("ttft_ms") == math.inf
+        assert figures["queue_growth_requests_per_s"] > 0
+    assert _all_finite(figures), result
 
 
 @FAST
