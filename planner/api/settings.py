@@ -180,6 +180,7 @@ def tco_settings_update(request, plan_id: Id, payload: TcoSettingsIn):
                 instance=settings,
             )
         except FormErrors as exc:
+            transaction.set_rollback(True)  # a refused edit stores nothing
             return Status(400, {"errors": exc.errors})
         saved = facility_services.tco_settings_save(plan=plan, form=form)
     return Status(200, tco_settings_out(saved))
@@ -305,6 +306,7 @@ def placement_settings_update(request, plan_id: Id, payload: PlacementSettingsIn
                 instance=decision,
             )
         except FormErrors as exc:
+            transaction.set_rollback(True)  # a refused edit stores nothing
             return Status(400, {"errors": _form_errors(exc.errors, {"residency_": "residency"})})
         decision = facility_services.placement_settings_save(
             plan=plan, form=form, decision=decision
@@ -325,6 +327,7 @@ def placement_choose(request, plan_id: Id, payload: PlacementChoiceIn):
         evaluation = facility_services.placement_evaluate(plan=plan, decision=decision)
         if evaluation.result is None:
             why = evaluation.catalog_gap or "The plan has no workloads to place yet."
+            transaction.set_rollback(True)  # a refused edit stores nothing
             return Status(400, {"errors": {"key": [why]}})
         options = evaluation.result.options
 
@@ -340,6 +343,7 @@ def placement_choose(request, plan_id: Id, payload: PlacementChoiceIn):
                 instance=decision,
             )
         except FormErrors as exc:
+            transaction.set_rollback(True)  # a refused edit stores nothing
             return Status(400, {"errors": _form_errors(exc.errors, {"option": "key"})})
         decision = facility_services.placement_choice_save(
             plan=plan,
@@ -413,6 +417,7 @@ def _split_write(plan, workload, shares: dict[str, Any], version: int | None):
             errors = _form_errors(exc.errors, {"share_": "shares"})
             if "__all__" in errors:
                 errors.setdefault("shares", []).extend(errors.pop("__all__"))
+            transaction.set_rollback(True)  # a refused edit stores nothing
             return Status(400, {"errors": errors})
         split = facility_services.site_split_save(form=form, split=split)
     return Status(200, site_split_out(workload, split, sites))
@@ -566,6 +571,7 @@ def quote_settings_update(request, plan_id: Id, payload: QuoteSettingsIn):
             form = bound_form(factory, sent=data, version=payload.version, instance=settings)
         except FormErrors as exc:
             prefixes = {"category_": "category_markups", "line_": "line_markups"}
+            transaction.set_rollback(True)  # a refused edit stores nothing
             return Status(400, {"errors": _form_errors(exc.errors, prefixes)})
         saved = form.save()
     return Status(200, quote_settings_out(saved, lines))

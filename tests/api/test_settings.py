@@ -99,7 +99,7 @@ def test_tco_settings_errors_are_the_forms(api, sized_plan, catalog):
     form.is_valid()
     assert errors["horizon_months"] == form.errors["horizon_months"]
     assert errors["cloud_providers"] == form.errors["cloud_providers"]
-    assert not TcoSettings.objects.filter(plan=sized_plan, horizon_months=6).exists()
+    assert not TcoSettings.objects.filter(plan=sized_plan).exists()  # a refusal stores nothing
 
 
 def test_tco_settings_outdated_version_is_409(api, sized_plan, catalog):
@@ -147,7 +147,7 @@ def test_placement_settings_errors(api, sized_plan, plan_b):
     assert unknown.json()["errors"] == {
         f"residency.{other}": [f"No workload {other} on this plan."]
     }
-    assert not ResidencyRule.objects.exists()
+    assert not ResidencyRule.objects.exists() and not PlacementDecision.objects.exists()
 
 
 def test_choose_a_placement_option_with_a_reason(api, sized_plan):
@@ -278,7 +278,8 @@ def test_quote_settings_errors(api, bom_plan):
         "category_markups.Cooling": ["No BOM line of category 'Cooling' on this plan."],
         "line_markups.x": ["No BOM line 'x' on this plan."],
     }
-    assert QuoteSettings.objects.get(plan=bom_plan).validity_days == 30
+    assert not QuoteSettings.objects.filter(plan=bom_plan).exists()  # a refusal stores nothing
+    assert api.get(url).json()["validity_days"] == 30
 
 
 def test_quote_fees_add_change_and_remove(api, sized_plan):
