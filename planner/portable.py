@@ -1,9 +1,10 @@
 """Portable plan files: one versioned JSON document with everything needed to rebuild a plan in
 another organisation or installation.
 
-The document holds the client, the plan, its workloads (with their choices and residency
-rules), sites (with power upgrades), TCO and placement settings, sourcing settings, the BOM
-lines (generated ones with what they were generated as, manual ones, hand-set quantities)
+The document holds the client, the plan, its workloads (with their choices, residency
+rules and hand-set splits over the sites, by site name), sites (with power upgrades), TCO and
+placement settings (with the placement choice), sourcing settings, the quote's markups,
+terms and fees, the BOM lines (generated ones with what they were generated as, manual ones, hand-set quantities)
 and the suppliers' offers the plan's BOM uses, with their price breaks. Catalog rows
 (models, accelerators, servers, parts) are named by slug; nothing carries a database id, so
 exporting an imported plan gives the same document.
@@ -33,13 +34,24 @@ from planner.facility.models import (
     ResidencyRule,
     Site,
     TcoSettings,
+    WorkloadSiteSplit,
 )
 from planner.models import Client, Organisation, Plan, Workload
-from sourcing.models import BomLine, Offer, OfferPriceBreak, SourcingSettings, Supplier
+from sourcing.models import (
+    BomLine,
+    Offer,
+    OfferPriceBreak,
+    QuoteFee,
+    QuoteSettings,
+    SourcingSettings,
+    Supplier,
+)
 from sourcing.selectors import offers_for_line
 
 FORMAT = "inference-planner/plan"
-VERSION = 1
+VERSION = 2  # 2: site splits, quote settings and fees, placement options by site name
+READABLE_VERSIONS = (1, 2)  # a version 1 file has none of them
+SITE_REF = "site:"  # a placement option of a site, by the site's name (version 2)
 MAX_BYTES = 5_000_000
 MAX_DEPTH = 12
 MAX_ROWS = {
@@ -50,6 +62,7 @@ MAX_ROWS = {
     "suppliers": 500,
     "offers": 2_000,
     "price_breaks": 50,
+    "quote_fees": 200,
 }
 # Never in a file: ids, row versions, timestamps of the row itself, who made it.
 SKIPPED = {"id", "version", "created_at", "updated_at", "created_by", "decided_by"}
@@ -134,13 +147,16 @@ def plan_export(plan: Plan) -> dict[str, Any]:
             | _row(offer, "supplier")
             | {"price_breaks": [_row(b, "offer") for b in offer.price_breaks.order_by("min_qty")]}
         )
+    site_names = {str(site.pk): site.name for site in plan.sites.all()}
     workloads = []
     for workload in plan.workloads.select_related(
         "model", "chosen_accelerator", "chosen_server"
     ).order_by("pk"):
         rule = ResidencyRule.objects.filter(workload=workload).first()
         workloads.append(
-            _row(workload, "plan") | {"residency": rule.allowed if rule is not None else None}
+            _row(workload, "plan")
+            | {"residency": rule.allowed if rule is not None else None}
+            | {"site_split": _split_export(workload, site_names)}
         )
     sites = [
         _row(site, "plan")
@@ -169,13 +185,46 @@ def plan_export(plan: Plan) -> dict[str, Any]:
         "workloads": workloads,
         "sites": sites,
         "tco_settings": single(TcoSettings),
-        "placement_decision": single(PlacementDecision, ["decided_at"]),
+        "placement_decision": _site_keys(
+            single(PlacementDecision, ["decided_at"]),
+            {f"site-{pk}": f"{SITE_REF}{name}" for pk, name in site_names.items()},
+        ),
         "sourcing_settings": single(
             SourcingSettings, ["bom_generated_at", "checked_at", "checked_go_live"]
         ),
+        "quote_settings": single(QuoteSettings),
+        "quote_fees": [_row(fee, "plan") for fee in QuoteFee.objects.filter(plan=plan)],
         "bom_lines": bom_lines,
         "suppliers": list(suppliers.values()),
     }
+
+
+def _site_keys(row: Any, mapping: dict[str, str]) -> Any:
+    """A placement decision with its options' site keys translated: ``site-<id>`` in the
+    database, ``site:<name>`` in a file (ids do not travel)."""
+    if not isinstance(row, dict):
+        return row
+    row = dict(row)
+    if isinstance(row.get("chosen_key"), str):
+        row["chosen_key"] = mapping.get(row["chosen_key"], row["chosen_key"])
+    scores = row.get("scores")
+    if isinstance(scores, dict) and isinstance(scores.get("options"), list):
+        options = [
+            o | {"key": mapping.get(o["key"], o["key"])}
+            if isinstance(o, dict) and isinstance(o.get("key"), str)
+            else o
+            for o in scores["options"]
+        ]
+        row["scores"] = scores | {"options": options}
+    return row
+
+
+def _split_export(workload: Workload, site_names: dict[str, str]) -> dict[str, int] | None:
+    """The hand-set split by site name (null: the users' regions decide)."""
+    split = WorkloadSiteSplit.objects.filter(workload=workload).first()
+    if split is None or not split.shares:
+        return None
+    return {site_names[k]: v for k, v in split.shares.items() if k in site_names}
 
 
 def plan_export_json(plan: Plan) -> str:
@@ -221,11 +270,15 @@ def plan_document_check(document: Any) -> dict[str, Any]:
         raise PortableError({"file": [f"The file is nested deeper than {MAX_DEPTH} levels."]})
     if document.get("format") != FORMAT:
         raise PortableError({"format": [f"Not a plan file (its format must be '{FORMAT}')."]})
-    if document.get("version") != VERSION:
-        raise PortableError({"version": [f"This installation reads version {VERSION} plan files."]})
+    if document.get("version") not in READABLE_VERSIONS:
+        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+        raise PortableError(
+            {"version": [f"This installation reads version {readable} plan files."]}
+        )
     known = {
         "format", "version", "client", "plan", "workloads", "sites", "tco_settings",
         "placement_decision", "sourcing_settings", "bom_lines", "suppliers",
+        "quote_settings", "quote_fees",
     }  # fmt: skip
     unknown = sorted(set(document) - known)
     if unknown:
@@ -374,11 +427,16 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
     plan.save()
 
     _import_suppliers(document, imp)
+    splits: list[tuple[str, Workload, Any]] = []
     for n, data in enumerate(imp.rows("workloads", document.get("workloads"), "workloads")):
         where = f"workloads[{n}]"
-        workload = imp.build(where, Workload, data, "plan", extra=("residency",), plan=plan)
+        workload = imp.build(
+            where, Workload, data, "plan", extra=("residency", "site_split"), plan=plan
+        )
         if workload is None:
             continue
+        if data.get("site_split") is not None:
+            splits.append((f"{where}.site_split", workload, data["site_split"]))
         residency = data.get("residency")
         if residency is not None and not isinstance(residency, str):
             imp.error(f"{where}.residency", "Must be text, e.g. 'EU, CH'.")
@@ -412,15 +470,30 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
         for upgrade in upgrades:
             upgrade.site = site
             upgrade.save()
+    if not imp.errors:
+        _import_splits(splits, {s.name: s for s in Site.objects.filter(plan=plan)}, imp)
     for key, model, skip in (
         ("tco_settings", TcoSettings, ()),
         ("placement_decision", PlacementDecision, ("decided_at",)),
         ("sourcing_settings", SourcingSettings, ("bom_generated_at", "checked_at", "checked_go_live")),
+        ("quote_settings", QuoteSettings, ()),
     ):  # fmt: skip
         if document.get(key) is not None:
-            row = imp.build(key, model, document[key], "plan", skip=skip, plan=plan)
+            data = document[key]
+            if key == "placement_decision":
+                sites = Site.objects.filter(plan=plan).values_list("pk", "name")
+                data = _site_keys(data, {f"{SITE_REF}{name}": f"site-{pk}" for pk, name in sites})
+                if isinstance(data, dict) and str(data.get("chosen_key")).startswith(SITE_REF):
+                    imp.error(f"{key}.chosen_key", "Must name a site of the file.")
+                    continue
+            row = imp.build(key, model, data, "plan", skip=skip, plan=plan)
             if row is not None and not imp.errors:
                 row.save()
+    fees = imp.rows("quote_fees", document.get("quote_fees"), "quote_fees")
+    for n, data in enumerate(fees):
+        fee = imp.build(f"quote_fees[{n}]", QuoteFee, data, "plan", plan=plan)
+        if fee is not None and not imp.errors:
+            fee.save()
     part_keys: set[str] = set()
     lines = imp.rows("bom_lines", document.get("bom_lines"), "bom_lines")
     for n, data in enumerate(lines):
@@ -444,6 +517,30 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
             line.save()
     imp.check()
     return plan
+
+
+def _import_splits(splits, sites: dict[str, Site], imp: _Importer) -> None:
+    """Each workload's hand-set split, from site names to the imported sites' ids."""
+    for where, workload, shares in splits:
+        if not isinstance(shares, dict) or len(shares) > MAX_ROWS["sites"]:
+            imp.error(where, "Must be an object of site names to whole percents.")
+            continue
+        unknown = [name for name in shares if name not in sites]
+        if unknown:
+            imp.error(where, f"No site named {', '.join(map(repr, unknown))} in the file.")
+            continue
+        if not all(type(v) is int and 0 <= v <= 100 for v in shares.values()):
+            imp.error(where, "Each site's share is a whole percent, 0 to 100.")
+            continue
+        split = WorkloadSiteSplit(
+            workload=workload, shares={str(sites[k].pk): v for k, v in shares.items()}
+        )
+        try:
+            split.full_clean(exclude=["workload"])
+        except ValidationError as exc:
+            imp.error(where, " ".join(exc.messages))
+            continue
+        split.save()
 
 
 def _import_suppliers(document: dict[str, Any], imp: _Importer) -> None:

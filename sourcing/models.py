@@ -791,6 +791,25 @@ class QuoteSettings(VersionedModel):
     def __str__(self) -> str:
         return f"Quote settings of {self.plan}"
 
+    def clean(self) -> None:
+        """Each map's markups are percentages within the global markup's bounds, as text."""
+        low, high = markup_validators[0].limit_value, markup_validators[1].limit_value
+        for name in ("category_markups", "line_markups"):
+            markups = getattr(self, name)
+            message = (
+                f"Give an object of names to markups in %, from {low} to {high} "
+                '(e.g. {"Network": "12.5"}).'
+            )
+            if not isinstance(markups, dict) or len(markups) > 2_000:
+                raise ValidationError({name: message})
+            for key, value in markups.items():
+                try:
+                    pct = Decimal(str(value)) if isinstance(value, str | int) else None
+                except ArithmeticError:
+                    pct = None
+                if len(key) > 200 or pct is None or not pct.is_finite() or not low <= pct <= high:
+                    raise ValidationError({name: f"{key[:40]}: {message}"})
+
 
 class FeeKind(models.TextChoices):
     DESIGN = "design", "Design"

@@ -357,6 +357,7 @@ from planner.api import delivery as _delivery  # noqa: E402
 from planner.api import files as _files  # noqa: E402
 from planner.api import plans as _plans  # noqa: E402
 from planner.api import results as _results  # noqa: E402
+from planner.api import settings as _settings  # noqa: E402
 from planner.api import sites as _sites  # noqa: E402
 
 api.add_router("", _files.router)  # first: /plans/import before /plans/{plan_id}
@@ -364,3 +365,4 @@ api.add_router("", _plans.router)
 api.add_router("", _sites.router)
 api.add_router("", _results.router)
 api.add_router("", _delivery.router)
+api.add_router("", _settings.router)

@@ -10,6 +10,7 @@ from planner.api.common import op, plan_get, require_editor
 from planner.api.plans import Id, PlanOut, actor, plan_out
 from planner.portable import (
     FORMAT,
+    READABLE_VERSIONS,
     VERSION,
     PortableError,
     plan_document_parse,
@@ -22,11 +23,12 @@ router = Router(tags=["plan files"])
 DOCUMENT_SCHEMA = {
     "type": "object",
     "description": f"A portable plan file: format '{FORMAT}', version {VERSION}, with the "
-    "client, plan, workloads, sites, settings, manual BOM lines and the suppliers' offers.",
+    "client, plan, workloads (with site splits), sites, TCO, placement, sourcing and quote "
+    "settings, quote fees, BOM lines and the suppliers' offers. Version 1 files still import.",
     "required": ["format", "version", "client", "plan"],
     "properties": {
         "format": {"type": "string", "enum": [FORMAT]},
-        "version": {"type": "integer", "enum": [VERSION]},
+        "version": {"type": "integer", "enum": list(READABLE_VERSIONS)},
         "client": {"type": "object"},
         "plan": {"type": "object"},
         "workloads": {"type": "array", "items": {"type": "object"}},
@@ -34,6 +36,8 @@ DOCUMENT_SCHEMA = {
         "tco_settings": {"type": ["object", "null"]},
         "placement_decision": {"type": ["object", "null"]},
         "sourcing_settings": {"type": ["object", "null"]},
+        "quote_settings": {"type": ["object", "null"]},
+        "quote_fees": {"type": "array", "items": {"type": "object"}},
         "bom_lines": {"type": "array", "items": {"type": "object"}},
         "suppliers": {"type": "array", "items": {"type": "object"}},
     },

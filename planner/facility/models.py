@@ -313,6 +313,11 @@ class PlacementDecision(VersionedModel):
     def __str__(self) -> str:
         return self.chosen_label or "undecided"
 
+    def clean(self) -> None:
+        """The recorded comparison is an object (what ``placement_choice_save`` stores)."""
+        if not isinstance(self.scores, dict):
+            raise ValidationError({"scores": "The recorded comparison must be an object."})
+
 
 class TcoSettings(VersionedModel):
     """Capex and cloud inputs of the TCO that sizing cannot tell; every one editable.
@@ -398,6 +403,18 @@ class TcoSettings(VersionedModel):
 
     def __str__(self) -> str:
         return f"TCO settings of plan {self.plan_id}"
+
+    def clean(self) -> None:
+        """Providers are a short list of names (the form offers the catalog's)."""
+        providers = self.cloud_providers
+        if (
+            not isinstance(providers, list)
+            or len(providers) > 50
+            or not all(isinstance(p, str) and 0 < len(p) <= 60 for p in providers)
+        ):
+            raise ValidationError(
+                {"cloud_providers": 'Give a list of cloud provider names, e.g. ["aws"].'}
+            )
 
 
 TcoStatus = JobStatus  # the status of every background job

@@ -46,6 +46,9 @@ class Api:
     def patch(self, url, body):
         return self.call("patch", url, body)
 
+    def put(self, url, body):
+        return self.call("put", url, body)
+
     def delete(self, url):
         return self.call("delete", url)
 

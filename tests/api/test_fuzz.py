@@ -3,8 +3,8 @@ operation find no 5xx and no response that violates the documented schema.
 
 Deterministic and bounded: hypothesis derandomized, no example database, API_FUZZ_EXAMPLES
 examples per operation (5 unless set). Path ids that come out as integers are pointed at a
-real plan of the caller's organisation (its workload, site, revision, TCO run and share
-link), so the endpoints' own code runs, not only their 404.
+real plan of the caller's organisation (its workload, site, revision, TCO run, share link
+and quote fee), so the endpoints' own code runs, not only their 404.
 """
 
 import os
@@ -52,6 +52,7 @@ def _keep_the_test_connection(db):
 def real_ids(sized_plan, consultant_a, settings, tmp_path):
     from planner.facility.models import TcoRun
     from planner.sharing import services
+    from sourcing.models import QuoteFee
 
     settings.MEDIA_ROOT = tmp_path / "media"
     revision = services.revision_publish(plan=sized_plan, user=consultant_a, with_open_items=True)
@@ -59,6 +60,9 @@ def real_ids(sized_plan, consultant_a, settings, tmp_path):
         plan=sized_plan, user=consultant_a, revision=None, expires_at=None, note=""
     )
     run = TcoRun.objects.create(plan=sized_plan, input_hash="0" * 64, inputs={})
+    fee = QuoteFee.objects.create(
+        plan=sized_plan, kind="design", description="Workshop", quantity=1, unit_price=100
+    )
     return {
         "plan_id": sized_plan.pk,
         "workload_id": sized_plan.workloads.get().pk,
@@ -66,6 +70,7 @@ def real_ids(sized_plan, consultant_a, settings, tmp_path):
         "number": revision.number,
         "run_id": run.pk,
         "link_id": link.pk,
+        "fee_id": fee.pk,
     }
 
 

@@ -8,10 +8,10 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from planner.facility.models import Site
+from planner.facility.models import PlacementDecision, Site, TcoSettings, WorkloadSiteSplit
 from planner.models import Client, Plan, Workload
 from planner.portable import MAX_ROWS, plan_export
-from sourcing.models import BomLine, Offer, Supplier
+from sourcing.models import BomLine, Offer, QuoteFee, QuoteSettings, Supplier
 from tests.api.conftest import Api, _token
 from tests.conftest import make_member
 
@@ -42,17 +42,69 @@ def b_api(client, org_b, owner_b):
 
 def _counts() -> tuple[int, ...]:
     return tuple(
-        m.objects.count() for m in (Plan, Client, Workload, Site, BomLine, Supplier, Offer)
+        m.objects.count()
+        for m in (
+            Plan, Client, Workload, Site, BomLine, Supplier, Offer, TcoSettings,
+            PlacementDecision, WorkloadSiteSplit, QuoteSettings, QuoteFee,
+        )
+    )  # fmt: skip
+
+
+def _settle(api, plan) -> None:
+    """Set every setting a consultant edits through the API: TCO inputs, placement settings
+    and choice, a hand-set site split, quote markups, terms and fees."""
+    p = f"/plans/{plan.pk}"
+    tco = api.get(f"{p}/tco-settings").json()
+    body = {"horizon_months": 48, "cost_of_capital_pct": 7.5, "cloud_keeps_spares": True}
+    body["cloud_providers"] = tco["available_cloud_providers"][:1]
+    assert api.patch(f"{p}/tco-settings", body).status_code == 200
+    workloads = api.get(f"{p}/workloads").json()
+    residency = {str(workloads[0]["id"]): "EU, CH"}
+    settings = api.patch(
+        f"{p}/placement-settings", {"network_share_pct": 30, "residency": residency}
     )
+    assert settings.status_code == 200, settings.content
+    options = api.get(f"{p}/placement").json()["result"]["options"]
+    site_option = next(o["key"] for o in options if o["key"].startswith("site-"))
+    chosen = api.post(
+        f"{p}/placement/choose", {"key": site_option, "reason": "Nearest to most users."}
+    )
+    assert chosen.status_code == 200, chosen.content
+    split_url = f"{p}/workloads/{workloads[0]['id']}/site-split"
+    sites = api.get(split_url).json()["sites"]
+    shares = {str(sites[0]["id"]): 60, str(sites[1]["id"]): 40}
+    assert api.put(split_url, {"shares": shares}).status_code == 200
+    quote = api.get(f"{p}/quote-settings").json()
+    body = {
+        "markup_pct": 12.5,
+        "category_markups": {quote["categories"][0]: 20},
+        "line_markups": {quote["lines"][0]["part_key"]: 8},
+        "payment_terms": "Net 45.",
+        "validity_days": 45,
+    }
+    assert api.patch(f"{p}/quote-settings", body).status_code == 200
+    for fee in (
+        {"kind": "design", "description": "Design workshop", "quantity": 3, "unit_price": 1500},
+        {"kind": "support", "description": "Support", "unit": "years", "unit_price": 9000},
+    ):
+        assert api.post(f"{p}/quote-fees", fee).status_code == 201
 
 
 def test_export_import_export_gives_the_same_document(demo, demo_api, b_api, org_b):
     plan, _, organisation = demo
+    _settle(demo_api, plan)
     exported = demo_api.get(f"/plans/{plan.pk}/export")
     assert exported.status_code == 200, exported.content
     document = exported.json()
-    assert document["format"] == "inference-planner/plan" and document["version"] == 1
+    assert document["format"] == "inference-planner/plan" and document["version"] == 2
     assert document["workloads"] and document["sites"] and document["suppliers"]
+    names = [site["name"] for site in document["sites"]]
+    assert document["workloads"][0]["site_split"] == {names[0]: 60, names[1]: 40}
+    assert document["tco_settings"]["horizon_months"] == 48
+    assert document["placement_decision"]["network_share_pct"] == 30
+    assert document["placement_decision"]["chosen_key"].removeprefix("site:") in names
+    assert document["quote_settings"]["validity_days"] == 45
+    assert [fee["description"] for fee in document["quote_fees"]] == ["Design workshop", "Support"]
     source_rows = {
         "plans": Plan.objects.filter(organisation=organisation).count(),
         "suppliers": list(Supplier.objects.filter(organisation=organisation).values()),
@@ -72,6 +124,11 @@ def test_export_import_export_gives_the_same_document(demo, demo_api, b_api, org
         "offers": Offer.objects.filter(supplier__organisation=organisation).count(),
     }
     assert Supplier.objects.filter(organisation=org_b).count() == len(document["suppliers"])
+    # The split and the placement choice point at the copy's own sites.
+    split = WorkloadSiteSplit.objects.get(workload__plan=copy_of, shares__isnull=False)
+    assert set(split.shares) == {str(pk) for pk in copy_of.sites.values_list("pk", flat=True)}
+    chosen = PlacementDecision.objects.get(plan=copy_of).chosen_key
+    assert chosen in {f"site-{pk}" for pk in copy_of.sites.values_list("pk", flat=True)}
 
 
 def test_import_twice_reuses_the_client_and_the_suppliers_offers(demo, b_api):
@@ -120,13 +177,50 @@ def _hostile(document):
             if document["bom_lines"]
             else [{"pinned_offer": "offer-999"}],
         },
-        "wrong version": {**document, "version": 2},
+        "wrong version": {**document, "version": 3},
+        "split to an unknown site": {
+            **document,
+            "workloads": [{**document["workloads"][0], "site_split": {"Atlantis": 100}}],
+        },
+        "split not adding up": {
+            **document,
+            "workloads": [
+                {**document["workloads"][0], "site_split": {document["sites"][0]["name"]: 90}}
+            ],
+        },
+        "markup out of range": {
+            **document,
+            "quote_settings": {"category_markups": {"Network": "5000"}},
+        },
+        "markup not a number": {**document, "quote_settings": {"line_markups": {"x": [1]}}},
+        "providers not a list": {**document, "tco_settings": {"cloud_providers": {"a": 1}}},
+        "lump sum of two": {
+            **document,
+            "quote_fees": [
+                {
+                    "kind": "other",
+                    "description": "Travel",
+                    "unit": "lump sum",
+                    "quantity": "2",
+                    "unit_price": "100",
+                }
+            ],
+        },  # fmt: skip
+        "too many fees": {
+            **document,
+            "quote_fees": [{"kind": "design"}] * (MAX_ROWS["quote_fees"] + 1),
+        },
+        "placement at an unknown site": {
+            **document,
+            "placement_decision": {"chosen_key": "site:Atlantis", "reason": "x"},
+        },
         "not a plan file": [1, 2, 3],
     }
     return cases
 
 
-def test_hostile_files_get_a_clear_error_and_create_nothing(demo, b_api):
+def test_hostile_files_get_a_clear_error_and_create_nothing(demo, demo_api, b_api):
+    _settle(demo_api, demo[0])
     document = plan_export(demo[0])
     before = _counts()
     for name, case in _hostile(copy.deepcopy(document)).items():
@@ -141,6 +235,20 @@ def test_hostile_files_get_a_clear_error_and_create_nothing(demo, b_api):
     ]
     wrong = b_api.post("/plans/import", _hostile(document)["wrong type of value"]).json()
     assert wrong["errors"]["workloads[0].ttft_ms"] == ["“soon” value must be an integer."]
+    split = b_api.post("/plans/import", _hostile(document)["split not adding up"]).json()
+    assert split["errors"]["workloads[0].site_split"] == ["The shares add up to 90 %, not 100 %."]
+    lump = b_api.post("/plans/import", _hostile(document)["lump sum of two"]).json()
+    assert lump["errors"]["quote_fees[0].quantity"] == ["A lump sum has quantity 1."]
+
+
+def test_a_version_1_file_still_imports(demo, b_api):
+    document = plan_export(demo[0])
+    old = {k: v for k, v in document.items() if k not in ("quote_settings", "quote_fees")}
+    old["version"] = 1
+    old["workloads"] = [{k: v for k, v in w.items() if k != "site_split"} for w in old["workloads"]]
+    response = b_api.post("/plans/import", old)
+    assert response.status_code == 201, response.content
+    assert not QuoteFee.objects.filter(plan_id=response.json()["id"]).exists()
 
 
 def test_unparseable_bodies_are_400(b_api):

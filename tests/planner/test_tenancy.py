@@ -196,6 +196,22 @@ API_TENANT_URLS = {
     "api:workload_list",
     "api:workload_read",
     "api:workload_update",
+    # planner/api/settings.py (tests/api/test_settings.py)
+    "api:placement_choose",
+    "api:placement_settings_read",
+    "api:placement_settings_update",
+    "api:quote_fee_create",
+    "api:quote_fee_list",
+    "api:quote_fee_read",
+    "api:quote_fee_remove",
+    "api:quote_fee_update",
+    "api:quote_settings_read",
+    "api:quote_settings_update",
+    "api:site_split_clear",
+    "api:site_split_read",
+    "api:site_split_update",
+    "api:tco_settings_read",
+    "api:tco_settings_update",
 }
 # URL names that hold no organisation-owned object (shared catalog, auth, the current
 # organisation's own pages, admin); listed so that a new URL cannot go unclassified.
