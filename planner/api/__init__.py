@@ -340,3 +340,7 @@ api.add_router("", _plans.router)
 api.add_router("", _sites.router)
 api.add_router("", _results.router)
 api.add_router("", _delivery.router)
+
+from planner.api import sourcing as _sourcing  # noqa: E402
+
+api.add_router("", _sourcing.router)
