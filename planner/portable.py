@@ -4,7 +4,9 @@ another organisation or installation.
 The document holds the client, the plan, its workloads (with their choices and residency
 rules), sites (with power upgrades), TCO and placement settings, sourcing settings, the BOM
 lines (generated ones with what they were generated as, manual ones, hand-set quantities)
-and the suppliers' offers the plan's BOM uses, with their price breaks. Catalog rows
+and the suppliers' offers the plan's BOM uses, with their price breaks, and (from version 2)
+the purchase orders with their lines (supplier by name, BOM line by part key, offer by the
+file's ref). Version 1 files (no purchase orders) still import. Catalog rows
 (models, accelerators, servers, parts) are named by slug; nothing carries a database id, so
 exporting an imported plan gives the same document.
 
@@ -35,11 +37,20 @@ from planner.facility.models import (
     TcoSettings,
 )
 from planner.models import Client, Organisation, Plan, Workload
-from sourcing.models import BomLine, Offer, OfferPriceBreak, SourcingSettings, Supplier
+from sourcing.models import (
+    BomLine,
+    Offer,
+    OfferPriceBreak,
+    PurchaseOrder,
+    PurchaseOrderLine,
+    SourcingSettings,
+    Supplier,
+)
 from sourcing.selectors import offers_for_line
 
 FORMAT = "inference-planner/plan"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)  # 2 added purchase_orders; a version 1 file has none
 MAX_BYTES = 5_000_000
 MAX_DEPTH = 12
 MAX_ROWS = {
@@ -50,6 +61,8 @@ MAX_ROWS = {
     "suppliers": 500,
     "offers": 2_000,
     "price_breaks": 50,
+    "purchase_orders": 500,
+    "order_lines": 2_000,
 }
 # Never in a file: ids, row versions, timestamps of the row itself, who made it.
 SKIPPED = {"id", "version", "created_at", "updated_at", "created_by", "decided_by"}
@@ -116,6 +129,8 @@ def _used_offers(plan: Plan) -> list[Offer]:
             pinned = next((o for o in offers if o.pk == line.pinned_offer_id), None)
             if pinned is not None:
                 used[pinned.pk] = pinned
+    ordered = PurchaseOrderLine.objects.filter(order__plan=plan).values_list("offer_id", flat=True)
+    used |= {o.pk: o for o in offers if o.pk in set(ordered)}
     return [o for o in offers if o.pk in used]
 
 
@@ -175,7 +190,28 @@ def plan_export(plan: Plan) -> dict[str, Any]:
         ),
         "bom_lines": bom_lines,
         "suppliers": list(suppliers.values()),
+        "purchase_orders": _orders_export(plan, refs),
     }
+
+
+def _orders_export(plan: Plan, refs: dict[int, str]) -> list[dict[str, Any]]:
+    """The plan's purchase orders: supplier by name, lines by BOM part key and offer ref."""
+    orders = PurchaseOrder.objects.filter(plan=plan).select_related("supplier")
+    return [
+        _row(order, "plan")
+        | {
+            "supplier": order.supplier.name,
+            "lines": [
+                _row(line, "order")
+                | {
+                    "bom_line": line.bom_line.part_key if line.bom_line else None,
+                    "offer": refs[line.offer_id],
+                }
+                for line in order.lines.select_related("bom_line").order_by("pk")
+            ],
+        }
+        for order in orders.order_by("reference", "pk")
+    ]
 
 
 def plan_export_json(plan: Plan) -> str:
@@ -221,12 +257,18 @@ def plan_document_check(document: Any) -> dict[str, Any]:
         raise PortableError({"file": [f"The file is nested deeper than {MAX_DEPTH} levels."]})
     if document.get("format") != FORMAT:
         raise PortableError({"format": [f"Not a plan file (its format must be '{FORMAT}')."]})
-    if document.get("version") != VERSION:
-        raise PortableError({"version": [f"This installation reads version {VERSION} plan files."]})
+    version = document.get("version")
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        readable = " or ".join(str(v) for v in READABLE_VERSIONS)
+        raise PortableError(
+            {"version": [f"This installation reads version {readable} plan files."]}
+        )
     known = {
         "format", "version", "client", "plan", "workloads", "sites", "tco_settings",
         "placement_decision", "sourcing_settings", "bom_lines", "suppliers",
     }  # fmt: skip
+    if version >= 2:
+        known.add("purchase_orders")
     unknown = sorted(set(document) - known)
     if unknown:
         raise PortableError({"file": [f"Unknown sections: {', '.join(unknown)}."]})
@@ -239,6 +281,7 @@ class _Importer:
     user: Any
     errors: dict[str, list[str]] = field(default_factory=dict)
     offers: dict[str, Offer] = field(default_factory=dict)
+    suppliers: dict[str, Supplier] = field(default_factory=dict)  # by lower-cased name
 
     def error(self, where: str, message: str) -> None:
         self.errors.setdefault(where, []).append(message)
@@ -442,8 +485,79 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
             line.pinned_offer = imp.offers[ref]
         if not imp.errors:
             line.save()
+    _import_orders(document, imp, plan)
     imp.check()
     return plan
+
+
+def _import_orders(document: dict[str, Any], imp: _Importer, plan: Plan) -> None:
+    """The purchase orders: each names a supplier of the file, its lines a BOM line's part key
+    and an offer ref of that supplier in the file."""
+    lines_by_key = {line.part_key: line for line in BomLine.objects.filter(plan=plan)}
+    references: set[str] = set()
+    total = 0
+    orders = imp.rows("purchase_orders", document.get("purchase_orders"), "purchase_orders")
+    for n, data in enumerate(orders):
+        where = f"purchase_orders[{n}]"
+        order = imp.build(
+            where,
+            PurchaseOrder,
+            data,
+            "plan",
+            extra=("supplier", "lines"),
+            skip=("supplier",),
+            plan=plan,
+        )
+        if order is None:
+            continue
+        name = data.get("supplier")
+        supplier = imp.suppliers.get(name.lower()) if isinstance(name, str) else None
+        if supplier is None:
+            imp.error(f"{where}.supplier", "Must name a supplier of the file.")
+            continue
+        if order.reference in references:
+            imp.error(f"{where}.reference", "Two orders with the same reference.")
+            continue
+        references.add(order.reference)
+        rows = imp.rows(f"{where}.lines", data.get("lines"), "order_lines")
+        total += len(rows)
+        if total > MAX_ROWS["order_lines"]:
+            imp.error(
+                "purchase_orders", f"At most {MAX_ROWS['order_lines']} order lines in a file."
+            )
+            return
+        order.supplier = supplier
+        lines = []
+        for k, line_data in enumerate(rows):
+            here = f"{where}.lines[{k}]"
+            line = imp.build(
+                here,
+                PurchaseOrderLine,
+                line_data,
+                "order",
+                extra=("bom_line", "offer"),
+                skip=("offer",),
+            )
+            if line is None:
+                continue
+            key, ref = line_data.get("bom_line"), line_data.get("offer")
+            if key is not None and (not isinstance(key, str) or key not in lines_by_key):
+                imp.error(f"{here}.bom_line", "Must be the part key of a BOM line of the file.")
+                continue
+            offer = imp.offers.get(ref) if isinstance(ref, str) else None
+            if offer is None or offer.supplier_id != supplier.pk:
+                imp.error(
+                    f"{here}.offer", "Must name an offer of the order's supplier ('offer-1')."
+                )
+                continue
+            line.bom_line, line.offer = lines_by_key.get(key), offer
+            lines.append(line)
+        if imp.errors:
+            continue
+        order.save()
+        for line in lines:
+            line.order = order
+            line.save()
 
 
 def _import_suppliers(document: dict[str, Any], imp: _Importer) -> None:
@@ -467,6 +581,7 @@ def _import_suppliers(document: dict[str, Any], imp: _Importer) -> None:
             supplier = existing
         elif not imp.errors:
             supplier.save()
+        imp.suppliers[supplier.name.lower()] = supplier
         for k, offer_data in enumerate(offers):
             _import_offer(f"{where}.offers[{k}]", offer_data, supplier, imp)
 

@@ -337,6 +337,7 @@ def _offer_write(payload: OfferIn, offer: Offer, initial: dict | None = None):
     except FormErrors as exc:
         return Status(400, {"errors": renamed(exc.errors, OFFER_NAMES)})
     saved = _offer_save(form)
+    saved.refresh_from_db()  # money as stored (4 decimal places), as a later read gives it
     return Status(201 if creating else 200, offer_out(saved))
 
 

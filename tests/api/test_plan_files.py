@@ -51,7 +51,7 @@ def test_export_import_export_gives_the_same_document(demo, demo_api, b_api, org
     exported = demo_api.get(f"/plans/{plan.pk}/export")
     assert exported.status_code == 200, exported.content
     document = exported.json()
-    assert document["format"] == "inference-planner/plan" and document["version"] == 1
+    assert document["format"] == "inference-planner/plan" and document["version"] == 2
     assert document["workloads"] and document["sites"] and document["suppliers"]
     source_rows = {
         "plans": Plan.objects.filter(organisation=organisation).count(),
@@ -120,7 +120,7 @@ def _hostile(document):
             if document["bom_lines"]
             else [{"pinned_offer": "offer-999"}],
         },
-        "wrong version": {**document, "version": 2},
+        "wrong version": {**document, "version": 3},
         "not a plan file": [1, 2, 3],
     }
     return cases
