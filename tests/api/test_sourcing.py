@@ -209,6 +209,25 @@ def test_repricing_an_offer_reprices_the_plans_landed_cost(owner, demo):
     assert stale.status_code == 409
 
 
+def test_an_offer_expired_over_the_api_leaves_the_landed_cost_not_current(owner, demo):
+    from planner import freshness
+    from sourcing import services
+
+    plan, _, organisation = demo
+    assert freshness.landed_cost_freshness(plan).state == freshness.CURRENT
+    as_of = services.landed_cost_report(plan=plan, organisation=organisation).as_of
+    offer = Offer.objects.get(supplier__organisation=organisation, service="installation")
+    body = {
+        "quoted_on": (as_of - timedelta(days=30)).isoformat(),
+        "valid_until": (as_of - timedelta(days=1)).isoformat(),
+    }
+    response = owner.patch(f"/offers/{offer.pk}", body)
+    assert response.status_code == 200, response.content
+    assert response.json()["expired"] is True
+    state = freshness.landed_cost_freshness(plan)
+    assert state.state == freshness.FAILED and "not priced" in state.reason
+
+
 def test_an_offer_on_a_purchase_order_is_not_deleted_others_are(owner, demo):
     ordered = Offer.objects.filter(order_lines__order__plan=demo[0]).first()
     response = owner.delete(f"/offers/{ordered.pk}")
