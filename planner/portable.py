@@ -149,6 +149,11 @@ def plan_export(plan: Plan) -> dict[str, Any]:
             | _row(offer, "supplier")
             | {"price_breaks": [_row(b, "offer") for b in offer.price_breaks.order_by("min_qty")]}
         )
+    for order in PurchaseOrder.objects.filter(plan=plan).select_related("supplier"):
+        # An order's supplier is in the file even when none of its offers is.
+        suppliers.setdefault(
+            order.supplier_id, _row(order.supplier, "organisation") | {"offers": []}
+        )
     workloads = []
     for workload in plan.workloads.select_related(
         "model", "chosen_accelerator", "chosen_server"

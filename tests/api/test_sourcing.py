@@ -536,6 +536,19 @@ def test_purchase_orders_round_trip_in_the_plan_file(owner, demo, client, org_b,
     )
 
 
+def test_an_order_without_lines_keeps_its_supplier_in_the_file(demo, client, org_b, owner_b):
+    plan = demo[0]
+    order = PurchaseOrder.objects.filter(plan=plan).first()
+    order.lines.all().delete()
+    Offer.objects.filter(supplier=order.supplier).delete()
+    document = plan_export(plan)
+    assert order.supplier.name in {s["name"] for s in document["suppliers"]}
+    b = Api(client, _token(org_b, owner_b))
+    imported = b.post("/plans/import", document)
+    assert imported.status_code == 201, imported.content
+    assert b.get(f"/plans/{imported.json()['id']}/export").json() == document
+
+
 def test_a_version_1_file_still_imports(owner, demo, client, org_b, owner_b):
     document = plan_export(demo[0])
     old = {k: v for k, v in document.items() if k != "purchase_orders"} | {"version": 1}
