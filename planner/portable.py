@@ -4,8 +4,11 @@ another organisation or installation.
 The document holds the client, the plan, its workloads (with their choices, residency
 rules and hand-set splits over the sites, by site name), sites (with power upgrades), TCO and
 placement settings (with the placement choice), sourcing settings, the quote's markups,
-terms and fees, the BOM lines (generated ones with what they were generated as, manual ones, hand-set quantities)
-and the suppliers' offers the plan's BOM uses, with their price breaks. Catalog rows
+terms and fees, the BOM lines (generated ones with what they were generated as, manual ones,
+hand-set quantities), the suppliers' offers the plan's BOM uses, with their price breaks, and
+the purchase orders with their lines (supplier by name, BOM line by part key, offer by the
+file's ref). Version 1 files (none of the splits, quote settings or purchase orders) still
+import. Catalog rows
 (models, accelerators, servers, parts) are named by slug; nothing carries a database id, so
 exporting an imported plan gives the same document.
 
@@ -41,6 +44,8 @@ from sourcing.models import (
     BomLine,
     Offer,
     OfferPriceBreak,
+    PurchaseOrder,
+    PurchaseOrderLine,
     QuoteFee,
     QuoteSettings,
     SourcingSettings,
@@ -49,7 +54,7 @@ from sourcing.models import (
 from sourcing.selectors import offers_for_line
 
 FORMAT = "inference-planner/plan"
-VERSION = 2  # 2: site splits, quote settings and fees, placement options by site name
+VERSION = 2  # 2: site splits, quote settings and fees, placement by site name, orders
 READABLE_VERSIONS = (1, 2)  # a version 1 file has none of them
 SITE_REF = "site:"  # a placement option of a site, by the site's name (version 2)
 MAX_BYTES = 5_000_000
@@ -63,6 +68,8 @@ MAX_ROWS = {
     "offers": 2_000,
     "price_breaks": 50,
     "quote_fees": 200,
+    "purchase_orders": 500,
+    "order_lines": 2_000,
 }
 # Never in a file: ids, row versions, timestamps of the row itself, who made it.
 SKIPPED = {"id", "version", "created_at", "updated_at", "created_by", "decided_by"}
@@ -129,6 +136,8 @@ def _used_offers(plan: Plan) -> list[Offer]:
             pinned = next((o for o in offers if o.pk == line.pinned_offer_id), None)
             if pinned is not None:
                 used[pinned.pk] = pinned
+    ordered = PurchaseOrderLine.objects.filter(order__plan=plan).values_list("offer_id", flat=True)
+    used |= {o.pk: o for o in offers if o.pk in set(ordered)}
     return [o for o in offers if o.pk in used]
 
 
@@ -148,6 +157,11 @@ def plan_export(plan: Plan) -> dict[str, Any]:
             | {"price_breaks": [_row(b, "offer") for b in offer.price_breaks.order_by("min_qty")]}
         )
     site_names = {str(site.pk): site.name for site in plan.sites.all()}
+    for order in PurchaseOrder.objects.filter(plan=plan).select_related("supplier"):
+        # An order's supplier is in the file even when none of its offers is.
+        suppliers.setdefault(
+            order.supplier_id, _row(order.supplier, "organisation") | {"offers": []}
+        )
     workloads = []
     for workload in plan.workloads.select_related(
         "model", "chosen_accelerator", "chosen_server"
@@ -196,6 +210,7 @@ def plan_export(plan: Plan) -> dict[str, Any]:
         "quote_fees": [_row(fee, "plan") for fee in QuoteFee.objects.filter(plan=plan)],
         "bom_lines": bom_lines,
         "suppliers": list(suppliers.values()),
+        "purchase_orders": _orders_export(plan, refs),
     }
 
 
@@ -225,6 +240,26 @@ def _split_export(workload: Workload, site_names: dict[str, str]) -> dict[str, i
     if split is None or not split.shares:
         return None
     return {site_names[k]: v for k, v in split.shares.items() if k in site_names}
+
+
+def _orders_export(plan: Plan, refs: dict[int, str]) -> list[dict[str, Any]]:
+    """The plan's purchase orders: supplier by name, lines by BOM part key and offer ref."""
+    orders = PurchaseOrder.objects.filter(plan=plan).select_related("supplier")
+    return [
+        _row(order, "plan")
+        | {
+            "supplier": order.supplier.name,
+            "lines": [
+                _row(line, "order")
+                | {
+                    "bom_line": line.bom_line.part_key if line.bom_line else None,
+                    "offer": refs[line.offer_id],
+                }
+                for line in order.lines.select_related("bom_line").order_by("pk")
+            ],
+        }
+        for order in orders.order_by("reference", "pk")
+    ]
 
 
 def plan_export_json(plan: Plan) -> str:
@@ -270,8 +305,9 @@ def plan_document_check(document: Any) -> dict[str, Any]:
         raise PortableError({"file": [f"The file is nested deeper than {MAX_DEPTH} levels."]})
     if document.get("format") != FORMAT:
         raise PortableError({"format": [f"Not a plan file (its format must be '{FORMAT}')."]})
-    if document.get("version") not in READABLE_VERSIONS:
-        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+    version = document.get("version")
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        readable = " or ".join(str(v) for v in READABLE_VERSIONS)
         raise PortableError(
             {"version": [f"This installation reads version {readable} plan files."]}
         )
@@ -280,6 +316,8 @@ def plan_document_check(document: Any) -> dict[str, Any]:
         "placement_decision", "sourcing_settings", "bom_lines", "suppliers",
         "quote_settings", "quote_fees",
     }  # fmt: skip
+    if version >= 2:
+        known.add("purchase_orders")
     unknown = sorted(set(document) - known)
     if unknown:
         raise PortableError({"file": [f"Unknown sections: {', '.join(unknown)}."]})
@@ -292,6 +330,7 @@ class _Importer:
     user: Any
     errors: dict[str, list[str]] = field(default_factory=dict)
     offers: dict[str, Offer] = field(default_factory=dict)
+    suppliers: dict[str, Supplier] = field(default_factory=dict)  # by lower-cased name
 
     def error(self, where: str, message: str) -> None:
         self.errors.setdefault(where, []).append(message)
@@ -515,6 +554,7 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
             line.pinned_offer = imp.offers[ref]
         if not imp.errors:
             line.save()
+    _import_orders(document, imp, plan)
     imp.check()
     return plan
 
@@ -543,6 +583,76 @@ def _import_splits(splits, sites: dict[str, Site], imp: _Importer) -> None:
         split.save()
 
 
+def _import_orders(document: dict[str, Any], imp: _Importer, plan: Plan) -> None:
+    """The purchase orders: each names a supplier of the file, its lines a BOM line's part key
+    and an offer ref of that supplier in the file."""
+    lines_by_key = {line.part_key: line for line in BomLine.objects.filter(plan=plan)}
+    references: set[str] = set()
+    total = 0
+    orders = imp.rows("purchase_orders", document.get("purchase_orders"), "purchase_orders")
+    for n, data in enumerate(orders):
+        where = f"purchase_orders[{n}]"
+        order = imp.build(
+            where,
+            PurchaseOrder,
+            data,
+            "plan",
+            extra=("supplier", "lines"),
+            skip=("supplier",),
+            plan=plan,
+        )
+        if order is None:
+            continue
+        name = data.get("supplier")
+        supplier = imp.suppliers.get(name.lower()) if isinstance(name, str) else None
+        if supplier is None:
+            imp.error(f"{where}.supplier", "Must name a supplier of the file.")
+            continue
+        if order.reference in references:
+            imp.error(f"{where}.reference", "Two orders with the same reference.")
+            continue
+        references.add(order.reference)
+        rows = imp.rows(f"{where}.lines", data.get("lines"), "order_lines")
+        total += len(rows)
+        if total > MAX_ROWS["order_lines"]:
+            imp.error(
+                "purchase_orders", f"At most {MAX_ROWS['order_lines']} order lines in a file."
+            )
+            return
+        order.supplier = supplier
+        lines = []
+        for k, line_data in enumerate(rows):
+            here = f"{where}.lines[{k}]"
+            line = imp.build(
+                here,
+                PurchaseOrderLine,
+                line_data,
+                "order",
+                extra=("bom_line", "offer"),
+                skip=("offer",),
+            )
+            if line is None:
+                continue
+            key, ref = line_data.get("bom_line"), line_data.get("offer")
+            if key is not None and (not isinstance(key, str) or key not in lines_by_key):
+                imp.error(f"{here}.bom_line", "Must be the part key of a BOM line of the file.")
+                continue
+            offer = imp.offers.get(ref) if isinstance(ref, str) else None
+            if offer is None or offer.supplier_id != supplier.pk:
+                imp.error(
+                    f"{here}.offer", "Must name an offer of the order's supplier ('offer-1')."
+                )
+                continue
+            line.bom_line, line.offer = lines_by_key.get(key), offer
+            lines.append(line)
+        if imp.errors:
+            continue
+        order.save()
+        for line in lines:
+            line.order = order
+            line.save()
+
+
 def _import_suppliers(document: dict[str, Any], imp: _Importer) -> None:
     offer_total = 0
     for n, data in enumerate(imp.rows("suppliers", document.get("suppliers"), "suppliers")):
@@ -564,6 +674,7 @@ def _import_suppliers(document: dict[str, Any], imp: _Importer) -> None:
             supplier = existing
         elif not imp.errors:
             supplier.save()
+        imp.suppliers[supplier.name.lower()] = supplier
         for k, offer_data in enumerate(offers):
             _import_offer(f"{where}.offers[{k}]", offer_data, supplier, imp)
 

@@ -366,3 +366,7 @@ api.add_router("", _sites.router)
 api.add_router("", _results.router)
 api.add_router("", _delivery.router)
 api.add_router("", _settings.router)
+
+from planner.api import sourcing as _sourcing  # noqa: E402
+
+api.add_router("", _sourcing.router)

@@ -63,7 +63,7 @@ def real_ids(sized_plan, consultant_a, settings, tmp_path):
     fee = QuoteFee.objects.create(
         plan=sized_plan, kind="design", description="Workshop", quantity=1, unit_price=100
     )
-    return {
+    return _sourcing_ids(sized_plan) | {
         "plan_id": sized_plan.pk,
         "workload_id": sized_plan.workloads.get().pk,
         "site_id": sized_plan.sites.get().pk,
@@ -87,3 +87,37 @@ def test_no_server_error_and_no_schema_violation(case, api, real_ids):
         if name in real_ids and isinstance(value, int):
             case.path_parameters[name] = real_ids[name]
     case.call_and_validate(headers={"Authorization": api.headers["authorization"]}, checks=CHECKS)
+
+
+def _sourcing_ids(plan) -> dict:
+    """A supplier, its offer, a BOM line pinned to it and a purchase order of the plan."""
+    from datetime import date
+    from decimal import Decimal
+
+    from catalog.models import Part
+    from sourcing.models import BomLine, Offer, PurchaseOrder, PurchaseOrderLine, Supplier
+
+    part = Part.objects.get(slug="rack-42u")
+    supplier = Supplier.objects.create(organisation=plan.organisation, name="Fuzz", country="NL")
+    offer = Offer.objects.create(
+        supplier=supplier, part=part, unit_price=Decimal("1000"), currency="EUR",
+        lead_time_days=10, quoted_on=date(2026, 1, 5), valid_until=date(2027, 1, 5),
+        origin_country="NL",
+    )  # fmt: skip
+    line = BomLine.objects.create(
+        plan=plan, part_key="manual:part:rack-42u", category="rack", description="Rack",
+        quantity=2, origin="manual", part=part, pinned_offer=offer,
+    )  # fmt: skip
+    order = PurchaseOrder.objects.create(
+        plan=plan, supplier=supplier, reference="PO-001", destination_country="NL",
+        charges_currency="EUR",
+    )  # fmt: skip
+    PurchaseOrderLine.objects.create(
+        order=order, bom_line=line, offer=offer, description="Rack", quantity=2
+    )
+    return {
+        "supplier_id": supplier.pk,
+        "offer_id": offer.pk,
+        "line_id": line.pk,
+        "order_id": order.pk,
+    }

@@ -212,6 +212,25 @@ API_TENANT_URLS = {
     "api:site_split_update",
     "api:tco_settings_read",
     "api:tco_settings_update",
+    # tests/api/test_sourcing.py
+    "api:bom_line_add",
+    "api:bom_line_read",
+    "api:bom_line_remove",
+    "api:bom_line_update",
+    "api:offer_create",
+    "api:offer_delete",
+    "api:offer_list",
+    "api:offer_read",
+    "api:offer_update",
+    "api:order_create",
+    "api:order_list",
+    "api:order_read",
+    "api:order_update",
+    "api:supplier_create",
+    "api:supplier_delete",
+    "api:supplier_list",
+    "api:supplier_read",
+    "api:supplier_update",
 }
 # URL names that hold no organisation-owned object (shared catalog, auth, the current
 # organisation's own pages, admin); listed so that a new URL cannot go unclassified.
