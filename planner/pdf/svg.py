@@ -63,7 +63,8 @@ class GanttBar:
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values covering ``[low, high]`` (1-2-5 steps)."""
+    """Round tick values covering ``[low, high]`` (1-2-5 steps): the first tick is at or below
+    ``low`` and the last at or above ``high``, so nothing drawn on the scale leaves the axis."""
     if not (math.isfinite(low) and math.isfinite(high)):
         return [0.0, 1.0]
     if high <= low:
@@ -71,13 +72,37 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     raw = (high - low) / max(count, 1)
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
-    start = math.floor(low / step) * step
-    ticks = []
-    value = start
-    while value < high + step * 0.5:
-        ticks.append(round(value, 10))
-        value += step
-    return ticks
+    first = math.floor(low / step)
+    last = math.ceil(high / step)
+    return [round(k * step, 10) for k in range(first, last + 1)]
+
+
+def finite(value: float | None) -> float | None:
+    """The value, or ``None`` when it is missing or not a finite number (a gap, never drawn)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+CHAR_W = 0.6  # DejaVu Sans' widest common glyphs are about 0.6 em: a safe width estimate
+
+
+def _centred(x: float, text: str, font_size: float, width: float) -> str:
+    """``x`` and ``text-anchor`` of a label centred on ``x``, moved in from the chart's edges
+    when half of it would hang outside (the last month of a time axis)."""
+    half = CHAR_W * font_size * len(text) / 2
+    if x + half > width - 1:
+        return f'x="{width - 1:.1f}" text-anchor="end"'
+    if x - half < 1:
+        return 'x="1.0" text-anchor="start"'
+    return f'x="{x:.1f}" text-anchor="middle"'
+
+
+def fit_text(text: object, width_px: float, font_size: float) -> str:
+    """The text, cut with an ellipsis so that it is at most ``width_px`` wide."""
+    text = str(text)
+    room = max(int(width_px / (CHAR_W * font_size)), 1)
+    return text if len(text) <= room else text[: max(room - 1, 0)] + "…"
 
 
 def short_number(value: float) -> str:
@@ -107,10 +132,12 @@ class _Frame:
         return self.y0 - (value - low) / span * (self.y0 - self.y1)
 
 
-def _open(width: int, height: int, title: str) -> list[str]:
+def _open(width: int, height: int, title: str, frame: _Frame | None = None) -> list[str]:
+    # data-plot-area (left top right bottom) lets a test hold every bar to its plot area.
+    area = f' data-plot-area="{frame.x0} {frame.y1} {frame.x1} {frame.y0}"' if frame else ""
     return [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}">',
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}"{area}>',
         f'<text x="8" y="18" font-size="13" font-weight="bold" {FONT}>{esc(title)}</text>',
     ]
 
@@ -135,8 +162,8 @@ def _x_labels(out: list[str], frame: _Frame, positions: list[tuple[float, str]],
     out.append(f'<line x1="{frame.x0}" y1="{frame.y0}" x2="{frame.x1}" y2="{frame.y0}" '
                f'stroke="{AXIS}" stroke-width="0.8"/>')  # fmt: skip
     for x, text in positions:
-        out.append(f'<text x="{x:.1f}" y="{frame.y0 + 12}" font-size="9" text-anchor="middle" '
-                   f'{FONT}>{esc(text)}</text>')  # fmt: skip
+        out.append(f'<text {_centred(x, str(text), 9, frame.width)} y="{frame.y0 + 12}" '
+                   f'font-size="9" {FONT}>{esc(text)}</text>')  # fmt: skip
     if label:
         out.append(f'<text x="{(frame.x0 + frame.x1) / 2:.1f}" y="{frame.height - 6}" '
                    f'font-size="9" text-anchor="middle" {FONT}>{esc(label)}</text>')  # fmt: skip
@@ -149,12 +176,17 @@ def _legend_layout(labels: Sequence[str], width: int, left: int = 64) -> list[tu
     """(x, row) of each legend entry, wrapping onto new rows within ``width``."""
     positions, x, row = [], float(left), 0
     for label in labels:
-        span = 22 + 5.4 * len(str(label))
+        span = 22 + CHAR_W * 9 * len(_legend_text(label, width, left))
         if x + span > width - 8 and x > left:
             x, row = float(left), row + 1
         positions.append((x, row))
         x += span
     return positions
+
+
+def _legend_text(label: object, width: int, left: int = 64) -> str:
+    """A legend entry cut to the chart's width (the swatch and a margin take 20 px)."""
+    return fit_text(label, width - left - 20 - 8, 9)
 
 
 def _legend_rows(labels: Sequence[str], width: int) -> int:
@@ -170,7 +202,7 @@ def _legend(out: list[str], frame: _Frame, labels: Sequence[str]) -> None:
         y = 24 + row * LEGEND_ROW
         out.append(f'<rect x="{x:.1f}" y="{y}" width="9" height="9" fill="{color}"/>')
         out.append(f'<text x="{x + 12:.1f}" y="{y + 8}" font-size="9" {FONT}>'
-                   f'{esc(label)}</text>')  # fmt: skip
+                   f'{esc(_legend_text(label, frame.width))}</text>')  # fmt: skip
 
 
 def _top(labels: Sequence[str], width: int) -> int:
@@ -192,16 +224,16 @@ def line_chart(x_labels: Sequence[str], series: Sequence[Series], *, title: str,
     labels = [x.label for x in series]
     height += _top(labels, width) - 34
     frame = _Frame(width, height, top=_top(labels, width))
-    values = [v for s in series for v in s.values if v is not None]
+    values = [v for s in series for v in map(finite, s.values) if v is not None]
     ticks = nice_ticks(min(values + [0.0]), max(values + [1.0]))
     low, high = ticks[0], ticks[-1]
-    out = _open(width, height, title)
+    out = _open(width, height, title, frame)
     _y_axis(out, frame, ticks, y_label)
     count = len(x_labels)
     _x_labels(out, frame, _x_tick_positions(count, frame, x_labels, label_every), x_label)
     for i, s in enumerate(series):
         points, path = [], []
-        for j, v in enumerate(s.values):
+        for j, v in enumerate(map(finite, s.values)):
             if v is None:
                 if points:
                     path.append(points)
@@ -221,14 +253,20 @@ def line_chart(x_labels: Sequence[str], series: Sequence[Series], *, title: str,
 def stacked_bar_chart(categories: Sequence[str], stacks: Sequence[Series], *, title: str,
                       y_label: str = "", x_label: str = "", width: int = 640,
                       height: int = 280) -> str:  # fmt: skip
-    """Bars per category, each stacked from the series (negative parts are drawn as zero)."""
+    """Bars per category, each stacked from the series: positive parts upwards from zero,
+    negative parts (a credit, a resale) downwards from it; missing values draw nothing."""
     labels = [x.label for x in stacks] if any(x.label for x in stacks) else []
     height += _top(labels, width) - 34
     frame = _Frame(width, height, top=_top(labels, width))
-    totals = [sum(max(s.values[i] or 0.0, 0.0) for s in stacks) for i in range(len(categories))]
-    ticks = nice_ticks(0.0, max(totals + [1.0]))
+
+    def part(s: Series, i: int) -> float:
+        return (finite(s.values[i]) if i < len(s.values) else None) or 0.0
+
+    ups = [sum(max(part(s, i), 0.0) for s in stacks) for i in range(len(categories))]
+    downs = [sum(min(part(s, i), 0.0) for s in stacks) for i in range(len(categories))]
+    ticks = nice_ticks(min(downs + [0.0]), max(ups + [1.0]))
     low, high = ticks[0], ticks[-1]
-    out = _open(width, height, title)
+    out = _open(width, height, title, frame)
     _y_axis(out, frame, ticks, y_label)
     n = max(len(categories), 1)
     slot = (frame.x1 - frame.x0) / n
@@ -236,20 +274,29 @@ def stacked_bar_chart(categories: Sequence[str], stacks: Sequence[Series], *, ti
     positions = []
     for i, name in enumerate(categories):
         x = frame.x0 + slot * i + (slot - bar) / 2
-        base = 0.0
+        above = below = 0.0
         for k, s in enumerate(stacks):
-            value = max(s.values[i] or 0.0, 0.0)
-            if value <= 0:
+            value = part(s, i)
+            if value == 0:
                 continue
-            y_top = frame.sy(base + value, low, high)
-            y_bottom = frame.sy(base, low, high)
-            out.append(f'<rect x="{x:.1f}" y="{y_top:.1f}" width="{bar:.1f}" '
+            if value > 0:
+                start, above = above, above + value
+                y_top, y_bottom = frame.sy(above, low, high), frame.sy(start, low, high)
+            else:
+                start, below = below, below + value
+                y_top, y_bottom = frame.sy(start, low, high), frame.sy(below, low, high)
+            out.append(f'<rect class="bar" x="{x:.1f}" y="{y_top:.1f}" width="{bar:.1f}" '
                        f'height="{max(y_bottom - y_top, 0.3):.1f}" '
                        f'fill="{PALETTE[k % len(PALETTE)]}"/>')  # fmt: skip
-            base += value
         positions.append((x + bar / 2, name))
     step = max(1, math.ceil(len(categories) / 12))
-    _x_labels(out, frame, positions[::step], x_label)
+    shown = positions[::step]
+    room = slot * step - 4  # a label may use its own slot and the skipped ones beside it
+    _x_labels(out, frame, [(x, fit_text(name, room, 9)) for x, name in shown], x_label)
+    if low < 0:  # the zero line the negative parts hang from
+        y = frame.sy(0.0, low, high)
+        out.append(f'<line x1="{frame.x0}" y1="{y:.1f}" x2="{frame.x1}" y2="{y:.1f}" '
+                   f'stroke="{AXIS}" stroke-width="0.8"/>')  # fmt: skip
     if labels:
         _legend(out, frame, labels)
     out.append("</svg>")
@@ -263,24 +310,28 @@ def band_chart(x_labels: Sequence[str], bands: Sequence[Band], *, title: str, y_
     labels = [x.label for x in bands]
     height += _top(labels, width) - 34
     frame = _Frame(width, height, top=_top(labels, width))
-    values = [v for b in bands for v in (*b.low, *b.high)]
+    values = [v for b in bands for v in map(finite, (*b.low, *b.high)) if v is not None]
     ticks = nice_ticks(min(values + [0.0]), max(values + [1.0]))
     low, high = ticks[0], ticks[-1]
-    out = _open(width, height, title)
+    out = _open(width, height, title, frame)
     _y_axis(out, frame, ticks, y_label)
     count = len(x_labels)
     _x_labels(out, frame, _x_tick_positions(count, frame, x_labels, label_every), x_label)
     last = max(count - 1, 1)
     for i, b in enumerate(bands):
         color = PALETTE[i % len(PALETTE)]
-        upper = [f"{frame.sx(j, 0, last):.1f},{frame.sy(v, low, high):.1f}"
-                 for j, v in enumerate(b.high)]  # fmt: skip
-        lower = [f"{frame.sx(j, 0, last):.1f},{frame.sy(v, low, high):.1f}"
-                 for j, v in enumerate(b.low)]  # fmt: skip
+        # Months whose three figures are all numbers; a missing one leaves the fan out there.
+        triples = enumerate(zip(b.low, b.mid, b.high, strict=False))
+        kept = [(j, lo, mi, hi) for j, (lo, mi, hi) in triples
+                if None not in (finite(lo), finite(mi), finite(hi))]  # fmt: skip
+        upper = [f"{frame.sx(j, 0, last):.1f},{frame.sy(hi, low, high):.1f}"
+                 for j, _, _, hi in kept]  # fmt: skip
+        lower = [f"{frame.sx(j, 0, last):.1f},{frame.sy(lo, low, high):.1f}"
+                 for j, lo, _, _ in kept]  # fmt: skip
         out.append(f'<polygon points="{" ".join(upper + lower[::-1])}" fill="{color}" '
                    f'fill-opacity="0.22" stroke="none"/>')  # fmt: skip
-        mid = [f"{frame.sx(j, 0, last):.1f},{frame.sy(v, low, high):.1f}"
-               for j, v in enumerate(b.mid)]  # fmt: skip
+        mid = [f"{frame.sx(j, 0, last):.1f},{frame.sy(mi, low, high):.1f}"
+               for j, _, mi, _ in kept]  # fmt: skip
         out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" '
                    f'points="{" ".join(mid)}"/>')  # fmt: skip
     _legend(out, frame, [b.label for b in bands])
@@ -291,29 +342,40 @@ def band_chart(x_labels: Sequence[str], bands: Sequence[Band], *, title: str, y_
 def range_bar_chart(bars: Sequence[RangeBar], *, title: str, base: float | None = None,
                     x_label: str = "", width: int = 640, height: int | None = None,
                     tips: Sequence[str] = ()) -> str:  # fmt: skip
-    """Horizontal bars from low to high, widest first as given (a tornado chart)."""
+    """Horizontal bars from low to high, widest first as given (a tornado chart). The label
+    column is as wide as the longest label needs, up to 40 % of the chart (longer ones are cut
+    with an ellipsis); a bar with a missing end is left out."""
     row = 22
-    height = height or 60 + row * max(len(bars), 1)
-    frame = _Frame(width, height, left=200, top=30, bottom=34)
-    values = [v for b in bars for v in (b.low, b.high)] + ([base] if base is not None else [])
+    height = max(height or 0, 60 + row * max(len(bars), 1))  # room for every bar
+    longest = max((len(str(b.label)) for b in bars), default=0)
+    left = int(min(max(CHAR_W * 9 * longest + 12, 80), width * 0.4))
+    frame = _Frame(width, height, left=left, top=30, bottom=34)
+    bars = [b if finite(b.low) is not None and finite(b.high) is not None else None for b in bars]
+    values = [v for b in bars if b for v in (b.low, b.high)]
+    values += [base] if finite(base) is not None else []
     ticks = nice_ticks(min(values + [0.0]), max(values + [1.0]))
     low, high = ticks[0], ticks[-1]
-    out = _open(width, height, title)
+    out = _open(width, height, title, frame)
     for t in ticks:
         x = frame.sx(t, low, high)
         out.append(f'<line x1="{x:.1f}" y1="{frame.y1}" x2="{x:.1f}" y2="{frame.y0}" '
                    f'stroke="{GRID}" stroke-width="0.6"/>')  # fmt: skip
-        out.append(f'<text x="{x:.1f}" y="{frame.y0 + 12}" font-size="9" text-anchor="middle" '
-                   f'{FONT}>{esc(short_number(t))}</text>')  # fmt: skip
+        out.append(f'<text {_centred(x, short_number(t), 9, width)} y="{frame.y0 + 12}" '
+                   f'font-size="9" {FONT}>{esc(short_number(t))}</text>')  # fmt: skip
     for i, b in enumerate(bars):
+        if b is None:
+            continue
         y = frame.y1 + 4 + i * row
         x_lo, x_hi = sorted((frame.sx(b.low, low, high), frame.sx(b.high, low, high)))
+        x_lo = min(x_lo, frame.x1 - 0.5)  # an empty bar at the right end stays inside
         tip = f"<title>{esc(tips[i])}</title>" if i < len(tips) else ""
-        out.append(f'<rect x="{x_lo:.1f}" y="{y:.1f}" width="{max(x_hi - x_lo, 0.5):.1f}" '
-                   f'height="{row - 8}" fill="{PALETTE[0]}">{tip}</rect>')  # fmt: skip
+        out.append(f'<rect class="bar" x="{x_lo:.1f}" y="{y:.1f}" '
+                   f'width="{max(x_hi - x_lo, 0.5):.1f}" height="{row - 8}" '
+                   f'fill="{PALETTE[0]}">{tip}</rect>')  # fmt: skip
         out.append(f'<text x="{frame.x0 - 6}" y="{y + row / 2:.1f}" font-size="9" '
-                   f'text-anchor="end" {FONT}>{esc(b.label)}</text>')  # fmt: skip
-    if base is not None:
+                   f'text-anchor="end" {FONT}>{esc(fit_text(b.label, frame.x0 - 10, 9))}'
+                   "</text>")  # fmt: skip
+    if finite(base) is not None:
         x = frame.sx(base, low, high)
         out.append(f'<line x1="{x:.1f}" y1="{frame.y1}" x2="{x:.1f}" y2="{frame.y0}" '
                    f'stroke="{PALETTE[4]}" stroke-width="1.2"/>')  # fmt: skip
@@ -344,10 +406,10 @@ def gantt_chart(bars: Sequence[GanttBar], *, title: str, milestone: date | None 
         out = _open(width, 60, title)
         out.append(f'<text x="8" y="40" font-size="10" {FONT}>No tasks.</text></svg>')
         return "".join(out)
-    start = min(b.start for b in bars)
+    start = min([b.start for b in bars] + ([milestone] if milestone else []))
     finish = max([b.finish for b in bars] + ([milestone] if milestone else []))
     low, high = start.toordinal(), max(finish.toordinal(), start.toordinal() + 1)
-    out = _open(width, height, title)
+    out = _open(width, height, title, frame)
     months = []
     cursor = date(start.year, start.month, 1)
     while cursor.toordinal() <= high:
@@ -360,16 +422,17 @@ def gantt_chart(bars: Sequence[GanttBar], *, title: str, milestone: date | None 
         x = frame.sx(m.toordinal(), low, high)
         out.append(f'<line x1="{x:.1f}" y1="{frame.y1}" x2="{x:.1f}" y2="{frame.y0}" '
                    f'stroke="{GRID}" stroke-width="0.6"/>')  # fmt: skip
-        out.append(f'<text x="{x:.1f}" y="{frame.y0 + 12}" font-size="8" text-anchor="middle" '
-                   f'{FONT}>{m:%Y-%m}</text>')  # fmt: skip
+        out.append(f'<text {_centred(x, f"{m:%Y-%m}", 8, width)} y="{frame.y0 + 12}" '
+                   f'font-size="8" {FONT}>{m:%Y-%m}</text>')  # fmt: skip
     for i, b in enumerate(bars):
         y = frame.y1 + 2 + i * row
         x0 = frame.sx(b.start.toordinal(), low, high)
         x1 = frame.sx(max(b.finish.toordinal(), b.start.toordinal()), low, high)
+        x0 = min(x0, frame.x1 - 1.5)  # a one-day task at the end keeps its width inside
         color = PALETTE[4] if b.critical else PALETTE[0]
-        out.append(f'<rect x="{x0:.1f}" y="{y:.1f}" width="{max(x1 - x0, 1.5):.1f}" '
-                   f'height="{row - 5}" fill="{color}"/>')  # fmt: skip
-        label = b.label if len(b.label) <= 42 else b.label[:41] + "…"
+        out.append(f'<rect class="bar" x="{x0:.1f}" y="{y:.1f}" '
+                   f'width="{max(x1 - x0, 1.5):.1f}" height="{row - 5}" fill="{color}"/>')  # fmt: skip
+        label = fit_text(b.label, frame.x0 - 10, 8)
         out.append(f'<text x="{frame.x0 - 6}" y="{y + row / 2:.1f}" font-size="8" '
                    f'text-anchor="end" {FONT}>{esc(label)}</text>')  # fmt: skip
     if milestone:

@@ -1,8 +1,10 @@
 """Workloads of a plan and their sizing: candidates, explanation, choice, charts."""
 
+from urllib.parse import urlencode, urlsplit
+
 from django.contrib import messages
 from django.core.exceptions import ObjectDoesNotExist
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -31,6 +33,23 @@ SORTS = {
     "tpot": lambda c: (c.tpot_ms is None, c.tpot_ms or 0),
     "batch": lambda c: -c.batch_per_replica,
 }
+# The sizing table's toggles and sort, carried together by every link, autosave and choice.
+TABLE_PARAMS = ("show", "precisions", "tp", "sort")
+
+
+def _table_params(request: HttpRequest) -> QueryDict:
+    """The table's toggles: from the query string, or, for an htmx request that carries none
+    (the workload form's autosave, a row's detail), from the page's URL, where the toggles
+    push their state; so a change of the workload keeps the table as the consultant set it."""
+    if any(name in request.GET for name in TABLE_PARAMS) or not request.htmx:
+        return request.GET
+    return QueryDict(urlsplit(request.htmx.current_url or "").query)
+
+
+def _table_query(params: QueryDict) -> str:
+    """``?show=all&tp=all`` for the toggles that are set, or ``""``."""
+    kept = {name: params[name] for name in TABLE_PARAMS if params.get(name)}
+    return f"?{urlencode(kept)}" if kept else ""
 
 
 def short_name(name: str) -> str:
@@ -94,10 +113,11 @@ def workload_delete(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
 
 
 def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
-    all_precisions = request.GET.get("precisions") == "all"
-    show = request.GET.get("show", "feasible")
-    every_tp = request.GET.get("tp") == "all"
-    sort = request.GET.get("sort", "cost")
+    params = _table_params(request)
+    all_precisions = params.get("precisions") == "all"
+    show = params.get("show") or "feasible"
+    every_tp = params.get("tp") == "all"
+    sort = params.get("sort") or "cost"
     result = sizing.workload_sweep(workload, all_precisions=all_precisions)
     candidates = list(result.candidates)
     feasible_count = len(result.feasible)
@@ -106,19 +126,21 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
     if sort in SORTS:
         feasible = sorted((c for c in candidates if c.feasible), key=SORTS[sort])
         candidates = feasible + [c for c in candidates if not c.feasible]
+    chosen_key = sizing.chosen_key(workload)
     if not every_tp:
-        # One row per accelerator and precision: its first (best by the sort) configuration.
+        # One row per accelerator and precision: its first (best by the sort) configuration,
+        # and the chosen configuration's row always, so that it can be seen and re-chosen.
         seen: set[tuple[str, str, bool, bool]] = set()
         kept = []
         for c in candidates:
             # A candidate sized by a load test (planner.measured) keeps its own row.
             measured = (c.provenance or "").startswith("measured")
             group = (c.accelerator_slug, c.precision, c.feasible, measured)
-            if group not in seen:
+            if group not in seen or sizing.candidate_key(c) == chosen_key:
                 seen.add(group)
                 kept.append(c)
         candidates = kept
-    chosen_key = sizing.chosen_key(workload)
+    chosen_row = next((c for c in candidates if sizing.candidate_key(c) == chosen_key), None)
     selected_key = (
         request.GET.get("candidate")
         or chosen_key
@@ -143,7 +165,10 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         "detail_url_prefix": reverse(
             "candidate_detail", args=[workload.plan_id, workload.pk, "KEY"]
         ).removesuffix("KEY/"),
-        "choose_url": reverse("workload_choose", args=[workload.plan_id, workload.pk]),
+        "choose_url": reverse("workload_choose", args=[workload.plan_id, workload.pk])
+        + _table_query(params),
+        "rechoose": _rechoose(workload, chosen_row),
+        "table_query": _table_query(params),
         "can_edit": bool(request.membership and request.membership.can_edit),
         "feasible_count": feasible_count,
         "fleet_warning": _fleet_warning(result.feasible),
@@ -158,6 +183,16 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
     }
     context.update(_detail_context(workload, selected))
     return context
+
+
+def _rechoose(workload: Workload, row) -> bool:
+    """Whether the chosen configuration's stored fleet differs from its row in the table (the
+    inputs, the catalog or a load test changed since it was planned): choosing it again stores
+    the row's figures."""
+    if row is None or not row.feasible:
+        return False
+    stored = (workload.chosen_replicas, workload.chosen_accelerators, workload.chosen_servers)
+    return stored != (row.replicas, row.accelerators, row.servers)
 
 
 def _fleet_warning(feasible) -> int | None:
@@ -211,7 +246,8 @@ def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
                 )
                 if workload.chosen_problem:
                     messages.error(request, workload.chosen_problem)
-                return redirect("workload_sizing", plan_id=plan_id, workload_id=workload.pk)
+                url = reverse("workload_sizing", args=[plan_id, workload.pk])
+                return redirect(url + _table_query(request.GET))
             form.refresh_version()  # the page's hidden version follows each autosave
         elif request.method == "POST":
             # Keep the stored workload for the candidates; the form keeps what was typed.
@@ -256,6 +292,7 @@ def candidate_detail_view(
         detail = _detail_context(workload, candidate)
     context = {"workload": workload, "plan": workload.plan, **detail}
     context["chosen_key"] = sizing.chosen_key(workload)
+    context["table_query"] = _table_query(_table_params(request))
     return render(request, "planner/workload_sizing.html#detail", context)
 
 
@@ -268,7 +305,7 @@ def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     precision = key.split("|")[1] if key.count("|") >= 2 else ""
     result = sizing.workload_sweep(workload, all_precisions=precision != workload.precision)
     candidate = sizing.candidate_find(result, key)
-    url = reverse("workload_sizing", args=[plan_id, workload_id])
+    url = reverse("workload_sizing", args=[plan_id, workload_id]) + _table_query(request.GET)
     if candidate is None or not candidate.feasible:
         reason = candidate.infeasible_reason if candidate else "it is not a candidate any more"
         messages.error(request, f"That configuration cannot be chosen: {reason}.")

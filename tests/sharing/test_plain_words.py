@@ -155,3 +155,48 @@ def test_the_body_fingerprint_covers_every_template_and_module_it_renders_with()
                         node.module.replace(".", "/") + ".py",
                     }
                     assert candidates & sources, (path, module)
+
+
+def test_what_the_client_opens_through_the_link_speaks_plain_words(
+    client, link, plan, consultant, mailoutbox, django_capture_on_commit_callbacks
+):
+    """Through the share link, as the client gets them: the three PDFs (or the report's wait
+    page), the page with a consultant's reply in the thread, the e-mail that a revision is
+    ready, and the page of a revoked link."""
+    from planner.sharing import notify
+    from planner.sharing.models import Comment
+
+    for kind in ("quote", "report", "checklist"):
+        response = client.get(reverse("sharing:public_document", args=[link.token, kind]))
+        assert response.status_code == 200, kind
+        if response["Content-Type"] == "application/pdf":
+            body = b"".join(response.streaming_content) if response.streaming else response.content
+            text = pdf_text(body)[0]
+        else:  # the report's progress page while it renders
+            text = visible_text(response.content.decode())
+        assert text.strip() and internal_references(text) == [], (kind, internal_references(text))
+
+    question = Comment.objects.filter(revision=link.revision or plan.revisions.latest("number"),
+                                      from_client=True).first()  # fmt: skip
+    services.comment_reply(parent=question, user=consultant,
+                           body="Yes: the Frankfurt suite can be ready two weeks earlier.")  # fmt: skip
+    page = visible_text(client.get(reverse("sharing:public", args=[link.token])).content.decode())
+    assert "two weeks earlier" in page and internal_references(page) == []
+
+    plan.client.contact_email = "sanne@example.com"
+    plan.client.save()
+    revision = plan.revisions.latest("number")
+    with django_capture_on_commit_callbacks(execute=True):  # the mail leaves after commit
+        notify.revision_notify_client(revision, link, "https://plans.example.com/s/abc/")
+    mail = mailoutbox[-1]
+    assert (
+        internal_references(
+            f"{mail.subject} {mail.body}".replace("https://plans.example.com/s/abc/", "")
+        )
+        == []
+    )  # noqa: E501
+
+    services.share_link_revoke(link=link, user=consultant)
+    gone = client.get(reverse("sharing:public", args=[link.token]))
+    text = visible_text(gone.content.decode())
+    assert gone.status_code in (403, 404, 410) and text.strip() and internal_references(text) == []
