@@ -40,7 +40,12 @@ def main(runs: int = 7) -> None:
     prices = cheapest_on_demand_per_accelerator(DATA / "cloud_prices.csv")
     calibration = load_calibration()
     workload = Workload(
-        input_tokens=2000, output_tokens=400, ttft_ms=1500, tpot_ms=60, peak_concurrency=1000
+        input_tokens=2000,
+        output_tokens=400,
+        ttft_ms=1500,
+        tpot_ms=60,
+        peak_concurrency=1000,
+        disaggregated=True,
     )
     times = []
     for _ in range(runs):
