@@ -36,7 +36,7 @@ from planner.engine.specs import (
     accelerator_family,
     is_pcie_interconnect,
 )
-from planner.models import Workload
+from planner.models import Serving, Workload
 
 # Batch work states a whole-request time; the engine sizes on TTFT and TPOT. Planner rule:
 # a fifth of the budget for queueing and prefill, the rest spread over the p95 output.
@@ -155,6 +155,8 @@ def engine_workload(workload: Workload, *, precisions: tuple[str, ...] | None = 
         failure_domains=1,
         n_plus_one=workload.n_plus_one,
         precisions=precisions or (workload.precision,),
+        # Disaggregated prefill/decode pools are sized at explicit TTFT and TPOT targets.
+        disaggregated=bool(workload.ttft_ms and workload.tpot_ms),
     )
 
 
@@ -179,6 +181,8 @@ def _with_fleet(candidate, target: sweep_engine.Workload):
         target.peak_concurrency is None and target.peak_requests_per_s is None
     ):
         return candidate
+    if candidate.disaggregated:
+        return sweep_engine.with_disaggregated_fleet(candidate, target)
     fleet = plan_replicas(
         tensor_parallel=candidate.tensor_parallel,
         accelerators_per_server=candidate.accelerators_per_server,
@@ -240,23 +244,45 @@ def workload_sweep(
 
 
 def candidate_key(candidate) -> str:
-    """A stable key of one candidate for URLs and forms: slug|precision|tp."""
-    return f"{candidate.accelerator_slug}|{candidate.precision}|{candidate.tensor_parallel}"
+    """A stable key of one candidate for URLs and forms: slug|precision|tp, and for a
+    disaggregated one slug|precision|tp|p<prefill tp>."""
+    key = f"{candidate.accelerator_slug}|{candidate.precision}|{candidate.tensor_parallel}"
+    if candidate.disaggregated:
+        key += f"|p{candidate.prefill_tensor_parallel}"
+    return key
 
 
 def chosen_key(workload: Workload) -> str | None:
     """The candidate key of the workload's saved configuration, or None."""
     if not workload.has_choice:
         return None
-    return (
+    key = (
         f"{workload.chosen_accelerator.slug}|{workload.chosen_precision}|"
         f"{workload.chosen_tensor_parallel}"
     )
+    if workload.chosen_serving == Serving.DISAGGREGATED:
+        key += f"|p{workload.chosen_prefill_tensor_parallel}"
+    return key
 
 
 def candidate_find(result: sweep_engine.SweepResult, key: str):
-    """The candidate with this key, or None."""
-    return next((c for c in result.candidates if candidate_key(c) == key), None)
+    """The candidate with this key, or None.
+
+    The sweep offers one disaggregated candidate per accelerator and precision, whose TP pair
+    follows the inputs: a disaggregated key finds it whatever its TP pair is now.
+    """
+    found = next((c for c in result.candidates if candidate_key(c) == key), None)
+    if found is None and "|p" in key:
+        slug, precision = key.split("|")[:2]
+        found = next(
+            (
+                c
+                for c in result.candidates
+                if c.disaggregated and (c.accelerator_slug, c.precision) == (slug, precision)
+            ),
+            None,
+        )
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,6 +451,10 @@ def _store_candidate(workload: Workload, candidate) -> None:
     workload.chosen_replicas = candidate.replicas
     workload.chosen_accelerators = candidate.accelerators
     workload.chosen_servers = candidate.servers
+    workload.chosen_tensor_parallel = candidate.tensor_parallel
+    workload.chosen_serving = candidate.serving
+    workload.chosen_prefill_tensor_parallel = candidate.prefill_tensor_parallel
+    workload.chosen_prefill_replicas = candidate.prefill_replicas
     workload.chosen_summary = {k: v for k, v in asdict(candidate).items()}
     workload.chosen_inputs_hash = workload_inputs_hash(workload)
     workload.chosen_problem = ""
@@ -462,6 +492,7 @@ def chosen_replan(workload: Workload) -> None:
         "Choose another configuration."
     )
     workload.chosen_replicas = workload.chosen_accelerators = workload.chosen_servers = None
+    workload.chosen_prefill_replicas = None
     workload.chosen_summary = {}
     workload.chosen_inputs_hash = workload_inputs_hash(workload)
 
@@ -494,7 +525,6 @@ def workload_choose(*, workload: Workload, candidate) -> Workload:
     workload.chosen_accelerator = accelerator
     workload.chosen_server = server
     workload.chosen_precision = candidate.precision
-    workload.chosen_tensor_parallel = candidate.tensor_parallel
     _store_candidate(workload, candidate)
     workload.chosen_at = timezone.now()
     workload.save()

@@ -50,7 +50,11 @@ def plain(value: Any) -> Any:
 
 
 class CandidateOut(Schema):
-    key: str = Field(..., description="accelerator|precision|tensor_parallel; send it to choose.")
+    key: str = Field(
+        ...,
+        description="accelerator|precision|tensor_parallel (|p<prefill TP> when disaggregated); "
+        "send it to choose.",
+    )
     accelerator: str
     accelerator_name: str
     precision: str
@@ -69,6 +73,17 @@ class CandidateOut(Schema):
     expected_error_pct: float | None
     best: bool
     chosen: bool
+    serving: str = Field(
+        "aggregated",
+        description="aggregated, or disaggregated: separate prefill and decode replica pools "
+        "(tensor_parallel, batch and per-replica figures are the decode replica's; replicas, "
+        "accelerators and servers count both pools; ttft_ms includes the KV transfer).",
+    )
+    label: str = Field("", description='e.g. "Disaggregated 2P:5D, H100 SXM FP8 TP1/TP2".')
+    prefill_tensor_parallel: int | None = None
+    prefill_replicas: int | None = None
+    decode_replicas: int | None = None
+    kv_transfer_ms: float | None = Field(None, description="KV transfer per request, ms.")
 
 
 def _cost_rank(candidate) -> tuple:
@@ -119,6 +134,12 @@ def candidates(
                 "expected_error_pct": c.expected_error_pct,
                 "best": key == best,
                 "chosen": key == chosen,
+                "serving": c.serving,
+                "label": c.label,
+                "prefill_tensor_parallel": c.prefill_tensor_parallel,
+                "prefill_replicas": c.prefill_replicas,
+                "decode_replicas": c.decode_replicas,
+                "kv_transfer_ms": c.kv_transfer_ms,
             }
         )
     return rows
@@ -143,7 +164,7 @@ def choose(request, plan_id: Id, workload_id: Id, payload: ChooseIn):
     workload = workload_get(request, plan_id, workload_id)
     require_editor(request)
     key = payload.key
-    precision = key.split("|")[1] if key.count("|") == 2 else ""
+    precision = key.split("|")[1] if key.count("|") in (2, 3) else ""
     with catalog_version_pinned():
         try:
             result = sizing.workload_sweep(workload, all_precisions=precision != workload.precision)

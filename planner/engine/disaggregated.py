@@ -9,11 +9,11 @@ with the KV cache shipped between them; NVIDIA Dynamo and vLLM's disaggregated-p
 a P:D ratio of replicas, KV moved over NVLink/NIXL within a node or RDMA across nodes).
 
 * Prefill replica, batching ``k`` prompts per step: step time D_k from the roofline
-  (:func:`planner.engine.performance.step_time_ms` with no decode tokens). Queueing is M/M/1
-  on batches (DistServe §3.1 models prefill as M/D/1; the exponential tail is the
-  conservative choice): at utilisation ρ, P(wait > t) = ρ·exp(−(1−ρ)t/D_k), so the p-quantile
-  wait is D_k/(1−ρ)·ln(ρ/(1−p)) when ρ > 1−p, else 0. TTFT_p = wait_p + D_k + KV transfer;
-  requests/s per replica = ρ·k/D_k, the largest over a (k, ρ) grid meeting the TTFT target.
+  (:func:`planner.engine.performance.step_time_ms` with no decode tokens). Queueing on batches
+  is M/D/1 (DistServe §3.1) with Kingman's approximation: the M/M/1 wait × (c_a² + c_s²)/2 =
+  0.5, with its exponential tail P(wait > t) = ρ·exp(−(1−ρ)t/(0.5·D_k)), so the p-quantile
+  wait is 0.5·D_k/(1−ρ)·ln(ρ/(1−p)) when ρ > 1−p, else 0. TTFT_p = wait_p + D_k + KV
+  transfer; requests/s per replica = ρ·k/D_k, the largest on a (k, ρ) grid meeting the target.
 * KV transfer: bytes per request = KV bytes/token of the replica × prompt tokens, over
   NVLink (each prefill rank sends its own shard) when one prefill and one decode replica fit
   a server (DistServe's low-node-affinity placement puts the pair in one node), else over the
@@ -60,6 +60,7 @@ __all__ = [
     "kv_transfer_ms",
     "plan_disaggregated_fleet",
     "prefill_pool",
+    "split_accelerators",
 ]
 
 # Front-end Ethernet per server (catalog part nic-eth-front-end: 2 × 100 Gb/s).
@@ -67,6 +68,9 @@ FRONT_END_GBIT_PER_S_PER_SERVER = 200.0
 # vLLM's default max_num_batched_tokens for a prefill step of long prompts (chunk budget).
 MAX_PREFILL_TOKENS_PER_STEP = 16_384
 PREFILL_TP_OPTIONS = 2
+# Kingman's G/G/1 approximation scales the M/M/1 wait by (c_a² + c_s²)/2: Poisson arrivals
+# (c_a² = 1) and a deterministic prefill of fixed-length prompts (c_s² = 0, DistServe's M/D/1).
+PREFILL_WAIT_SCALE = 0.5
 _UTILISATION_GRID = np.linspace(0.02, 0.98, 49)
 
 
@@ -213,8 +217,12 @@ def prefill_pool(
     rho = _UTILISATION_GRID[None, :]
     d = step[:, None]
     tail = 1.0 - percentile / 100.0
-    # M/M/1 waiting-time quantile (module docstring): 0 while ρ ≤ 1 − p.
-    wait = np.where(rho > tail, d / (1.0 - rho) * np.log(np.maximum(rho / tail, 1.0)), 0.0)
+    # Waiting-time quantile (module docstring): 0 while ρ ≤ 1 − p.
+    wait = np.where(
+        rho > tail,
+        PREFILL_WAIT_SCALE * d / (1.0 - rho) * np.log(np.maximum(rho / tail, 1.0)),
+        0.0,
+    )
     ttft = wait + d + transfer_ms
     rps = rho * k[:, None] / d * 1e3
     ok = ttft <= ttft_target_ms
@@ -297,6 +305,7 @@ def best_disaggregated(
     percentile: float = 99.0,
     serving_stack: str = "vllm",
     memory_plans: Mapping[int, MemoryPlan] | None = None,
+    kv_precision: str | None = None,
 ) -> tuple[DisaggregatedOption | None, str | None]:
     """The (prefill TP, decode TP) pair with the fewest accelerator-seconds per request.
 
@@ -318,19 +327,19 @@ def best_disaggregated(
     known = memory_plans or {}
     for tp in degrees:
         full = known.get(tp) or plan_memory(
-            model, accelerator, precision, tp, context, None, util, serving_stack
+            model, accelerator, precision, tp, context, kv_precision, util, serving_stack
         )
         prompt = full
         if not full.feasible:  # a prefill replica only holds the prompt's KV
             prompt = plan_memory(
-                model, accelerator, precision, tp, int(math.ceil(input_len)) + 1, None, util,
-                serving_stack,
+                model, accelerator, precision, tp, int(math.ceil(input_len)) + 1, kv_precision,
+                util, serving_stack,
             )  # fmt: skip
         if not prompt.feasible:
             reasons.append(prompt.infeasible_reason or "does not fit")
             continue
         try:
-            shapes[tp] = replica_shape(model, accelerator, precision, tp, calibration)
+            shapes[tp] = replica_shape(model, accelerator, precision, tp, calibration, kv_precision)
         except ValueError as exc:
             reasons.append(str(exc))
             continue
@@ -390,6 +399,32 @@ def _kv_bytes_per_token(shape: ReplicaShape, input_len: float) -> float:
     """KV bytes per prompt token of the whole replica (all ranks; sliding layers capped)."""
     per_gpu = float(shape.kv_bytes_per_sequence(float(input_len))) / max(input_len, 1.0)
     return per_gpu * shape.tp
+
+
+def split_accelerators(option: DisaggregatedOption, accelerators: int) -> tuple[int, int]:
+    """(prefill, decode) replicas of N accelerators that complete the most requests/s.
+
+    Maximises min(P × rps_p, D × rps_d) subject to P·TP_p + D·TP_d ≤ N, P, D ≥ 1 (each pool
+    caps the request rate of the pair); ties keep fewer accelerators.
+
+    Raises:
+        EngineInputError: N holds no prefill and decode replica together.
+    """
+    tp_p, tp_d = option.prefill.tensor_parallel, option.decode.tensor_parallel
+    best: tuple[float, int, int] | None = None
+    for p in range(1, accelerators // tp_p + 1):
+        d = (accelerators - p * tp_p) // tp_d
+        if d < 1:
+            break
+        rate = min(p * option.prefill.requests_per_s, d * option.decode.requests_per_s)
+        if best is None or rate > best[0] + 1e-12:
+            best = (rate, p, d)
+    if best is None:
+        raise EngineInputError(
+            f"{accelerators} accelerators hold no prefill (TP {tp_p}) and decode (TP {tp_d}) "
+            "replica together"
+        )
+    return best[1], best[2]
 
 
 def plan_disaggregated_fleet(

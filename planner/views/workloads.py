@@ -108,12 +108,12 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         candidates = feasible + [c for c in candidates if not c.feasible]
     if not every_tp:
         # One row per accelerator and precision: its first (best by the sort) configuration.
-        seen: set[tuple[str, str, bool, bool]] = set()
+        seen: set[tuple[str, str, bool, bool, str]] = set()
         kept = []
         for c in candidates:
             # A candidate sized by a load test (planner.measured) keeps its own row.
             measured = (c.provenance or "").startswith("measured")
-            group = (c.accelerator_slug, c.precision, c.feasible, measured)
+            group = (c.accelerator_slug, c.precision, c.feasible, measured, c.serving)
             if group not in seen:
                 seen.add(group)
                 kept.append(c)
@@ -265,7 +265,7 @@ def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     """Save a candidate as the workload's configuration."""
     workload = workload_or_404(request, plan_id, workload_id)
     key = request.POST.get("candidate", "")
-    precision = key.split("|")[1] if key.count("|") == 2 else ""
+    precision = key.split("|")[1] if key.count("|") in (2, 3) else ""
     result = sizing.workload_sweep(workload, all_precisions=precision != workload.precision)
     candidate = sizing.candidate_find(result, key)
     url = reverse("workload_sizing", args=[plan_id, workload_id])
@@ -277,7 +277,9 @@ def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     messages.success(
         request,
         f"Chosen: {candidate.accelerators} × {candidate.accelerator_name} "
-        f"({candidate.precision.upper()}, TP {candidate.tensor_parallel}).",
+        f"({candidate.precision.upper()}, TP {candidate.tensor_parallel})."
+        if not candidate.disaggregated
+        else f"Chosen: {candidate.label}, {candidate.accelerators} accelerators.",
     )
     try:
         selectors.plan_deployments(plan=workload.plan)

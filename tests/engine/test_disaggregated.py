@@ -59,8 +59,8 @@ def test_prefill_pool_meets_ttft_with_queueing_and_transfer_by_hand():
     d = float(step_time_ms(shape, 0.0, pool.prompts_per_step * 2000, 2000, 2000))
     assert pool.step_ms == pytest.approx(d)
     rho = pool.utilisation
-    # M/M/1 p99 wait: D/(1−ρ)·ln(ρ/0.01) when ρ > 0.01.
-    wait = d / (1 - rho) * math.log(rho / 0.01) if rho > 0.01 else 0.0
+    # M/D/1 by Kingman: p99 wait 0.5·D/(1−ρ)·ln(ρ/0.01) when ρ > 0.01.
+    wait = 0.5 * d / (1 - rho) * math.log(rho / 0.01) if rho > 0.01 else 0.0
     assert pool.ttft_ms == pytest.approx(wait + d + 20.0)
     assert pool.ttft_ms <= 500.0
     assert pool.requests_per_s == pytest.approx(rho * pool.prompts_per_step / d * 1e3)
