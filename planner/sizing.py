@@ -353,6 +353,16 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
     usable_gb = memory.usable_bytes_per_gpu / GB
     if not candidate.feasible:
         bottleneck = candidate.infeasible_reason or "infeasible"
+    elif candidate.disaggregated:
+        bottleneck = (
+            f"disaggregated: prefill replicas (TP {candidate.prefill_tensor_parallel}) serve "
+            f"{candidate.prefill_requests_per_s_per_replica:,.2f} prompts/s each within the "
+            f"TTFT target, {candidate.ttft_ms:,.0f} ms including the "
+            f"{candidate.kv_transfer_ms:,.1f} ms KV transfer over {candidate.kv_transfer_path}; "
+            f"decode replicas (TP {candidate.tensor_parallel}) hold {candidate.batch_per_replica} "
+            f"streams each at TPOT {candidate.tpot_ms:,.1f} ms. The memory and curve below are "
+            "the decode replica's serving everything, for comparison"
+        )
     elif candidate.batch_per_replica >= capacity.max_batch:
         bottleneck = (
             f"memory: the KV cache holds {capacity.max_batch} sequences per replica, and the "

@@ -216,14 +216,7 @@ def prefill_pool(
     step = step_time_ms(shape, 0.0, k * input_len, input_len, input_len)
     rho = _UTILISATION_GRID[None, :]
     d = step[:, None]
-    tail = 1.0 - percentile / 100.0
-    # Waiting-time quantile (module docstring): 0 while ρ ≤ 1 − p.
-    wait = np.where(
-        rho > tail,
-        PREFILL_WAIT_SCALE * d / (1.0 - rho) * np.log(np.maximum(rho / tail, 1.0)),
-        0.0,
-    )
-    ttft = wait + d + transfer_ms
+    ttft = d * (_wait_in_steps(percentile)[None, :] + 1.0) + transfer_ms
     rps = rho * k[:, None] / d * 1e3
     ok = ttft <= ttft_target_ms
     if not ok.any():
@@ -385,6 +378,21 @@ def best_disaggregated(
     if best is None:
         return None, "disaggregated: " + (reasons[-1] if reasons else "no pair meets the targets")
     return best, None
+
+
+@lru_cache(maxsize=16)
+def _wait_in_steps(percentile: float) -> np.ndarray:
+    """p-quantile prefill wait in prefill steps over the utilisation grid (module docstring):
+    0.5/(1−ρ)·ln(ρ/(1−p)) when ρ > 1 − p, else 0 (read-only)."""
+    rho = _UTILISATION_GRID
+    tail = 1.0 - percentile / 100.0
+    wait = np.where(
+        rho > tail,
+        PREFILL_WAIT_SCALE / (1.0 - rho) * np.log(np.maximum(rho / tail, 1.0)),
+        0.0,
+    )
+    wait.setflags(write=False)
+    return wait
 
 
 @lru_cache(maxsize=1024)
