@@ -127,3 +127,12 @@ def test_sizing_table_labels_the_disaggregated_candidate(client, consultant_a, s
     html = page.content.decode()
     assert 'data-testid="disaggregated"' in html and "Disaggregated " in html
     assert "P:" in html and "D, H100" in html
+
+    candidate = next(
+        c for c in sizing.workload_sweep(workload).candidates if c.disaggregated and c.feasible
+    )
+    key = sizing.candidate_key(candidate)
+    url = reverse("candidate_detail", args=[sized_plan.pk, workload.pk, key])
+    detail = client.get(url, headers={"HX-Request": "true"})
+    assert detail.status_code == 200
+    assert "disaggregated: prefill replicas" in detail.content.decode()
