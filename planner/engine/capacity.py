@@ -121,6 +121,7 @@ class ReplicaCapacity:
         point: Operating point (None when infeasible).
         infeasible_reason: Why there is no operating point, or None.
         factors: Efficiency factors used, with provenance and expected error.
+        shape: The replica's constants (None when the memory plan fails first).
     """
 
     tensor_parallel: int
@@ -129,6 +130,7 @@ class ReplicaCapacity:
     point: PerformancePoint | None
     infeasible_reason: str | None
     factors: ResolvedFactors | None
+    shape: ReplicaShape | None = None
 
     @property
     def feasible(self) -> bool:
@@ -329,7 +331,7 @@ def replica_capacity(
             percentile,
             variable_lengths,
         )
-    return ReplicaCapacity(tp, memory, max_batch, point, reason, shape.factors)
+    return ReplicaCapacity(tp, memory, max_batch, point, reason, shape.factors, shape)
 
 
 @dataclass(frozen=True, slots=True)

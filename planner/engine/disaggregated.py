@@ -299,11 +299,13 @@ def best_disaggregated(
     serving_stack: str = "vllm",
     memory_plans: Mapping[int, MemoryPlan] | None = None,
     kv_precision: str | None = None,
+    shapes: Mapping[int, ReplicaShape | None] | None = None,
 ) -> tuple[DisaggregatedOption | None, str | None]:
     """The (prefill TP, decode TP) pair with the fewest accelerator-seconds per request.
 
     Each TP degree's replica shape and memory plan is built once (``memory_plans``: TP -> plan
-    at input + output tokens, when the caller has them); prefill tries the
+    at input + output tokens, ``shapes``: TP -> replica shape, when the caller has them, at
+    the same KV dtype); prefill tries the
     ``PREFILL_TP_OPTIONS`` smallest degrees that hold the prompt (prefill is compute-bound, so
     accelerator-seconds per prompt barely fall with TP while all-reduces grow), decode every
     degree, and each (prefill TP, link path) costs one vectorised prefill grid. Returns
@@ -313,11 +315,12 @@ def best_disaggregated(
         raise EngineInputError("disaggregated serving is sized at both a TTFT and a TPOT target")
     util = calibration.gpu_memory_utilization
     context = int(math.ceil(input_len + output_len))
-    shapes: dict[int, ReplicaShape] = {}
     decodes: dict[int, DecodePool] = {}
     prefill_tps: list[int] = []
     reasons: list[str] = []
     known = memory_plans or {}
+    given_shapes = shapes or {}
+    built: dict[int, ReplicaShape] = {}
     for tp in degrees:
         full = known.get(tp) or plan_memory(
             model, accelerator, precision, tp, context, kv_precision, util, serving_stack
@@ -331,17 +334,20 @@ def best_disaggregated(
         if not prompt.feasible:
             reasons.append(prompt.infeasible_reason or "does not fit")
             continue
-        try:
-            shapes[tp] = replica_shape(model, accelerator, precision, tp, calibration, kv_precision)
-        except ValueError as exc:
-            reasons.append(str(exc))
-            continue
+        shape = given_shapes.get(tp)
+        if shape is None:
+            try:
+                shape = replica_shape(model, accelerator, precision, tp, calibration, kv_precision)
+            except ValueError as exc:
+                reasons.append(str(exc))
+                continue
+        built[tp] = shape
         if len(prefill_tps) < PREFILL_TP_OPTIONS:
             prefill_tps.append(tp)
         if full.feasible:
             max_batch = max(1, min(full.max_concurrent_sequences, calibration.max_num_seqs))
             pool, why = decode_pool(
-                shapes[tp], max_batch, input_len, output_len, tpot_target_ms, percentile
+                shape, max_batch, input_len, output_len, tpot_target_ms, percentile
             )
             if pool is not None:
                 decodes[tp] = pool
@@ -351,7 +357,7 @@ def best_disaggregated(
             reasons.append(full.infeasible_reason or "does not fit")
     if not decodes or not prefill_tps:
         return None, "disaggregated: " + (reasons[-1] if reasons else "no valid TP degree")
-    kv_bytes_per_token = _kv_bytes_per_token(shapes[prefill_tps[0]], input_len)
+    kv_bytes_per_token = _kv_bytes_per_token(built[prefill_tps[0]], input_len)
     best: DisaggregatedOption | None = None
     pools: dict[tuple[int, str], tuple[PrefillPool | None, str | None]] = {}
     for ptp in prefill_tps:
@@ -360,7 +366,7 @@ def best_disaggregated(
             if (ptp, path) not in pools:  # the link depends on the pair only through its path
                 transfer = kv_transfer_ms(kv_bytes_per_token, input_len, link)
                 pools[ptp, path] = prefill_pool(
-                    shapes[ptp], input_len, ttft_target_ms, percentile, transfer, path
+                    built[ptp], input_len, ttft_target_ms, percentile, transfer, path
                 )
             prefill, why = pools[ptp, path]
             if prefill is None:

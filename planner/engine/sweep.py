@@ -24,7 +24,7 @@ from planner.engine.disaggregated import (
 )
 from planner.engine.errors import EngineInputError
 from planner.engine.memory import MemoryPlan
-from planner.engine.performance import Calibration
+from planner.engine.performance import Calibration, ReplicaShape
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
 from planner.engine.uncertainty import error_band
 
@@ -230,6 +230,7 @@ def disaggregated_candidate(
     calibration: Calibration,
     price: float | None,
     memory_plans: Mapping[int, MemoryPlan] | None = None,
+    shapes: Mapping[int, ReplicaShape | None] | None = None,
 ) -> SweepCandidate:
     """The cheapest prefill/decode pairing of one accelerator and precision as a candidate.
 
@@ -239,7 +240,7 @@ def disaggregated_candidate(
     option, reason = best_disaggregated(
         model, accelerator, precision, degrees, workload.input_tokens, workload.output_tokens,
         calibration, workload.ttft_ms, workload.tpot_ms, float(workload.percentile),
-        workload.serving_stack, memory_plans,
+        workload.serving_stack, memory_plans, shapes=shapes,
     )  # fmt: skip
     if option is None:
         return SweepCandidate(
@@ -368,7 +369,7 @@ def sweep(
                     )
                 )
                 continue
-            memory_plans = {}
+            memory_plans, shapes = {}, {}
             for tp in degrees:
                 cap = replica_capacity(
                     model,
@@ -384,6 +385,7 @@ def sweep(
                     serving_stack=workload.serving_stack,
                 )
                 memory_plans[tp] = cap.memory
+                shapes[tp] = cap.shape
                 if not cap.feasible:
                     candidates.append(
                         SweepCandidate(
@@ -445,7 +447,7 @@ def sweep(
             if workload.disaggregated and workload.ttft_ms and workload.tpot_ms:
                 candidates.append(
                     disaggregated_candidate(workload, model, accelerator, precision, degrees,
-                                            calibration, price, memory_plans)
+                                            calibration, price, memory_plans, shapes)
                 )  # fmt: skip
 
     def order(c: SweepCandidate) -> tuple:
