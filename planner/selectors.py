@@ -3,6 +3,7 @@
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, QuerySet
 
+from planner import sizing
 from planner.engine.deployment import Deployment, estimate_server, servers_needed
 from planner.engine.errors import CatalogGapError
 from planner.models import ApiToken, Client, Membership, Organisation, Plan, Workload
@@ -115,7 +116,7 @@ def plan_deployments(*, plan: Plan) -> list[Deployment]:
                 accelerator_slug=accelerator.slug,
                 accelerator_name=accelerator.name,
                 precision=workload.chosen_precision or workload.precision,
-                tensor_parallel=workload.chosen_tensor_parallel or 1,
+                tensor_parallel=sizing.chosen_accelerators_per_replica(workload),
                 replicas=workload.chosen_replicas or 0,
                 accelerators=accelerators,
                 accelerators_per_server=per_server,

@@ -27,8 +27,9 @@ from planner.engine.calibration import load_calibration
 from planner.engine.capacity import LoadCurve, load_curve, plan_replicas, replica_capacity
 from planner.engine.estimate import EstimateRequest, EstimateResult, estimate
 from planner.engine.limits import finite_or_none
-from planner.engine.memory import ACCELERATOR_BYTES_PER_GB
+from planner.engine.memory import ACCELERATOR_BYTES_PER_GB, weights_bytes
 from planner.engine.network import REGIONS, RegionLatency, flag_regions
+from planner.engine.parallelism import ParallelLayout, parallel_shape, scale_out_link
 from planner.engine.performance import Calibration, replica_shape
 from planner.engine.specs import (
     AcceleratorSpec,
@@ -184,7 +185,7 @@ def _with_fleet(candidate, target: sweep_engine.Workload):
     if candidate.disaggregated:
         return sweep_engine.with_disaggregated_fleet(candidate, target)
     fleet = plan_replicas(
-        tensor_parallel=candidate.tensor_parallel,
+        tensor_parallel=candidate.accelerators_per_replica,
         accelerators_per_server=candidate.accelerators_per_server,
         batch_per_replica=candidate.batch_per_replica,
         requests_per_s_per_replica=candidate.requests_per_s_per_replica,
@@ -243,22 +244,54 @@ def workload_sweep(
     return sweep_engine.SweepResult(candidates, best)
 
 
+def _layout_suffix(pipeline_parallel: int, expert_parallel: int) -> str:
+    return (f"|pp{pipeline_parallel}" if pipeline_parallel > 1 else "") + (
+        f"|ep{expert_parallel}" if expert_parallel > 1 else ""
+    )
+
+
 def candidate_key(candidate) -> str:
-    """A stable key of one candidate for URLs and forms: slug|precision|tp, and for a
-    disaggregated one slug|precision|tp|p<prefill tp>."""
-    key = f"{candidate.accelerator_slug}|{candidate.precision}|{candidate.tensor_parallel}"
+    """A stable key of one candidate for URLs and forms: slug|precision|tp, plus |ppN or |epN
+    for a replica spanning servers, or |p<prefill tp> for a disaggregated one."""
+    key = (
+        f"{candidate.accelerator_slug}|{candidate.precision}|{candidate.tensor_parallel}"
+        + _layout_suffix(candidate.pipeline_parallel, candidate.expert_parallel)
+    )
     if candidate.disaggregated:
         key += f"|p{candidate.prefill_tensor_parallel}"
     return key
+
+
+def _is_disaggregated_key(key: str) -> bool:
+    """True when a candidate key carries the |p<prefill tp> part (not |ppN)."""
+    return any(part[:1] == "p" and part[1:].isdigit() for part in key.split("|")[3:])
+
+
+def model_weights_gb(workload: Workload) -> float:
+    """Weights of the workload's model at its chosen (else requested) precision, GB (1e9)."""
+    precision = workload.chosen_precision or workload.precision
+    return weights_bytes(model_spec(workload.model), precision) / 1e9
+
+
+def chosen_accelerators_per_replica(workload: Workload) -> int:
+    """GPUs per replica of the saved choice: TP, TP × PP or EP (from its stored summary)."""
+    summary = workload.chosen_summary or {}
+    tp = workload.chosen_tensor_parallel or 1
+    ep = int(summary.get("expert_parallel") or 1)
+    return ep if ep > 1 else tp * int(summary.get("pipeline_parallel") or 1)
 
 
 def chosen_key(workload: Workload) -> str | None:
     """The candidate key of the workload's saved configuration, or None."""
     if not workload.has_choice:
         return None
+    summary = workload.chosen_summary or {}
     key = (
         f"{workload.chosen_accelerator.slug}|{workload.chosen_precision}|"
         f"{workload.chosen_tensor_parallel}"
+        + _layout_suffix(
+            int(summary.get("pipeline_parallel") or 1), int(summary.get("expert_parallel") or 1)
+        )
     )
     if workload.chosen_serving == Serving.DISAGGREGATED:
         key += f"|p{workload.chosen_prefill_tensor_parallel}"
@@ -272,7 +305,7 @@ def candidate_find(result: sweep_engine.SweepResult, key: str):
     follows the inputs: a disaggregated key finds it whatever its TP pair is now.
     """
     found = next((c for c in result.candidates if candidate_key(c) == key), None)
-    if found is None and "|p" in key:
+    if found is None and _is_disaggregated_key(key):
         slug, precision = key.split("|")[:2]
         found = next(
             (
@@ -316,8 +349,23 @@ def _replica_curve(
     precision: str,
     tensor_parallel: int,
     target: sweep_engine.Workload,
+    pipeline_parallel: int = 1,
+    expert_parallel: int = 1,
 ):
     """One replica's capacity at the target and its steady state over batch sizes (cached)."""
+    layout = None
+    if (
+        pipeline_parallel > 1
+        or expert_parallel > 1
+        or tensor_parallel > accelerator.accelerators_per_server
+    ):
+        layout = ParallelLayout(
+            tensor_parallel,
+            pipeline_parallel,
+            expert_parallel,
+            accelerator.accelerators_per_server,
+            scale_out_link(accelerator),
+        )
     capacity = replica_capacity(
         model,
         accelerator,
@@ -329,10 +377,14 @@ def _replica_curve(
         ttft_target_ms=target.ttft_ms,
         tpot_target_ms=target.tpot_ms,
         percentile=float(target.percentile),
+        parallel=layout,
     )
     if not (capacity.memory.feasible and capacity.max_batch >= 1):
         return capacity, LoadCurve((), (), (), ())
-    shape = replica_shape(model, accelerator, precision, tensor_parallel, calibration())
+    if layout is None:
+        shape = replica_shape(model, accelerator, precision, tensor_parallel, calibration())
+    else:
+        shape = parallel_shape(model, accelerator, precision, layout, calibration())
     return capacity, load_curve(
         shape, capacity.max_batch, target.input_tokens, target.output_tokens
     )
@@ -347,6 +399,8 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
         candidate.precision,
         candidate.tensor_parallel,
         replace(target, peak_concurrency=None, peak_requests_per_s=None, headroom_pct=0.0),
+        candidate.pipeline_parallel,
+        candidate.expert_parallel,
     )
     memory = capacity.memory
     capacity_gb = memory.capacity_bytes_per_gpu / GB
@@ -381,7 +435,7 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
         bottleneck = "latency: " + (" and ".join(limits) if limits else "the targets cap the batch")
     autoscaling = None
     if candidate.feasible and (workload.peak_concurrency or workload.peak_requests_per_s):
-        weights_gb = memory.weights_bytes_per_gpu * candidate.tensor_parallel / GB
+        weights_gb = memory.weights_bytes_per_gpu * candidate.accelerators_per_replica / GB
         autoscaling = _autoscaling(workload, candidate, capacity.max_batch, weights_gb)
     return CandidateDetail(
         candidate=candidate,
@@ -407,7 +461,7 @@ def peak_load(workload: Workload, candidate) -> demand.PeakLoad:
     return demand.PeakLoad(
         peak_concurrency=workload.peak_concurrency,
         peak_requests_per_s=workload.peak_requests_per_s,
-        tensor_parallel=candidate.tensor_parallel,
+        tensor_parallel=candidate.accelerators_per_replica,
         accelerators_per_server=candidate.accelerators_per_server,
         batch_per_replica=candidate.batch_per_replica,
         requests_per_s_per_replica=candidate.requests_per_s_per_replica,
@@ -574,7 +628,22 @@ def estimate_run(request: EstimateRequest) -> EstimateResult:
         EstimateError: impossible inputs (one sentence saying why).
     """
     model, accelerator = specs_for(request.model, request.accelerator)
-    return estimate(request, model, accelerator, calibration())
+    return estimate(request, model, accelerator, calibration(), scale_out_for(accelerator))
+
+
+def scale_out_for(accelerator: AcceleratorSpec):
+    """The scale-out link per GPU from a catalog server's network ports, else the family's."""
+    ports = (
+        ServerPlatform.objects.filter(
+            accelerator__slug=accelerator.slug,
+            accelerators_per_server=accelerator.accelerators_per_server,
+        )
+        .exclude(network_ports="")
+        .order_by("vendor", "name")
+        .values_list("network_ports", flat=True)
+        .first()
+    )
+    return scale_out_link(accelerator, ports)
 
 
 UNBOUNDED_NOTES = {

@@ -145,6 +145,20 @@ class EstimateIn(Schema):
         pattern="^(aggregated|disaggregated)$",
         max_length=16,
     )
+    pipeline_parallel: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Pipeline stages per replica; stages on other servers talk "
+        "over the scale-out fabric.",
+    )
+    expert_parallel: int = Field(
+        1,
+        ge=1,
+        le=1024,
+        description="Expert-parallel degree for MoE models (a multiple of "
+        "TP: the replica's GPUs, attention data-parallel over EP/TP servers); 1 for none.",
+    )
 
 
 UNBOUNDED = "null when the engine finds no finite value; `notes` says why."
@@ -191,6 +205,14 @@ class EstimateOut(Schema):
     queued_per_replica: float | None = Field(
         ..., description="Requests waiting for a KV slot per replica (concurrency mode)."
     )
+    pipeline_parallel: int = Field(..., description="Pipeline stages per replica.")
+    expert_parallel: int = Field(..., description="Expert-parallel degree (1: none).")
+    parallel_layout: str = Field(
+        ...,
+        description="Layout of a replica spanning servers, e.g. 'TP8 × PP2 (2 servers)'; "
+        "'' within one server. Chosen by the engine when no single server fits.",
+    )
+    servers_per_replica: int = Field(..., description="Whole servers one replica takes.")
     utilisation: float | None
     expected_error_pct: float = Field(
         ...,
@@ -343,6 +365,8 @@ def estimate_endpoint(request, payload: EstimateIn):
         kv_cache_dtype=payload.kv_cache_dtype,
         concurrency=payload.concurrency,
         serving=payload.serving,
+        pipeline_parallel=payload.pipeline_parallel,
+        expert_parallel=payload.expert_parallel,
     )
     try:
         return Status(200, estimate_as_dict(estimate_run(engine_request)))

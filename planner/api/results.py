@@ -52,13 +52,21 @@ def plain(value: Any) -> Any:
 class CandidateOut(Schema):
     key: str = Field(
         ...,
-        description="accelerator|precision|tensor_parallel (|p<prefill TP> when disaggregated); "
-        "send it to choose.",
+        description="accelerator|precision|tensor_parallel, plus |ppN or |epN for a replica "
+        "spanning servers, or |p<prefill TP> when disaggregated; send it to choose.",
     )
     accelerator: str
     accelerator_name: str
     precision: str
     tensor_parallel: int
+    pipeline_parallel: int = Field(..., description="Pipeline stages per replica (1: none).")
+    expert_parallel: int = Field(..., description="Expert-parallel degree (1: none).")
+    layout: str = Field(
+        ...,
+        description="e.g. 'TP4', 'TP8 × PP2 (2 servers)' for a replica spanning servers, or "
+        "'TP1/TP2' (prefill/decode) when disaggregated.",
+    )
+    accelerators_per_replica: int
     feasible: bool
     reason: str | None = Field(..., description="Why the candidate is infeasible, if it is.")
     replicas: int | None
@@ -79,7 +87,11 @@ class CandidateOut(Schema):
         "(tensor_parallel, batch and per-replica figures are the decode replica's; replicas, "
         "accelerators and servers count both pools; ttft_ms includes the KV transfer).",
     )
-    label: str = Field("", description='e.g. "Disaggregated 2P:5D, H100 SXM FP8 TP1/TP2".')
+    label: str = Field(
+        "",
+        description='e.g. "H100 SXM FP8 TP8 × PP2 (2 servers)" or '
+        '"Disaggregated 2P:5D, H100 SXM FP8 TP1/TP2".',
+    )
     prefill_tensor_parallel: int | None = None
     prefill_replicas: int | None = None
     decode_replicas: int | None = None
@@ -120,6 +132,10 @@ def candidates(
                 "accelerator_name": c.accelerator_name,
                 "precision": c.precision,
                 "tensor_parallel": c.tensor_parallel,
+                "pipeline_parallel": c.pipeline_parallel,
+                "expert_parallel": c.expert_parallel,
+                "layout": c.layout,
+                "accelerators_per_replica": c.accelerators_per_replica,
                 "feasible": c.feasible,
                 "reason": c.infeasible_reason,
                 "replicas": c.replicas,
@@ -164,7 +180,7 @@ def choose(request, plan_id: Id, workload_id: Id, payload: ChooseIn):
     workload = workload_get(request, plan_id, workload_id)
     require_editor(request)
     key = payload.key
-    precision = key.split("|")[1] if key.count("|") in (2, 3) else ""
+    precision = key.split("|")[1] if key.count("|") >= 2 else ""
     with catalog_version_pinned():
         try:
             result = sizing.workload_sweep(workload, all_precisions=precision != workload.precision)

@@ -15,6 +15,7 @@ import numpy as np
 
 from planner.engine.errors import EngineInputError
 from planner.engine.memory import MemoryPlan, plan_memory
+from planner.engine.parallelism import parallel_shape
 from planner.engine.performance import (
     Calibration,
     PerformancePoint,
@@ -122,6 +123,7 @@ class ReplicaCapacity:
         infeasible_reason: Why there is no operating point, or None.
         factors: Efficiency factors used, with provenance and expected error.
         shape: The replica's constants (None when the memory plan fails first).
+        parallel: The layout of a replica spanning servers, None within one server.
     """
 
     tensor_parallel: int
@@ -131,11 +133,17 @@ class ReplicaCapacity:
     infeasible_reason: str | None
     factors: ResolvedFactors | None
     shape: ReplicaShape | None = None
+    parallel: object | None = None  # planner.engine.parallelism.ParallelLayout across servers
 
     @property
     def feasible(self) -> bool:
         """True when the replica has an operating point."""
         return self.point is not None
+
+    @property
+    def accelerators_per_replica(self) -> int:
+        """GPUs of one replica: TP within a server, else the layout's."""
+        return self.parallel.gpus if self.parallel is not None else self.tensor_parallel
 
 
 def offline_capacity(
@@ -276,6 +284,7 @@ def replica_capacity(
     kv_precision: str | None = None,
     serving_stack: str = "vllm",
     variable_lengths: bool = False,
+    parallel=None,
 ) -> ReplicaCapacity:
     """Memory plan plus operating point of one replica.
 
@@ -296,6 +305,8 @@ def replica_capacity(
         kv_precision: KV dtype (default from the weight precision).
         serving_stack: "vllm" or "trtllm" memory rule.
         variable_lengths: Prompt lengths vary (see :func:`latency_capacity`).
+        parallel: A layout spanning servers (planner.engine.parallelism.ParallelLayout),
+            whose TP degree is ``tp``; None within one server.
 
     Returns:
         The capacity; ``infeasible_reason`` says why when there is no operating point.
@@ -310,13 +321,21 @@ def replica_capacity(
         kv_precision,
         calibration.gpu_memory_utilization,
         serving_stack,
+        parallel=parallel,
     )
     if not memory.feasible:
-        return ReplicaCapacity(tp, memory, 0, None, memory.infeasible_reason, None)
+        return ReplicaCapacity(
+            tp, memory, 0, None, memory.infeasible_reason, None, parallel=parallel
+        )
     try:
-        shape = replica_shape(model, accelerator, precision, tp, calibration, kv_precision)
+        if parallel is None:
+            shape = replica_shape(model, accelerator, precision, tp, calibration, kv_precision)
+        else:
+            shape = parallel_shape(
+                model, accelerator, precision, parallel, calibration, kv_precision
+            )
     except ValueError as exc:
-        return ReplicaCapacity(tp, memory, 0, None, str(exc), None)
+        return ReplicaCapacity(tp, memory, 0, None, str(exc), None, parallel=parallel)
     max_batch = max(1, min(memory.max_concurrent_sequences, calibration.max_num_seqs))
     if ttft_target_ms is None and tpot_target_ms is None:
         point, reason = offline_capacity(shape, max_batch, input_len, output_len), None
@@ -331,7 +350,7 @@ def replica_capacity(
             percentile,
             variable_lengths,
         )
-    return ReplicaCapacity(tp, memory, max_batch, point, reason, shape.factors, shape)
+    return ReplicaCapacity(tp, memory, max_batch, point, reason, shape.factors, shape, parallel)
 
 
 @dataclass(frozen=True, slots=True)

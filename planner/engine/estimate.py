@@ -33,6 +33,14 @@ from planner.engine.memory import (
     plan_memory,
     resolve_kv_cache_dtype,
 )
+from planner.engine.parallelism import (
+    MAX_SERVERS_PER_REPLICA,
+    ParallelLayout,
+    ScaleOutLink,
+    multi_node_layouts,
+    parallel_shape,
+    scale_out_link,
+)
 from planner.engine.performance import (
     Calibration,
     latency_under_load,
@@ -79,6 +87,10 @@ class EstimateRequest:
             replicas with the KV cache moved between them (:mod:`planner.engine.disaggregated`),
             the N accelerators split between the pools; needs scenario "server" with both a
             TTFT and a TPOT target.
+        pipeline_parallel: Pipeline stages per replica (1: none); stages past one server talk
+            over the scale-out fabric (planner.engine.parallelism).
+        expert_parallel: Expert-parallel degree for MoE models (1: experts TP-sharded); a
+            multiple of TP, the GPUs of one replica (data-parallel attention over EP ÷ TP).
     """
 
     model: str
@@ -98,6 +110,8 @@ class EstimateRequest:
     serving_stack: str = "vllm"
     variable_lengths: bool = False
     serving: str = "aggregated"
+    pipeline_parallel: int = 1
+    expert_parallel: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +126,8 @@ class EstimateResult:
         latency_statistic: "p95"/"p99" under a target, "mean" under a request rate or offline.
         batch_per_replica: Concurrent sequences per replica.
         tensor_parallel: TP degree used.
-        replicas: N ÷ TP.
-        accelerators_used: replicas × TP.
+        replicas: N ÷ accelerators per replica (TP, or TP × PP, or EP).
+        accelerators_used: replicas × accelerators per replica.
         weights_gb: Weights of one replica, GB (1e9 bytes).
         kv_cache_bytes_per_token: KV bytes per token of one replica (all TP ranks, at the
             request's context for sliding-window models).
@@ -134,6 +148,11 @@ class EstimateResult:
             past saturation (0 below it), for a request rate; else None.
         queued_per_replica: Requests waiting for a KV slot per replica (concurrency mode:
             requests in flight beyond what memory and the scheduler admit), else None.
+        pipeline_parallel: Pipeline stages per replica.
+        expert_parallel: Expert-parallel degree (1: none).
+        parallel_layout: The replica's layout, e.g. "TP8 × PP2 (2 servers)" ("" within one
+            server).
+        servers_per_replica: Servers one replica spans.
         software_generation: The serving-software generation the estimate assumes: the
             publication date of the newest reference runs of the accelerator's family (the
             efficiency factors are for that stack), "" when the family has no dated runs.
@@ -191,6 +210,10 @@ class EstimateResult:
     decode_replicas: int | None = None
     kv_transfer_ms: float | None = None
     kv_transfer_path: str | None = None
+    pipeline_parallel: int = 1
+    expert_parallel: int = 1
+    parallel_layout: str = ""
+    servers_per_replica: int = 1
 
 
 def _kv_layout_note(model: ModelSpec, tp: int, kv_dtype: str, per_gpu: float) -> tuple[int, str]:
@@ -284,14 +307,51 @@ def _validate(request: EstimateRequest, model: ModelSpec, accelerator: Accelerat
             "disaggregated serving is sized at a TTFT and a TPOT target: give scenario "
             "'server' with both, and no request rate or concurrency"
         )
+    if request.serving == "disaggregated" and (
+        request.pipeline_parallel != 1 or request.expert_parallel != 1
+    ):
+        raise EstimateError(
+            "disaggregated serving keeps each prefill and decode replica within one server: "
+            "pipeline_parallel and expert_parallel must be 1"
+        )
 
 
 def _tp_options(
-    request: EstimateRequest, model: ModelSpec, accelerator: AcceleratorSpec
-) -> list[int]:
+    request: EstimateRequest,
+    model: ModelSpec,
+    accelerator: AcceleratorSpec,
+    link: ScaleOutLink,
+) -> list[tuple[int, ParallelLayout | None]]:
+    """(TP, layout) pairs to try: the single-server degrees, or the one layout asked for."""
     valid = valid_tp_degrees(model, accelerator)
-    if request.tensor_parallel is not None:
-        tp = request.tensor_parallel
+    per_server = accelerator.accelerators_per_server
+    pp, ep = request.pipeline_parallel, request.expert_parallel
+    tp = request.tensor_parallel
+    if pp < 1 or ep < 1:
+        raise EstimateError("pipeline_parallel and expert_parallel must be at least 1")
+    if pp > 1 or ep > 1 or (tp is not None and tp > per_server):
+        if ep > 1 and not model.is_moe:
+            raise EstimateError(f"{model.name} has no experts to spread: expert_parallel is 1")
+        tp = tp or (max(valid) if valid else 1)
+        kv_ok = model.is_mla or model.kv_heads % tp == 0 or tp % model.kv_heads == 0
+        if (tp <= per_server and tp not in valid) or model.heads % tp or not kv_ok:
+            raise EstimateError(
+                f"tensor_parallel {tp} does not divide {model.name}'s {model.heads} attention "
+                f"and {model.kv_heads} KV heads"
+            )
+        if pp > model.layers:
+            raise EstimateError(f"{model.name} has {model.layers} layers, fewer than {pp} stages")
+        try:
+            layout = ParallelLayout(tp, pp, ep, per_server, link)
+        except EngineInputError as exc:
+            raise EstimateError(str(exc)) from exc
+        if request.accelerators % layout.gpus:
+            raise EstimateError(
+                f"{request.accelerators} accelerators do not divide into replicas of "
+                f"{layout.gpus} ({layout.label})"
+            )
+        return [(tp, layout)]
+    if tp is not None:
         if tp not in valid:
             raise EstimateError(
                 f"tensor_parallel {tp} is not valid for {model.name} on {accelerator.name} "
@@ -299,11 +359,42 @@ def _tp_options(
             )
         if request.accelerators % tp:
             raise EstimateError(f"{request.accelerators} accelerators do not divide into TP {tp}")
-        return [tp]
+        return [(tp, None)]
     options = [tp for tp in valid if tp <= request.accelerators and request.accelerators % tp == 0]
     if not options:
         raise EstimateError(f"no valid tensor-parallel degree divides {request.accelerators}")
-    return options
+    return [(tp, None) for tp in options]
+
+
+def _multi_node_options(
+    request: EstimateRequest, model: ModelSpec, accelerator: AcceleratorSpec, link: ScaleOutLink
+) -> list[list[tuple[int, ParallelLayout]]]:
+    """Layouts over 2, 3, ... servers whose GPUs divide N, grouped by servers per replica."""
+    valid = valid_tp_degrees(model, accelerator)
+    groups = []
+    for servers in range(2, MAX_SERVERS_PER_REPLICA + 1):
+        layouts = [
+            (layout.tp, layout)
+            for layout in multi_node_layouts(model, accelerator, valid, servers, link)
+            if request.accelerators % layout.gpus == 0
+        ]
+        if layouts:
+            groups.append(layouts)
+    return groups
+
+
+def _shape(
+    cap: ReplicaCapacity,
+    model: ModelSpec,
+    accelerator: AcceleratorSpec,
+    precision: str,
+    calibration: Calibration,
+    kv_dtype: str,
+):
+    """The replica shape of a capacity, across servers when it has a layout."""
+    if cap.parallel is not None:
+        return parallel_shape(model, accelerator, precision, cap.parallel, calibration, kv_dtype)
+    return replica_shape(model, accelerator, precision, cap.tensor_parallel, calibration, kv_dtype)
 
 
 def estimate(
@@ -311,14 +402,19 @@ def estimate(
     model: ModelSpec,
     accelerator: AcceleratorSpec,
     calibration: Calibration,
+    link: ScaleOutLink | None = None,
 ) -> EstimateResult:
     """Estimate throughput and latency of N accelerators serving one workload.
+
+    When no TP degree fits one server (and no layout is asked for), replicas over 2, 3, ...
+    servers are tried (:mod:`planner.engine.parallelism`), the fewest servers that work.
 
     Args:
         request: The inputs.
         model: Spec of ``request.model``.
         accelerator: Spec of ``request.accelerator``.
         calibration: Efficiency factors (``calibration.load_calibration()``).
+        link: Scale-out link per GPU (default by accelerator family).
 
     Returns:
         The estimate.
@@ -334,26 +430,41 @@ def estimate(
     targets = server and (request.ttft_ms is not None or request.tpot_ms is not None)
     options: list[ReplicaCapacity] = []
     reasons: list[str] = []
-    for tp in _tp_options(request, model, accelerator):
-        capacity = replica_capacity(
-            model,
-            accelerator,
-            request.precision,
-            tp,
-            request.input_tokens,
-            request.output_tokens,
-            calibration,
-            ttft_target_ms=request.ttft_ms if targets and request.request_rate is None else None,
-            tpot_target_ms=request.tpot_ms if targets and request.request_rate is None else None,
-            percentile=float(request.percentile),
-            kv_precision=kv_dtype,
-            serving_stack=request.serving_stack,
-            variable_lengths=request.variable_lengths,
-        )
-        if capacity.feasible:
-            options.append(capacity)
-        else:
-            reasons.append(f"TP {tp}: {capacity.infeasible_reason}")
+    link = link or scale_out_link(accelerator)
+    explicit = _tp_options(request, model, accelerator, link)
+    groups = [explicit]
+    if explicit[0][1] is None and request.tensor_parallel is None:
+        groups += _multi_node_options(request, model, accelerator, link)
+    for group in groups:
+        if options:
+            break  # the fewest servers per replica that work
+        for tp, layout in group:
+            capacity = replica_capacity(
+                model,
+                accelerator,
+                request.precision,
+                tp,
+                request.input_tokens,
+                request.output_tokens,
+                calibration,
+                ttft_target_ms=request.ttft_ms
+                if targets and request.request_rate is None
+                else None,
+                tpot_target_ms=request.tpot_ms
+                if targets and request.request_rate is None
+                else None,
+                percentile=float(request.percentile),
+                kv_precision=kv_dtype,
+                serving_stack=request.serving_stack,
+                variable_lengths=request.variable_lengths,
+                parallel=layout,
+            )
+            if capacity.feasible:
+                options.append(capacity)
+            else:
+                reasons.append(
+                    f"{layout.label if layout else f'TP {tp}'}: {capacity.infeasible_reason}"
+                )
     if not options:
         raise EstimateError(
             f"{model.name} at {request.precision} does not run on {accelerator.name}: "
@@ -361,7 +472,9 @@ def estimate(
         )
 
     def total(cap: ReplicaCapacity) -> float:
-        return cap.point.output_tokens_per_s * (request.accelerators // cap.tensor_parallel)
+        return cap.point.output_tokens_per_s * (
+            request.accelerators // cap.accelerators_per_replica
+        )
 
     utilisation = None
     extra: dict = {}
@@ -374,15 +487,8 @@ def estimate(
     elif request.request_rate is not None:
         best_load = None
         for cap in options:
-            replicas = request.accelerators // cap.tensor_parallel
-            shape = replica_shape(
-                model,
-                accelerator,
-                request.precision,
-                cap.tensor_parallel,
-                calibration,
-                kv_dtype,
-            )
+            replicas = request.accelerators // cap.accelerators_per_replica
+            shape = _shape(cap, model, accelerator, request.precision, calibration, kv_dtype)
             load = latency_under_load(
                 shape,
                 request.input_tokens,
@@ -399,7 +505,7 @@ def estimate(
             # Beyond capacity: the replicas run at their saturation point (every KV slot busy)
             # and the queue grows by the excess rate; the wait, hence TTFT, has no bound.
             chosen = max(options, key=lambda c: (total(c), -c.tensor_parallel))
-            replicas = request.accelerators // chosen.tensor_parallel
+            replicas = request.accelerators // chosen.accelerators_per_replica
             point = chosen.point
             ceiling = point.requests_per_s * replicas
             ttft, tpot, statistic = math.inf, point.tpot_ms, "mean"
@@ -415,14 +521,14 @@ def estimate(
             )
         else:
             _, chosen, load = best_load
-            replicas = request.accelerators // chosen.tensor_parallel
+            replicas = request.accelerators // chosen.accelerators_per_replica
             ttft, tpot, statistic = load.ttft_mean_ms, load.tpot_mean_ms, "mean"
             tokens_per_s = request.request_rate * request.output_tokens
             requests_per_s = request.request_rate
             batch = int(math.ceil(load.batch))
             utilisation = load.utilisation
             ceiling = max(
-                c.point.requests_per_s * (request.accelerators // c.tensor_parallel)
+                c.point.requests_per_s * (request.accelerators // c.accelerators_per_replica)
                 for c in options
             )
             extra = dict(
@@ -432,7 +538,7 @@ def estimate(
             )
     else:
         chosen = max(options, key=lambda c: (total(c), -c.tensor_parallel))
-        replicas = request.accelerators // chosen.tensor_parallel
+        replicas = request.accelerators // chosen.accelerators_per_replica
         point = chosen.point
         ttft, tpot = point.ttft_ms, point.tpot_ms
         statistic = point.statistic
@@ -445,7 +551,10 @@ def estimate(
     provenance = band.basis
     if generation:
         provenance += f"; assumes {accelerator.family} serving software as of {generation}"
-    per_gpu = memory.kv_bytes_per_token_replica / chosen.tensor_parallel
+    if chosen.parallel is not None:
+        link_used = chosen.parallel.link
+        provenance += f"; scale-out {link_used.gbps_per_gpu:g} Gb/s per GPU ({link_used.source})"
+    per_gpu = memory.kv_bytes_per_token_replica / chosen.accelerators_per_replica
     replication, kv_note = _kv_layout_note(model, chosen.tensor_parallel, kv_dtype, per_gpu)
     return EstimateResult(
         output_tokens_per_s=tokens_per_s,
@@ -456,7 +565,7 @@ def estimate(
         batch_per_replica=batch,
         tensor_parallel=chosen.tensor_parallel,
         replicas=replicas,
-        accelerators_used=replicas * chosen.tensor_parallel,
+        accelerators_used=replicas * chosen.accelerators_per_replica,
         weights_gb=memory.weights_bytes_per_replica / BYTES_PER_GB,
         kv_cache_bytes_per_token=memory.kv_bytes_per_token_replica,
         max_concurrent_sequences=memory.max_concurrent_sequences,
@@ -473,6 +582,10 @@ def estimate(
         kv_replication=replication,
         kv_note=kv_note,
         software_generation=generation,
+        pipeline_parallel=chosen.parallel.pp if chosen.parallel else 1,
+        expert_parallel=chosen.parallel.ep if chosen.parallel else 1,
+        parallel_layout=chosen.parallel.label if chosen.parallel else "",
+        servers_per_replica=chosen.parallel.servers if chosen.parallel else 1,
         **extra,
     )
 
@@ -494,16 +607,11 @@ def _closed_loop(
     """
     best = None
     for cap in options:
-        replicas = request.accelerators // cap.tensor_parallel
+        replicas = request.accelerators // cap.accelerators_per_replica
         in_flight = request.concurrency / replicas
         running = min(max(in_flight, 1.0), float(cap.max_batch))
-        shape = replica_shape(
-            model,
-            accelerator,
-            request.precision,
-            cap.tensor_parallel,
-            calibration,
-            request.kv_cache_dtype,
+        shape = _shape(
+            cap, model, accelerator, request.precision, calibration, request.kv_cache_dtype
         )
         state = steady_state(shape, running, request.input_tokens, request.output_tokens)
         requests_s = float(state.requests_per_s[0]) * min(in_flight, running) / running

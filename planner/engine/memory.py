@@ -395,6 +395,7 @@ def plan_memory(
     gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION,
     serving_stack: str = "vllm",
     memory_bytes_per_gb: float = ACCELERATOR_BYTES_PER_GB,
+    parallel=None,
 ) -> MemoryPlan:
     """KV budget and maximum concurrency of one replica.
 
@@ -413,6 +414,9 @@ def plan_memory(
         gpu_memory_utilization: vLLM's ``gpu_memory_utilization``.
         serving_stack: "vllm" or "trtllm" (how the engine budgets its KV cache).
         memory_bytes_per_gb: Bytes per vendor GB: 2**30 (HBM and GDDR come in GiB).
+        parallel: A layout spanning servers (planner.engine.parallelism.ParallelLayout):
+            weights per GPU and the KV share per GPU (÷ PP stages, ÷ DP attention groups)
+            come from it; ``tp`` is then its TP degree. None within one server.
 
     Returns:
         The plan; ``infeasible_reason`` explains a replica that does not fit.
@@ -422,7 +426,11 @@ def plan_memory(
     usable = capacity * gpu_memory_utilization
     weights = weights_bytes(model, precision, accelerator)
     weights_gpu = weights / tp
-    non_torch = NON_TORCH_TP1_BYTES if tp == 1 else NON_TORCH_TPN_BYTES
+    gpus, kv_divisor = tp, 1
+    if parallel is not None:
+        weights_gpu = parallel.weights_bytes_per_gpu(model, precision, accelerator, weights)
+        gpus, kv_divisor = parallel.gpus, parallel.kv_divisor
+    non_torch = NON_TORCH_TP1_BYTES if gpus == 1 else NON_TORCH_TPN_BYTES
     if serving_stack == "trtllm":
         activation = TRTLLM_ACTIVATION_MOE_BYTES if model.is_moe else TRTLLM_ACTIVATION_DENSE_BYTES
         reserve = non_torch
@@ -437,20 +445,22 @@ def plan_memory(
         raise EngineInputError(f"unknown serving stack {serving_stack!r}")
     layout = kv_cache_layout(model, kv_precision, tp)
     context = max(1, int(context_tokens))
-    seq_bytes = layout.bytes_per_sequence_per_gpu(context)
-    per_token_full = layout.bytes_per_token_per_gpu(None)
+    seq_bytes = layout.bytes_per_sequence_per_gpu(context) / kv_divisor
+    per_token_full = layout.bytes_per_token_per_gpu(None) / kv_divisor
     blocks = max(0, int(budget // (KV_BLOCK_TOKENS * per_token_full))) if budget > 0 else 0
     # Blocks per sequence: sliding layers need fewer, so count in bytes rather than blocks.
-    seq_blocks_bytes = layout.bytes_per_sequence_per_gpu(
-        KV_BLOCK_TOKENS * math.ceil(context / KV_BLOCK_TOKENS)
+    seq_blocks_bytes = (
+        layout.bytes_per_sequence_per_gpu(KV_BLOCK_TOKENS * math.ceil(context / KV_BLOCK_TOKENS))
+        / kv_divisor
     )
     max_seqs = int(budget // seq_blocks_bytes) if budget > 0 and seq_blocks_bytes > 0 else 0
     reason = None
-    total_usable = usable * tp
+    total_usable = usable * gpus
     if weights > total_usable:
+        shape = f"TP {tp}" if parallel is None else f"{gpus} GPUs ({parallel.label})"
         reason = (
             f"weights {_gb(weights)} per replica exceed {gpu_memory_utilization:g} × "
-            f"{accelerator.memory_gb:g} GiB × TP {tp} = {_gb(total_usable)} "
+            f"{accelerator.memory_gb:g} GiB × {shape} = {_gb(total_usable)} "
             f"by {_gb(weights - total_usable)}"
         )
     elif budget <= 0:
@@ -476,7 +486,7 @@ def plan_memory(
         runtime_reserve_bytes_per_gpu=reserve,
         kv_budget_bytes_per_gpu=budget,
         kv_bytes_per_sequence_per_gpu=seq_bytes,
-        kv_bytes_per_token_replica=seq_bytes / context * tp,
+        kv_bytes_per_token_replica=seq_bytes / context * gpus,
         kv_cache_tokens=blocks * KV_BLOCK_TOKENS,
         kv_blocks=blocks,
         context_tokens=context,

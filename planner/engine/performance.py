@@ -61,6 +61,7 @@ __all__ = [
     "replica_shape",
     "steady_state",
     "step_time_ms",
+    "local_step_time_ms",
     "tpot_tail_factor",
     "unloaded_latency",
 ]
@@ -252,6 +253,9 @@ class ReplicaShape:
     factors: ResolvedFactors
     calibration: Calibration
     software_years: float = 0.0  # run date − the family's newest calibrated stack (years)
+    # A layout spanning servers (planner.engine.parallelism.ParallelLayout): its
+    # ``step_time_ms`` replaces the single-server all-reduce term. None within one server.
+    parallel: object | None = None
 
     def kv_bytes_per_sequence(self, context_tokens: np.ndarray | float) -> np.ndarray | float:
         """KV bytes per GPU of one sequence at a context length (sliding layers capped)."""
@@ -391,6 +395,28 @@ def step_time_ms(
     context_tokens: np.ndarray | float,
     prefill_context_tokens: float = 0.0,
 ) -> np.ndarray:
+    """Time of one engine step (see :func:`local_step_time_ms`); a layout spanning servers
+    (``shape.parallel``) adds its own communication (planner.engine.parallelism)."""
+    if shape.parallel is not None:
+        return shape.parallel.step_time_ms(
+            shape,
+            batch,
+            prefill_tokens,
+            context_tokens,
+            prefill_context_tokens,
+            lambda *args: local_step_time_ms(*args, comm=False),
+        )
+    return local_step_time_ms(shape, batch, prefill_tokens, context_tokens, prefill_context_tokens)
+
+
+def local_step_time_ms(
+    shape: ReplicaShape,
+    batch: np.ndarray | float,
+    prefill_tokens: np.ndarray | float,
+    context_tokens: np.ndarray | float,
+    prefill_context_tokens: float = 0.0,
+    comm: bool = True,
+) -> np.ndarray:
     """Time of one engine step: ``batch`` decode tokens plus ``prefill_tokens`` prompt tokens.
 
     Roofline with overlap of memory and compute (anchors F5), plus two all-reduces per layer
@@ -450,16 +476,18 @@ def step_time_ms(
     link_fraction = (
         cal.pcie_link_bw_fraction if shape.accelerator.scale_up_pcie else cal.link_bw_fraction
     )
-    comm_ms = (
-        2
-        * shape.model.layers
-        * allreduce_time_ms(
-            tokens * shape.model.hidden * ACTIVATION_BYTES,
-            shape.tp,
-            shape.link_peak_bytes_per_s * link_fraction,
-            cal,
+    comm_ms = 0.0
+    if comm:
+        comm_ms = (
+            2
+            * shape.model.layers
+            * allreduce_time_ms(
+                tokens * shape.model.hidden * ACTIVATION_BYTES,
+                shape.tp,
+                shape.link_peak_bytes_per_s * link_fraction,
+                cal,
+            )
         )
-    )
     overhead_ms = shape.model.layers * cal.step_overhead_us_per_layer * 1e-3 + cal.step_overhead_ms
     return np.maximum(memory_s, compute_s) * 1e3 + comm_ms + overhead_ms
 

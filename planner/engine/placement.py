@@ -39,6 +39,8 @@ __all__ = [
     "CRITERIA",
     "DEFAULT_CONTROL_LEVEL",
     "DEFAULT_WEIGHTS",
+    "EDGE_MAX_ACCELERATORS_PER_REPLICA",
+    "EDGE_MAX_WEIGHTS_GB",
     "OPTION_KINDS",
     "SEED_DECISION_TABLE",
     "STEADY_MEAN_TO_PEAK",
@@ -50,6 +52,7 @@ __all__ = [
     "PlacementResult",
     "ResidencyRule",
     "TrafficSteadiness",
+    "edge_misfit",
     "score_placement",
     "traffic_steadiness",
 ]
@@ -98,6 +101,11 @@ DEFAULT_CONTROL_LEVEL: dict[str, int] = {
 # (planner assumption; a 24/7 service with a mild daily swing sits near 0.85).
 STEADY_MEAN_TO_PEAK = 0.85
 BURSTY_MEAN_TO_PEAK = 0.40
+# Edge hardware (seed table: "smaller models"): edge servers carry one or two PCIe cards of at
+# most 48 GB (L4 24 GB, L40S / RTX 6000 Ada 48 GB; NVIDIA-Certified edge systems), so the
+# edge option is for models whose weights fit 48 GB and whose replica needs at most 2 cards.
+EDGE_MAX_WEIGHTS_GB = 48.0
+EDGE_MAX_ACCELERATORS_PER_REPLICA = 2
 CONTROL_SHORTFALL_PENALTY = 2.0  # points lost per level of control missing (planner assumption)
 MAX_SCORE = 5.0
 
@@ -183,6 +191,11 @@ class PlacementInputs:
         rtt_budget_ms: Share of the time-to-first-token target the network may take, ms.
         control_requirement: Control the plan needs, 0 (none) to 5 (full).
         weights: Criterion → weight; missing criteria take :data:`DEFAULT_WEIGHTS`.
+        model_weights_gb: Weights of the plan's largest model at its precision, GB (1e9
+            bytes), None when unknown; edge options need it within
+            :data:`EDGE_MAX_WEIGHTS_GB`.
+        accelerators_per_replica: The plan's widest replica (accelerators), None when
+            unknown; edge options need it within :data:`EDGE_MAX_ACCELERATORS_PER_REPLICA`.
     """
 
     options: tuple[PlacementOption, ...]
@@ -191,6 +204,8 @@ class PlacementInputs:
     rtt_budget_ms: float = 200.0
     control_requirement: int = 3
     weights: Mapping[str, float] = field(default_factory=dict)
+    model_weights_gb: float | None = None
+    accelerators_per_replica: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,6 +431,22 @@ def _residency(option: PlacementOption, rules: Sequence[ResidencyRule]) -> tuple
     return tuple(reasons)
 
 
+def edge_misfit(inputs: PlacementInputs) -> str | None:
+    """Why the plan's models do not fit edge hardware, or None when they do (or are unknown)."""
+    if inputs.model_weights_gb is not None and inputs.model_weights_gb > EDGE_MAX_WEIGHTS_GB:
+        return (
+            f"The largest model's weights ({inputs.model_weights_gb:,.0f} GB) do not fit edge "
+            f"hardware (at most {EDGE_MAX_WEIGHTS_GB:g} GB per edge card)."
+        )
+    wide = inputs.accelerators_per_replica
+    if wide is not None and wide > EDGE_MAX_ACCELERATORS_PER_REPLICA:
+        return (
+            f"A replica needs {wide} accelerators; an edge server holds at most "
+            f"{EDGE_MAX_ACCELERATORS_PER_REPLICA}."
+        )
+    return None
+
+
 def score_placement(inputs: PlacementInputs) -> PlacementResult:
     """Score every option on every criterion and rank them.
 
@@ -437,6 +468,7 @@ def score_placement(inputs: PlacementInputs) -> PlacementResult:
     shape = traffic_steadiness(inputs.daily_profile)
 
     residency = {o.key: _residency(o, inputs.residency_rules) for o in inputs.options}
+    misfit = edge_misfit(inputs)
     costs = [
         o.cost_per_million_tokens_usd
         for o in inputs.options
@@ -447,6 +479,7 @@ def score_placement(inputs: PlacementInputs) -> PlacementResult:
     rows: list[OptionScore] = []
     for option in inputs.options:
         reasons = residency[option.key]
+        fit_reasons = (misfit,) if misfit and option.kind == "edge" else ()
         scored: list[tuple[str, float | None, str]] = [
             (
                 "residency",
@@ -476,8 +509,8 @@ def score_placement(inputs: PlacementInputs) -> PlacementResult:
                 key=option.key,
                 label=option.label,
                 kind=option.kind,
-                eligible=not reasons,
-                ineligible_reasons=reasons,
+                eligible=not reasons and not fit_reasons,
+                ineligible_reasons=reasons + fit_reasons,
                 criteria=criteria,
                 weighted_total=total,
                 missing=tuple(c.criterion for c in criteria if c.score is None),

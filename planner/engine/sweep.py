@@ -5,7 +5,9 @@ sweep runs the memory plan and the latency-constrained batch search (vectorised 
 sizes), sizes the fleet for the peak load, and prices it: cost per million output tokens at the
 latency target = TP × USD per accelerator-hour / (output tokens/s per replica × 3600) × 1e6
 (anchors F13, llm-analysis's $/1k tokens). Infeasible candidates come back with their reason,
-so the consultant sees why a part is missing from the ranking.
+so the consultant sees why a part is missing from the ranking. When no degree fits one server,
+replicas spanning 2, 3, ... servers are tried (TP × PP, TP across servers, EP for MoE:
+:mod:`planner.engine.parallelism`), priced on all their GPUs.
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from planner.engine import limits
-from planner.engine.capacity import plan_replicas, replica_capacity, valid_tp_degrees
+from planner.engine.capacity import (
+    ReplicaCapacity,
+    plan_replicas,
+    replica_capacity,
+    valid_tp_degrees,
+)
 from planner.engine.disaggregated import (
     DecodePool,
     DisaggregatedOption,
@@ -24,6 +31,13 @@ from planner.engine.disaggregated import (
 )
 from planner.engine.errors import EngineInputError
 from planner.engine.memory import MemoryPlan
+from planner.engine.parallelism import (
+    MAX_SERVERS_PER_REPLICA,
+    ParallelLayout,
+    ScaleOutLink,
+    multi_node_layouts,
+    scale_out_link,
+)
 from planner.engine.performance import Calibration, ReplicaShape
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
 from planner.engine.uncertainty import error_band
@@ -168,6 +182,9 @@ class SweepCandidate:
     decode_replicas: int | None = None
     kv_transfer_ms: float | None = None
     kv_transfer_path: str | None = None
+    pipeline_parallel: int = 1
+    expert_parallel: int = 1
+    parallel_label: str = ""
 
     @property
     def disaggregated(self) -> bool:
@@ -175,20 +192,38 @@ class SweepCandidate:
         return self.serving == "disaggregated"
 
     @property
+    def accelerators_per_replica(self) -> int:
+        """GPUs of one (decode) replica: TP × PP, or EP (TP × data-parallel attention groups)."""
+        if self.expert_parallel > 1:
+            return self.expert_parallel
+        return self.tensor_parallel * self.pipeline_parallel
+
+    @property
+    def servers_per_replica(self) -> int:
+        """Whole servers one replica takes (1 within a server)."""
+        return -(-self.accelerators_per_replica // max(1, self.accelerators_per_server))
+
+    @property
+    def layout(self) -> str:
+        """Parallel layout for display: "TP4", "TP8 × PP2 (2 servers)", or "TP1/TP2"
+        (prefill/decode TP) when disaggregated."""
+        if self.disaggregated:
+            return f"TP{self.prefill_tensor_parallel}/TP{self.tensor_parallel}"
+        return self.parallel_label or f"TP{self.tensor_parallel}"
+
+    @property
     def label(self) -> str:
-        """ "H100 FP8 TP2", or "Disaggregated 2P:5D, H100 FP8 TP1/TP2" (prefill/decode TP)."""
+        """ "H100 FP8 TP2", "H100 FP8 TP8 × PP2 (2 servers)", or
+        "Disaggregated 2P:5D, H100 FP8 TP1/TP2" (prefill/decode TP)."""
         name = self.accelerator_name.split(" (")[0]
         if not self.disaggregated:
-            return f"{name} {self.precision.upper()} TP{self.tensor_parallel}"
+            return f"{name} {self.precision.upper()} {self.layout}"
         ratio = (
             f" {self.prefill_replicas}P:{self.decode_replicas}D"
             if self.prefill_replicas is not None
             else ""
         )
-        return (
-            f"Disaggregated{ratio}, {name} {self.precision.upper()} "
-            f"TP{self.prefill_tensor_parallel}/TP{self.tensor_parallel}"
-        )
+        return f"Disaggregated{ratio}, {name} {self.precision.upper()} {self.layout}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,12 +362,111 @@ def with_disaggregated_fleet(candidate: SweepCandidate, workload: Workload) -> S
     )
 
 
+def _candidate(
+    workload: Workload,
+    model: ModelSpec,
+    accelerator: AcceleratorSpec,
+    precision: str,
+    tp: int,
+    layout: ParallelLayout | None,
+    calibration: Calibration,
+    price: float | None,
+) -> tuple[SweepCandidate, ReplicaCapacity]:
+    """One configuration (within a server when ``layout`` is None) at the workload's target,
+    with the replica capacity behind it (its memory plan and shape serve the disaggregated
+    search)."""
+    has_target = workload.ttft_ms is not None or workload.tpot_ms is not None
+    has_peak = workload.peak_concurrency is not None or workload.peak_requests_per_s is not None
+    multi = dict(
+        pipeline_parallel=layout.pp if layout else 1,
+        expert_parallel=layout.ep if layout else 1,
+        parallel_label=layout.label if layout else "",
+    )
+    cap = replica_capacity(
+        model,
+        accelerator,
+        precision,
+        tp,
+        workload.input_tokens,
+        workload.output_tokens,
+        calibration,
+        ttft_target_ms=workload.ttft_ms if has_target else None,
+        tpot_target_ms=workload.tpot_ms if has_target else None,
+        percentile=float(workload.percentile),
+        serving_stack=workload.serving_stack,
+        parallel=layout,
+    )
+    if not cap.feasible:
+        return SweepCandidate(
+            accelerator.slug,
+            accelerator.name,
+            precision,
+            tp,
+            accelerator.accelerators_per_server,
+            False,
+            cap.infeasible_reason,
+            **multi,
+        ), cap
+    gpus = layout.gpus if layout else tp
+    point = cap.point
+    band = error_band(calibration, accelerator.family, precision, model)
+    cost = usd_per_million_output_tokens(gpus, price, point.output_tokens_per_s)
+    replicas = accels = servers = None
+    fleet_cost = None
+    if has_peak:
+        plan = plan_replicas(
+            tensor_parallel=gpus,
+            accelerators_per_server=accelerator.accelerators_per_server,
+            batch_per_replica=point.batch,
+            requests_per_s_per_replica=point.requests_per_s,
+            peak_concurrency=workload.peak_concurrency,
+            peak_requests_per_s=workload.peak_requests_per_s,
+            headroom_pct=workload.headroom_pct,
+            failure_domains=workload.failure_domains,
+            n_plus_one=workload.n_plus_one,
+        )
+        replicas, accels, servers = plan.replicas, plan.accelerators, plan.servers
+        if price is not None:
+            fleet_cost = accels * price
+    provenance = band.basis
+    if layout is not None:
+        provenance += (
+            f"; scale-out {layout.link.gbps_per_gpu:g} Gb/s per GPU ({layout.link.source})"
+        )
+    candidate = SweepCandidate(
+        accelerator_slug=accelerator.slug,
+        accelerator_name=accelerator.name,
+        precision=precision,
+        tensor_parallel=tp,
+        accelerators_per_server=accelerator.accelerators_per_server,
+        feasible=True,
+        infeasible_reason=None,
+        batch_per_replica=point.batch,
+        output_tokens_per_s_per_replica=point.output_tokens_per_s,
+        requests_per_s_per_replica=point.requests_per_s,
+        ttft_ms=point.ttft_ms,
+        tpot_ms=point.tpot_ms,
+        replicas=replicas,
+        accelerators=accels,
+        servers=servers,
+        usd_per_accelerator_hour=price,
+        usd_per_million_output_tokens=cost,
+        usd_per_hour=fleet_cost,
+        expected_error_pct=band.pct,
+        provenance=provenance,
+        calibrated_architecture=band.calibrated_architecture,
+        **multi,
+    )
+    return candidate, cap
+
+
 def sweep(
     workload: Workload,
     model: ModelSpec,
     accelerators: Iterable[AcceleratorSpec],
     calibration: Calibration,
     usd_per_accelerator_hour: Mapping[str, float] | None = None,
+    scale_out_links: Mapping[str, ScaleOutLink] | None = None,
 ) -> SweepResult:
     """Try every accelerator × precision × TP degree for one workload.
 
@@ -343,13 +477,15 @@ def sweep(
         calibration: Efficiency factors.
         usd_per_accelerator_hour: Accelerator slug -> USD per accelerator-hour (e.g. the
             cheapest on-demand cloud price ÷ accelerators per instance).
+        scale_out_links: Accelerator slug -> the scale-out link of its server (default by
+            family, :func:`planner.engine.parallelism.scale_out_link`), for replicas that
+            span servers when none fits one server.
 
     Returns:
         The candidates, feasible ones first by cost, then infeasible ones with reasons.
     """
     prices = usd_per_accelerator_hour or {}
-    has_target = workload.ttft_ms is not None or workload.tpot_ms is not None
-    has_peak = workload.peak_concurrency is not None or workload.peak_requests_per_s is not None
+    links = scale_out_links or {}
     candidates: list[SweepCandidate] = []
     for accelerator in accelerators:
         price = prices.get(accelerator.slug)
@@ -369,81 +505,38 @@ def sweep(
                     )
                 )
                 continue
-            memory_plans, shapes = {}, {}
+            memory_plans: dict[int, MemoryPlan] = {}
+            shapes: dict[int, ReplicaShape | None] = {}
+            found = False
             for tp in degrees:
-                cap = replica_capacity(
-                    model,
-                    accelerator,
-                    precision,
-                    tp,
-                    workload.input_tokens,
-                    workload.output_tokens,
-                    calibration,
-                    ttft_target_ms=workload.ttft_ms if has_target else None,
-                    tpot_target_ms=workload.tpot_ms if has_target else None,
-                    percentile=float(workload.percentile),
-                    serving_stack=workload.serving_stack,
+                candidate, cap = _candidate(
+                    workload, model, accelerator, precision, tp, None, calibration, price
                 )
                 memory_plans[tp] = cap.memory
                 shapes[tp] = cap.shape
-                if not cap.feasible:
-                    candidates.append(
-                        SweepCandidate(
-                            accelerator.slug,
-                            accelerator.name,
-                            precision,
-                            tp,
-                            accelerator.accelerators_per_server,
-                            False,
-                            cap.infeasible_reason,
-                        )
+                candidates.append(candidate)
+                found = found or candidate.feasible
+            # No single server holds it: try replicas over 2, 3, ... servers joined by the
+            # scale-out fabric, stopping at the fewest servers that work.
+            servers = 2
+            while not found and servers <= MAX_SERVERS_PER_REPLICA:
+                link = links.get(accelerator.slug) or scale_out_link(accelerator)
+                for layout in multi_node_layouts(model, accelerator, degrees, servers, link):
+                    candidate, _ = _candidate(
+                        workload,
+                        model,
+                        accelerator,
+                        precision,
+                        layout.tp,
+                        layout,
+                        calibration,
+                        price,
                     )
-                    continue
-                point = cap.point
-                band = error_band(calibration, accelerator.family, precision, model)
-                cost = usd_per_million_output_tokens(tp, price, point.output_tokens_per_s)
-                replicas = accels = servers = None
-                fleet_cost = None
-                if has_peak:
-                    plan = plan_replicas(
-                        tensor_parallel=tp,
-                        accelerators_per_server=accelerator.accelerators_per_server,
-                        batch_per_replica=point.batch,
-                        requests_per_s_per_replica=point.requests_per_s,
-                        peak_concurrency=workload.peak_concurrency,
-                        peak_requests_per_s=workload.peak_requests_per_s,
-                        headroom_pct=workload.headroom_pct,
-                        failure_domains=workload.failure_domains,
-                        n_plus_one=workload.n_plus_one,
-                    )
-                    replicas, accels, servers = plan.replicas, plan.accelerators, plan.servers
-                    if price is not None:
-                        fleet_cost = accels * price
-                candidates.append(
-                    SweepCandidate(
-                        accelerator_slug=accelerator.slug,
-                        accelerator_name=accelerator.name,
-                        precision=precision,
-                        tensor_parallel=tp,
-                        accelerators_per_server=accelerator.accelerators_per_server,
-                        feasible=True,
-                        infeasible_reason=None,
-                        batch_per_replica=point.batch,
-                        output_tokens_per_s_per_replica=point.output_tokens_per_s,
-                        requests_per_s_per_replica=point.requests_per_s,
-                        ttft_ms=point.ttft_ms,
-                        tpot_ms=point.tpot_ms,
-                        replicas=replicas,
-                        accelerators=accels,
-                        servers=servers,
-                        usd_per_accelerator_hour=price,
-                        usd_per_million_output_tokens=cost,
-                        usd_per_hour=fleet_cost,
-                        expected_error_pct=band.pct,
-                        provenance=band.basis,
-                        calibrated_architecture=band.calibrated_architecture,
-                    )
-                )
+                    candidates.append(candidate)
+                    found = found or candidate.feasible
+                servers += 1
+            # Disaggregated pools use single-server replicas (both pools within a server each);
+            # a model no server holds gets the infeasible row with the reason.
             if workload.disaggregated and workload.ttft_ms and workload.tpot_ms:
                 candidates.append(
                     disaggregated_candidate(workload, model, accelerator, precision, degrees,

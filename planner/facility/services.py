@@ -21,7 +21,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from planner import jobs
+from planner import jobs, sizing
 from planner import selectors as plan_selectors
 from planner.engine import demand as de
 from planner.engine import facility as fe
@@ -505,9 +505,20 @@ def placement_evaluate(
             residency_rules=engine_rules,
             rtt_budget_ms=budget,
             control_requirement=decision.control_requirement,
+            **_edge_need(workloads),
         )
     )
     return PlacementEvaluation(result, budget, ttft, user_regions, latency, notes, cost_source)
+
+
+def _edge_need(workloads) -> dict:
+    """The largest model's weights (GB) and the widest chosen replica, for the edge fit rule."""
+    weights = [sizing.model_weights_gb(w) for w in workloads]
+    wide = [sizing.chosen_accelerators_per_replica(w) for w in workloads if w.has_choice]
+    return {
+        "model_weights_gb": max(weights) if weights else None,
+        "accelerators_per_replica": max(wide) if wide else None,
+    }
 
 
 def _allowed_cloud_regions(rules) -> list[str]:

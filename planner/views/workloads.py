@@ -265,7 +265,7 @@ def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     """Save a candidate as the workload's configuration."""
     workload = workload_or_404(request, plan_id, workload_id)
     key = request.POST.get("candidate", "")
-    precision = key.split("|")[1] if key.count("|") in (2, 3) else ""
+    precision = key.split("|")[1] if key.count("|") >= 2 else ""
     result = sizing.workload_sweep(workload, all_precisions=precision != workload.precision)
     candidate = sizing.candidate_find(result, key)
     url = reverse("workload_sizing", args=[plan_id, workload_id])
@@ -277,7 +277,7 @@ def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     messages.success(
         request,
         f"Chosen: {candidate.accelerators} × {candidate.accelerator_name} "
-        f"({candidate.precision.upper()}, TP {candidate.tensor_parallel})."
+        f"({candidate.precision.upper()}, {candidate.layout})."
         if not candidate.disaggregated
         else f"Chosen: {candidate.label}, {candidate.accelerators} accelerators.",
     )

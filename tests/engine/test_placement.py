@@ -174,3 +174,32 @@ def test_each_user_region_is_served_from_its_nearest_allowed_cloud_region():
     assert served[0].rtt_ms == pytest.approx(dublin_frankfurt)
     with pytest.raises(EngineInputError):
         cloud_region_per_user_region(["eu-west"], coords, [])
+
+
+def test_edge_is_only_for_models_that_fit_edge_hardware():
+    # Edge wins on latency when nothing is known about the model (spiky traffic, cheap edge).
+    base = PlacementInputs(options(edge=1.0, aws=2.0), SPIKY, rtt_budget_ms=20.0)
+    assert score_placement(base).best.key == "edge"
+    # A 70B FP8 model (70 GB of weights) on 41 GPUs: edge hardware cannot hold it.
+    big = PlacementInputs(
+        options(edge=1.0, aws=2.0),
+        SPIKY,
+        rtt_budget_ms=20.0,
+        model_weights_gb=70.6,
+        accelerators_per_replica=1,
+    )
+    result = score_placement(big)
+    edge = result.by_key("edge")
+    assert not edge.eligible and "70.6" not in edge.ineligible_reasons[0]
+    assert "71 GB" in edge.ineligible_reasons[0] and "48 GB" in edge.ineligible_reasons[0]
+    assert result.best.key != "edge" and edge.rank == len(result.options)
+    # A replica wider than an edge server is refused too; a small model stays eligible.
+    wide = score_placement(
+        PlacementInputs(options(), SPIKY, model_weights_gb=16.0, accelerators_per_replica=4)
+    )
+    assert not wide.by_key("edge").eligible
+    assert "4 accelerators" in wide.by_key("edge").ineligible_reasons[0]
+    small = score_placement(
+        PlacementInputs(options(), SPIKY, model_weights_gb=16.0, accelerators_per_replica=1)
+    )
+    assert small.by_key("edge").eligible

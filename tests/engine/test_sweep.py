@@ -39,7 +39,7 @@ def test_sweep_returns_feasible_and_infeasible_with_reasons():
     assert result.best is not None and result.best.usd_per_million_output_tokens == costs[0]
     for c in feasible:
         assert c.ttft_ms <= 1000 + 1e-6 and c.tpot_ms <= 60 + 1e-6
-        assert c.replicas * c.tensor_parallel == c.accelerators
+        assert c.replicas * c.accelerators_per_replica == c.accelerators
         assert c.provenance
 
 

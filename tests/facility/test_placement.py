@@ -93,3 +93,14 @@ def test_viewers_cannot_record(client, org_a, sized_plan):
     assert client.get(url).status_code == 200
     post = client.post(url, {"action": "choose", "option": "edge", "reason": "Because I say so."})
     assert post.status_code == 403
+
+
+def test_a_70b_model_on_forty_gpus_does_not_rank_edge_first(sized_plan):
+    # The plan serves Llama 3.1 70B at FP8 on 4-GPU replicas (32 + 8 H100s): no edge box holds it.
+    result = services.placement_evaluate(plan=sized_plan).result
+
+    edge = result.by_key("edge")
+    assert not edge.eligible
+    assert any("do not fit edge hardware" in r for r in edge.ineligible_reasons)
+    assert result.best is not None and result.best.kind != "edge"
+    assert edge.rank > min(o.rank for o in result.options if o.eligible)

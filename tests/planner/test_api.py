@@ -124,3 +124,24 @@ def test_openapi_schema_describes_the_estimate(client):
     assert "kv_replication" in properties and "kv_cache_gib_per_gpu" in properties
     inputs = schema["components"]["schemas"]["EstimateIn"]["properties"]
     assert "fp8" in inputs["kv_cache_dtype"]["description"]
+
+
+def test_estimate_spans_servers_and_the_schema_says_so(client, consultant_a, catalog):
+    client.force_login(consultant_a)
+    body = {**GOOD, "model": "llama-3.1-405b", "precision": "bf16", "accelerators": 16}
+    body["tpot_ms"] = 150
+    body.pop("tensor_parallel", None)
+    response = post(client, body)
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert data["servers_per_replica"] == 2 and data["accelerators_used"] == 16
+    assert "PP" in data["parallel_layout"] or "TP16" in data["parallel_layout"]
+
+    bad = post(client, {**body, "pipeline_parallel": 3})
+    assert bad.status_code == 400 and "do not divide" in str(bad.json())
+
+    schema = client.get("/api/v1/openapi.json").json()
+    inputs = schema["components"]["schemas"]["EstimateIn"]["properties"]
+    assert "pipeline_parallel" in inputs and "expert_parallel" in inputs
+    out = schema["components"]["schemas"]["EstimateOut"]["properties"]
+    assert "parallel_layout" in out and "servers_per_replica" in out

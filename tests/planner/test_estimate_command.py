@@ -123,3 +123,25 @@ def test_calibrate_report_prints_rows_and_summary():
     text = out.getvalue()
     assert "median abs error" in text and "By accelerator:" in text and "By scenario:" in text
     assert "mlperf-v4.0" in text
+
+
+def test_models_no_server_holds_are_spread_over_servers(catalog):
+    for model, precision in (("deepseek-r1", "fp8"), ("llama-3.1-405b", "bf16")):
+        data = run(
+            "--model", model, "--accelerator", "h100-sxm", "--accelerators", "16",
+            "--precision", precision, "--input-tokens", "2000", "--output-tokens", "400",
+        )  # fmt: skip
+        assert data["servers_per_replica"] == 2 and data["accelerators_used"] == 16
+        assert data["parallel_layout"] and data["output_tokens_per_s"] > 0
+
+
+def test_pipeline_and_expert_parallel_flags(catalog):
+    args = ["--model", "deepseek-r1", "--accelerator", "h100-sxm", "--accelerators", "32",
+            "--precision", "fp8", "--input-tokens", "2000", "--output-tokens", "400"]  # fmt: skip
+    pp = run(*args, "--pp", "2")
+    assert pp["pipeline_parallel"] == 2 and pp["parallel_layout"] == "TP8 × PP2 (2 servers)"
+    assert pp["replicas"] == 2
+    ep = run(*args, "--ep", "16")
+    assert ep["expert_parallel"] == 16 and ep["parallel_layout"].startswith("EP16")
+    with pytest.raises(CommandError, match="no experts"):
+        run(*BASE, "--ep", "8")

@@ -295,3 +295,38 @@ def test_candidate_table_says_when_the_architecture_is_uncalibrated(client, cons
     assert feasible and all(c.calibrated_architecture is False for c in feasible)
     assert all("uncalibrated for this architecture" in c.provenance for c in feasible)
     assert "uncalibrated for this architecture</span>" in page.content.decode()
+
+
+def test_a_model_no_server_holds_is_offered_over_two_servers_and_chosen(client, consultant_a, plan):
+    from planner import sizing
+    from planner.facility.deployment import plan_deployment
+
+    big = Workload.objects.create(
+        plan=plan, name="Big", model=ModelArchitecture.objects.get(slug="llama-3.1-405b"),
+        precision="bf16", input_tokens_mean=2000, output_tokens_mean=200, ttft_ms=3000,
+        tpot_ms=100, peak_concurrency=50,
+    )  # fmt: skip
+    client.force_login(consultant_a)
+    page = client.get(
+        reverse("workload_sizing", args=[plan.pk, big.pk]), {"show": "all", "tp": "all"}
+    )
+    rows = {key: c for key, c, _ in page.context["candidates"]}
+    key = "h100-sxm|bf16|8|pp2"
+    candidate = rows[key]
+    assert candidate.feasible and candidate.layout == "TP8 × PP2 (2 servers)"
+    assert "TP8 × PP2 (2 servers)" in page.content.decode()
+    detail = client.get(
+        reverse("candidate_detail", args=[plan.pk, big.pk, key]), headers={"HX-Request": "true"}
+    )
+    assert detail.status_code == 200 and "TP8 × PP2" in detail.content.decode()
+
+    chosen = client.post(reverse("workload_choose", args=[plan.pk, big.pk]), {"candidate": key})
+    assert chosen.status_code == 302
+    big.refresh_from_db()
+    assert big.chosen_tensor_parallel == 8 and sizing.chosen_key(big) == key
+    assert sizing.chosen_accelerators_per_replica(big) == 16
+    assert big.chosen_accelerators == big.chosen_replicas * 16
+    # The deployment takes two whole servers per replica and needs the scale-out fabric.
+    pooled = plan_deployment(plan=plan).pooled
+    assert any(pool.spans_servers for pool in pooled.pools)
+    assert pooled.servers >= 2 * (big.chosen_replicas - 1)

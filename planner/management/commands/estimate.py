@@ -26,7 +26,8 @@ HUMAN_FIELDS = (
     ("saturation_requests_per_s", "Saturation point (requests/s)", "{:,.2f}"),
     ("queue_growth_requests_per_s", "Queue growth (requests/s)", "{:,.2f}"),
     ("serving", "Serving", "{}"),
-    ("tensor_parallel", "Tensor parallel (decode pool)", "{}"),
+    ("tensor_parallel", "Tensor parallel (decode pool if split)", "{}"),
+    ("parallel_layout", "Layout across servers", "{}"),
     ("prefill_tensor_parallel", "Prefill tensor parallel", "{}"),
     ("prefill_replicas", "Prefill replicas", "{}"),
     ("decode_replicas", "Decode replicas", "{}"),
@@ -101,6 +102,20 @@ class Command(BaseCommand):
             dest="serving",
             help="Short for --serving disaggregated.",
         )
+        parser.add_argument(
+            "--pp",
+            type=int,
+            default=1,
+            help="Pipeline stages per replica (stages on other servers use the scale-out "
+            "fabric). Without it a model no server holds is spread over servers by the engine.",
+        )
+        parser.add_argument(
+            "--ep",
+            type=int,
+            default=1,
+            help="Expert-parallel degree for MoE models (a multiple of TP; attention is "
+            "data-parallel over EP/TP servers).",
+        )
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
 
     def handle(self, *args, **options) -> None:
@@ -125,6 +140,8 @@ class Command(BaseCommand):
             kv_cache_dtype=options["kv_cache_dtype"],
             concurrency=options["concurrency"],
             serving=options["serving"],
+            pipeline_parallel=options["pp"],
+            expert_parallel=options["ep"],
         )
         try:
             result = estimate_as_dict(estimate_run(request))
@@ -136,6 +153,8 @@ class Command(BaseCommand):
         for key, label, fmt in HUMAN_FIELDS:
             if result[key] is None and key in MODE_FIELDS:
                 continue  # not part of this mode's answer
+            if key == "parallel_layout" and not result[key]:
+                continue  # one server per replica
             value = "unbounded (see the note)" if result[key] is None else fmt.format(result[key])
             self.stdout.write(f"{label:<40} {value}")
         self.stdout.write(f"Note: {result['kv_note']}")
