@@ -43,6 +43,10 @@ def test_estimate_disaggregated_names_both_pools_and_the_transfer(api, catalog):
     assert refused.status_code == 400
     assert "TTFT and a TPOT" in refused.json()["errors"]["__all__"][0]
     assert api.post("/estimate", {**ESTIMATE, "serving": "split"}).status_code == 400
+    # Pools spanning servers are not modelled: a clear 400 names why.
+    across = api.post("/estimate", {**ESTIMATE, "pipeline_parallel": 2})
+    assert across.status_code == 400
+    assert "within one server" in across.json()["errors"]["__all__"][0]
 
 
 def test_openapi_documents_the_serving_kind(anonymous):
