@@ -127,6 +127,12 @@ def plan_deployments(*, plan: Plan) -> list[Deployment]:
                 server_rack_units=rack_units,
                 accelerator_tdp_w=accelerator.tdp_w,
                 assumptions=assumptions,
+                prefill_tensor_parallel=workload.chosen_prefill_tensor_parallel
+                if workload.chosen_serving == "disaggregated"
+                else None,
+                prefill_replicas=workload.chosen_prefill_replicas or 0
+                if workload.chosen_serving == "disaggregated"
+                else 0,
             )
         )
     return deployments

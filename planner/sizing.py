@@ -37,7 +37,7 @@ from planner.engine.specs import (
     accelerator_family,
     is_pcie_interconnect,
 )
-from planner.models import Workload
+from planner.models import Serving, Workload
 
 # Batch work states a whole-request time; the engine sizes on TTFT and TPOT. Planner rule:
 # a fifth of the budget for queueing and prefill, the rest spread over the p95 output.
@@ -156,6 +156,8 @@ def engine_workload(workload: Workload, *, precisions: tuple[str, ...] | None = 
         failure_domains=1,
         n_plus_one=workload.n_plus_one,
         precisions=precisions or (workload.precision,),
+        # Disaggregated prefill/decode pools are sized at explicit TTFT and TPOT targets.
+        disaggregated=bool(workload.ttft_ms and workload.tpot_ms),
     )
 
 
@@ -180,6 +182,8 @@ def _with_fleet(candidate, target: sweep_engine.Workload):
         target.peak_concurrency is None and target.peak_requests_per_s is None
     ):
         return candidate
+    if candidate.disaggregated:
+        return sweep_engine.with_disaggregated_fleet(candidate, target)
     fleet = plan_replicas(
         tensor_parallel=candidate.accelerators_per_replica,
         accelerators_per_server=candidate.accelerators_per_server,
@@ -248,11 +252,19 @@ def _layout_suffix(pipeline_parallel: int, expert_parallel: int) -> str:
 
 def candidate_key(candidate) -> str:
     """A stable key of one candidate for URLs and forms: slug|precision|tp, plus |ppN or |epN
-    for a replica spanning servers."""
-    return (
+    for a replica spanning servers, or |p<prefill tp> for a disaggregated one."""
+    key = (
         f"{candidate.accelerator_slug}|{candidate.precision}|{candidate.tensor_parallel}"
         + _layout_suffix(candidate.pipeline_parallel, candidate.expert_parallel)
     )
+    if candidate.disaggregated:
+        key += f"|p{candidate.prefill_tensor_parallel}"
+    return key
+
+
+def _is_disaggregated_key(key: str) -> bool:
+    """True when a candidate key carries the |p<prefill tp> part (not |ppN)."""
+    return any(part[:1] == "p" and part[1:].isdigit() for part in key.split("|")[3:])
 
 
 def model_weights_gb(workload: Workload) -> float:
@@ -274,18 +286,36 @@ def chosen_key(workload: Workload) -> str | None:
     if not workload.has_choice:
         return None
     summary = workload.chosen_summary or {}
-    return (
+    key = (
         f"{workload.chosen_accelerator.slug}|{workload.chosen_precision}|"
         f"{workload.chosen_tensor_parallel}"
         + _layout_suffix(
             int(summary.get("pipeline_parallel") or 1), int(summary.get("expert_parallel") or 1)
         )
     )
+    if workload.chosen_serving == Serving.DISAGGREGATED:
+        key += f"|p{workload.chosen_prefill_tensor_parallel}"
+    return key
 
 
 def candidate_find(result: sweep_engine.SweepResult, key: str):
-    """The candidate with this key, or None."""
-    return next((c for c in result.candidates if candidate_key(c) == key), None)
+    """The candidate with this key, or None.
+
+    The sweep offers one disaggregated candidate per accelerator and precision, whose TP pair
+    follows the inputs: a disaggregated key finds it whatever its TP pair is now.
+    """
+    found = next((c for c in result.candidates if candidate_key(c) == key), None)
+    if found is None and _is_disaggregated_key(key):
+        slug, precision = key.split("|")[:2]
+        found = next(
+            (
+                c
+                for c in result.candidates
+                if c.disaggregated and (c.accelerator_slug, c.precision) == (slug, precision)
+            ),
+            None,
+        )
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +407,16 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
     usable_gb = memory.usable_bytes_per_gpu / GB
     if not candidate.feasible:
         bottleneck = candidate.infeasible_reason or "infeasible"
+    elif candidate.disaggregated:
+        bottleneck = (
+            f"disaggregated: prefill replicas (TP {candidate.prefill_tensor_parallel}) serve "
+            f"{candidate.prefill_requests_per_s_per_replica:,.2f} prompts/s each within the "
+            f"TTFT target, {candidate.ttft_ms:,.0f} ms including the "
+            f"{candidate.kv_transfer_ms:,.1f} ms KV transfer over {candidate.kv_transfer_path}; "
+            f"decode replicas (TP {candidate.tensor_parallel}) hold {candidate.batch_per_replica} "
+            f"streams each at TPOT {candidate.tpot_ms:,.1f} ms. The memory and curve below are "
+            "the decode replica's serving everything, for comparison"
+        )
     elif candidate.batch_per_replica >= capacity.max_batch:
         bottleneck = (
             f"memory: the KV cache holds {capacity.max_batch} sequences per replica, and the "
@@ -475,6 +515,10 @@ def _store_candidate(workload: Workload, candidate) -> None:
     workload.chosen_replicas = candidate.replicas
     workload.chosen_accelerators = candidate.accelerators
     workload.chosen_servers = candidate.servers
+    workload.chosen_tensor_parallel = candidate.tensor_parallel
+    workload.chosen_serving = candidate.serving
+    workload.chosen_prefill_tensor_parallel = candidate.prefill_tensor_parallel
+    workload.chosen_prefill_replicas = candidate.prefill_replicas
     workload.chosen_summary = {k: v for k, v in asdict(candidate).items()}
     workload.chosen_inputs_hash = workload_inputs_hash(workload)
     workload.chosen_problem = ""
@@ -512,6 +556,7 @@ def chosen_replan(workload: Workload) -> None:
         "Choose another configuration."
     )
     workload.chosen_replicas = workload.chosen_accelerators = workload.chosen_servers = None
+    workload.chosen_prefill_replicas = None
     workload.chosen_summary = {}
     workload.chosen_inputs_hash = workload_inputs_hash(workload)
 
@@ -544,7 +589,6 @@ def workload_choose(*, workload: Workload, candidate) -> Workload:
     workload.chosen_accelerator = accelerator
     workload.chosen_server = server
     workload.chosen_precision = candidate.precision
-    workload.chosen_tensor_parallel = candidate.tensor_parallel
     _store_candidate(workload, candidate)
     workload.chosen_at = timezone.now()
     workload.save()

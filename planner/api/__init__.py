@@ -137,6 +137,14 @@ class EstimateIn(Schema):
         pattern="^(auto|bf16|fp8)$",
         max_length=8,
     )
+    serving: str = Field(
+        "aggregated",
+        description="aggregated, or disaggregated: separate prefill and decode replica pools "
+        "with the KV cache moved between them (DistServe, Splitwise, NVIDIA Dynamo); the "
+        "accelerators are split between the pools. Needs ttft_ms and tpot_ms.",
+        pattern="^(aggregated|disaggregated)$",
+        max_length=16,
+    )
     pipeline_parallel: int = Field(
         1,
         ge=1,
@@ -218,6 +226,21 @@ class EstimateOut(Schema):
     architecture: str = Field(..., description="Architecture class, e.g. 'dense GQA'.")
     calibrated_architecture: bool = Field(
         ..., description="False: uncalibrated for this architecture (no reference runs)."
+    )
+    serving: str = Field(
+        "aggregated",
+        description="aggregated or disaggregated; disaggregated: tensor_parallel, batch and "
+        "memory figures are the decode replica's, replicas counts both pools, ttft_ms "
+        "includes the KV transfer.",
+    )
+    prefill_tensor_parallel: int | None = Field(None, description="Prefill replica TP.")
+    prefill_replicas: int | None = Field(None, description="Prefill replicas (disaggregated).")
+    decode_replicas: int | None = Field(None, description="Decode replicas (disaggregated).")
+    kv_transfer_ms: float | None = Field(
+        None, description="KV-cache transfer per request, prefill to decode, ms (in ttft_ms)."
+    )
+    kv_transfer_path: str | None = Field(
+        None, description="nvlink or pcie within a server, network across servers."
     )
 
 
@@ -341,6 +364,7 @@ def estimate_endpoint(request, payload: EstimateIn):
         request_rate=payload.request_rate,
         kv_cache_dtype=payload.kv_cache_dtype,
         concurrency=payload.concurrency,
+        serving=payload.serving,
         pipeline_parallel=payload.pipeline_parallel,
         expert_parallel=payload.expert_parallel,
     )

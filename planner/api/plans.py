@@ -229,6 +229,11 @@ class ChosenOut(Schema):
     accelerators: int | None
     servers: int | None
     problem: str = Field(..., description="Why the choice no longer serves the inputs, if so.")
+    serving: str = Field("aggregated", description="aggregated or disaggregated.")
+    prefill_tensor_parallel: int | None = Field(None, description="Disaggregated: prefill TP.")
+    prefill_replicas: int | None = Field(
+        None, description="Disaggregated: prefill replicas (replicas counts both pools)."
+    )
 
 
 class WorkloadOut(Schema):
@@ -282,6 +287,9 @@ def workload_out(workload: Workload) -> dict[str, Any]:
             "accelerators": workload.chosen_accelerators,
             "servers": workload.chosen_servers,
             "problem": workload.chosen_problem,
+            "serving": workload.chosen_serving or "aggregated",
+            "prefill_tensor_parallel": workload.chosen_prefill_tensor_parallel,
+            "prefill_replicas": workload.chosen_prefill_replicas,
         }
     return out
 

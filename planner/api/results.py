@@ -53,7 +53,7 @@ class CandidateOut(Schema):
     key: str = Field(
         ...,
         description="accelerator|precision|tensor_parallel, plus |ppN or |epN for a replica "
-        "spanning servers; send it to choose.",
+        "spanning servers, or |p<prefill TP> when disaggregated; send it to choose.",
     )
     accelerator: str
     accelerator_name: str
@@ -62,7 +62,9 @@ class CandidateOut(Schema):
     pipeline_parallel: int = Field(..., description="Pipeline stages per replica (1: none).")
     expert_parallel: int = Field(..., description="Expert-parallel degree (1: none).")
     layout: str = Field(
-        ..., description="e.g. 'TP4', or 'TP8 × PP2 (2 servers)' for a replica spanning servers."
+        ...,
+        description="e.g. 'TP4', 'TP8 × PP2 (2 servers)' for a replica spanning servers, or "
+        "'TP1/TP2' (prefill/decode) when disaggregated.",
     )
     accelerators_per_replica: int
     feasible: bool
@@ -79,6 +81,21 @@ class CandidateOut(Schema):
     expected_error_pct: float | None
     best: bool
     chosen: bool
+    serving: str = Field(
+        "aggregated",
+        description="aggregated, or disaggregated: separate prefill and decode replica pools "
+        "(tensor_parallel, batch and per-replica figures are the decode replica's; replicas, "
+        "accelerators and servers count both pools; ttft_ms includes the KV transfer).",
+    )
+    label: str = Field(
+        "",
+        description='e.g. "H100 SXM FP8 TP8 × PP2 (2 servers)" or '
+        '"Disaggregated 2P:5D, H100 SXM FP8 TP1/TP2".',
+    )
+    prefill_tensor_parallel: int | None = None
+    prefill_replicas: int | None = None
+    decode_replicas: int | None = None
+    kv_transfer_ms: float | None = Field(None, description="KV transfer per request, ms.")
 
 
 def _cost_rank(candidate) -> tuple:
@@ -133,6 +150,12 @@ def candidates(
                 "expected_error_pct": c.expected_error_pct,
                 "best": key == best,
                 "chosen": key == chosen,
+                "serving": c.serving,
+                "label": c.label,
+                "prefill_tensor_parallel": c.prefill_tensor_parallel,
+                "prefill_replicas": c.prefill_replicas,
+                "decode_replicas": c.decode_replicas,
+                "kv_transfer_ms": c.kv_transfer_ms,
             }
         )
     return rows

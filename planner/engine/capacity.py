@@ -122,6 +122,8 @@ class ReplicaCapacity:
         point: Operating point (None when infeasible).
         infeasible_reason: Why there is no operating point, or None.
         factors: Efficiency factors used, with provenance and expected error.
+        shape: The replica's constants (None when the memory plan fails first).
+        parallel: The layout of a replica spanning servers, None within one server.
     """
 
     tensor_parallel: int
@@ -130,6 +132,7 @@ class ReplicaCapacity:
     point: PerformancePoint | None
     infeasible_reason: str | None
     factors: ResolvedFactors | None
+    shape: ReplicaShape | None = None
     parallel: object | None = None  # planner.engine.parallelism.ParallelLayout across servers
 
     @property
@@ -321,7 +324,9 @@ def replica_capacity(
         parallel=parallel,
     )
     if not memory.feasible:
-        return ReplicaCapacity(tp, memory, 0, None, memory.infeasible_reason, None, parallel)
+        return ReplicaCapacity(
+            tp, memory, 0, None, memory.infeasible_reason, None, parallel=parallel
+        )
     try:
         if parallel is None:
             shape = replica_shape(model, accelerator, precision, tp, calibration, kv_precision)
@@ -330,7 +335,7 @@ def replica_capacity(
                 model, accelerator, precision, parallel, calibration, kv_precision
             )
     except ValueError as exc:
-        return ReplicaCapacity(tp, memory, 0, None, str(exc), None, parallel)
+        return ReplicaCapacity(tp, memory, 0, None, str(exc), None, parallel=parallel)
     max_batch = max(1, min(memory.max_concurrent_sequences, calibration.max_num_seqs))
     if ttft_target_ms is None and tpot_target_ms is None:
         point, reason = offline_capacity(shape, max_batch, input_len, output_len), None
@@ -345,7 +350,7 @@ def replica_capacity(
             percentile,
             variable_lengths,
         )
-    return ReplicaCapacity(tp, memory, max_batch, point, reason, shape.factors, parallel)
+    return ReplicaCapacity(tp, memory, max_batch, point, reason, shape.factors, shape, parallel)
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,10 @@ class Deployment:
         server_rack_units: Height of one server, rack units.
         accelerator_tdp_w: One accelerator's power, W (None when unpublished).
         assumptions: Sentences saying which figures were estimated and how.
+        prefill_tensor_parallel: Disaggregated serving: accelerators per prefill replica
+            (``tensor_parallel`` is then the decode replica's), else None.
+        prefill_replicas: Disaggregated serving: prefill replicas among ``replicas`` (both
+            pools, each with its own N+1 spare), else 0.
     """
 
     workload_id: int
@@ -72,6 +76,8 @@ class Deployment:
     server_rack_units: int
     accelerator_tdp_w: float | None
     assumptions: tuple[str, ...] = field(default_factory=tuple)
+    prefill_tensor_parallel: int | None = None
+    prefill_replicas: int = 0
 
     @property
     def it_load_kw(self) -> float:

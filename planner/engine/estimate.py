@@ -23,12 +23,14 @@ import math
 from dataclasses import dataclass
 
 from planner.engine.capacity import ReplicaCapacity, replica_capacity, valid_tp_degrees
+from planner.engine.disaggregated import best_disaggregated, split_accelerators
 from planner.engine.errors import EngineInputError
 from planner.engine.memory import (
     BYTES_PER_GB,
     BYTES_PER_GIB,
     KV_CACHE_DTYPES,
     SERVING_STACKS,
+    plan_memory,
     resolve_kv_cache_dtype,
 )
 from planner.engine.parallelism import (
@@ -48,7 +50,9 @@ from planner.engine.performance import (
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
 from planner.engine.uncertainty import error_band
 
-__all__ = ["EstimateError", "EstimateRequest", "EstimateResult", "estimate"]
+__all__ = ["SERVINGS", "EstimateError", "EstimateRequest", "EstimateResult", "estimate"]
+
+SERVINGS = ("aggregated", "disaggregated")
 
 
 class EstimateError(EngineInputError):
@@ -79,6 +83,10 @@ class EstimateRequest:
         serving_stack: "vllm" (default) or "trtllm" memory rule.
         variable_lengths: Prompt lengths vary around the mean (exponential assumption for TTFT
             percentiles) instead of being fixed.
+        serving: "aggregated" (default) or "disaggregated": separate prefill and decode
+            replicas with the KV cache moved between them (:mod:`planner.engine.disaggregated`),
+            the N accelerators split between the pools; needs scenario "server" with both a
+            TTFT and a TPOT target.
         pipeline_parallel: Pipeline stages per replica (1: none); stages past one server talk
             over the scale-out fabric (planner.engine.parallelism).
         expert_parallel: Expert-parallel degree for MoE models (1: experts TP-sharded); a
@@ -101,6 +109,7 @@ class EstimateRequest:
     kv_cache_dtype: str = "auto"
     serving_stack: str = "vllm"
     variable_lengths: bool = False
+    serving: str = "aggregated"
     pipeline_parallel: int = 1
     expert_parallel: int = 1
 
@@ -155,6 +164,14 @@ class EstimateResult:
         calibration_version: Version of the calibration used.
         architecture: Architecture class of the model, e.g. "dense GQA".
         calibrated_architecture: False when no reference run has this architecture class.
+        serving: "aggregated" or "disaggregated". Disaggregated: ``tensor_parallel``,
+            ``batch_per_replica`` and the memory figures are the decode replica's, ``replicas``
+            counts both pools and ``ttft_ms`` includes the KV transfer.
+        prefill_tensor_parallel: TP of a prefill replica (disaggregated), else None.
+        prefill_replicas: Prefill replicas (disaggregated), else None.
+        decode_replicas: Decode replicas (disaggregated), else None.
+        kv_transfer_ms: KV transfer time per request, prefill to decode (disaggregated).
+        kv_transfer_path: "nvlink", "pcie" or "network" (disaggregated), else None.
     """
 
     output_tokens_per_s: float
@@ -187,6 +204,12 @@ class EstimateResult:
     queue_growth_requests_per_s: float | None = None
     queued_per_replica: float | None = None
     software_generation: str = ""
+    serving: str = "aggregated"
+    prefill_tensor_parallel: int | None = None
+    prefill_replicas: int | None = None
+    decode_replicas: int | None = None
+    kv_transfer_ms: float | None = None
+    kv_transfer_path: str | None = None
     pipeline_parallel: int = 1
     expert_parallel: int = 1
     parallel_layout: str = ""
@@ -271,6 +294,26 @@ def _validate(request: EstimateRequest, model: ModelSpec, accelerator: Accelerat
             raise EstimateError(f"{name} must be positive")
     if accelerator.compute_tflops(request.precision) is None:
         raise EstimateError(f"{accelerator.name} publishes no dense BF16 peak to estimate with")
+    if request.serving not in SERVINGS:
+        raise EstimateError(f"serving must be one of {', '.join(SERVINGS)}")
+    if request.serving == "disaggregated" and (
+        request.scenario != "server"
+        or request.ttft_ms is None
+        or request.tpot_ms is None
+        or request.request_rate is not None
+        or request.concurrency is not None
+    ):
+        raise EstimateError(
+            "disaggregated serving is sized at a TTFT and a TPOT target: give scenario "
+            "'server' with both, and no request rate or concurrency"
+        )
+    if request.serving == "disaggregated" and (
+        request.pipeline_parallel != 1 or request.expert_parallel != 1
+    ):
+        raise EstimateError(
+            "disaggregated serving keeps each prefill and decode replica within one server: "
+            "pipeline_parallel and expert_parallel must be 1"
+        )
 
 
 def _tp_options(
@@ -381,6 +424,8 @@ def estimate(
     """
     _validate(request, model, accelerator)
     kv_dtype = resolve_kv_cache_dtype(request.kv_cache_dtype, request.precision)
+    if request.serving == "disaggregated":
+        return _disaggregated(request, model, accelerator, calibration, kv_dtype)
     server = request.scenario == "server"
     targets = server and (request.ttft_ms is not None or request.tpot_ms is not None)
     options: list[ReplicaCapacity] = []
@@ -594,3 +639,103 @@ def _closed_loop(
             )
     _, cap, replicas, figures = best
     return cap, replicas, figures
+
+
+def _disaggregated(
+    request: EstimateRequest,
+    model: ModelSpec,
+    accelerator: AcceleratorSpec,
+    calibration: Calibration,
+    kv_dtype: str,
+) -> EstimateResult:
+    """N accelerators as prefill and decode pools (:mod:`planner.engine.disaggregated`).
+
+    The (prefill TP, decode TP) pair with the fewest accelerator-seconds per request at the
+    targets (both TPs = ``tensor_parallel`` when given), then the split of N between the
+    pools that completes the most requests/s (:func:`split_accelerators`).
+    """
+    valid = valid_tp_degrees(model, accelerator)
+    degrees = [tp for tp in valid if tp <= request.accelerators]
+    if request.tensor_parallel is not None:
+        if request.tensor_parallel not in valid:
+            raise EstimateError(
+                f"tensor_parallel {request.tensor_parallel} is not valid for {model.name} on "
+                f"{accelerator.name} (valid: {', '.join(map(str, valid))})"
+            )
+        degrees = [request.tensor_parallel]
+    if not degrees:
+        raise EstimateError(f"no valid tensor-parallel degree fits {request.accelerators}")
+
+    def pair(tps: list[int]):
+        return best_disaggregated(
+            model, accelerator, request.precision, tps, request.input_tokens,
+            request.output_tokens, calibration, request.ttft_ms, request.tpot_ms,
+            float(request.percentile), request.serving_stack, kv_precision=kv_dtype,
+        )  # fmt: skip
+
+    option, reason = pair(degrees)
+    if option is not None and (
+        option.prefill.tensor_parallel + option.decode.tensor_parallel > request.accelerators
+    ):
+        # The cheapest pair does not fit N together: only degrees that leave room for both.
+        halves = [tp for tp in degrees if tp <= request.accelerators // 2]
+        option, reason = pair(halves) if halves else (None, "no pair of replicas fits")
+        if option is not None and (
+            option.prefill.tensor_parallel + option.decode.tensor_parallel > request.accelerators
+        ):
+            option, reason = None, "no pair of replicas fits"
+    if option is None:
+        raise EstimateError(
+            f"{model.name} at {request.precision} cannot meet the targets disaggregated on "
+            f"{request.accelerators} × {accelerator.name}: {reason}"
+        )
+    prefill, decode = option.prefill, option.decode
+    p, d = split_accelerators(option, request.accelerators)
+    requests_per_s = min(p * prefill.requests_per_s, d * decode.requests_per_s)
+    memory = plan_memory(
+        model, accelerator, request.precision, decode.tensor_parallel,
+        int(math.ceil(request.input_tokens + request.output_tokens)), kv_dtype,
+        calibration.gpu_memory_utilization, request.serving_stack,
+    )  # fmt: skip
+    band = error_band(calibration, accelerator.family, request.precision, model)
+    generation = calibration.software_dates.get(accelerator.family, "")
+    provenance = band.basis + "; disaggregated prefill/decode (DistServe OSDI'24 goodput model)"
+    if generation:
+        provenance += f"; assumes {accelerator.family} serving software as of {generation}"
+    per_gpu = memory.kv_bytes_per_token_replica / decode.tensor_parallel
+    replication, kv_note = _kv_layout_note(model, decode.tensor_parallel, kv_dtype, per_gpu)
+    used = p * prefill.tensor_parallel + d * decode.tensor_parallel
+    return EstimateResult(
+        output_tokens_per_s=requests_per_s * request.output_tokens,
+        requests_per_s=requests_per_s,
+        ttft_ms=prefill.ttft_ms,
+        tpot_ms=decode.tpot_ms,
+        latency_statistic=f"p{request.percentile}",
+        batch_per_replica=decode.batch,
+        tensor_parallel=decode.tensor_parallel,
+        replicas=p + d,
+        accelerators_used=used,
+        weights_gb=memory.weights_bytes_per_replica / BYTES_PER_GB,
+        kv_cache_bytes_per_token=memory.kv_bytes_per_token_replica,
+        max_concurrent_sequences=memory.max_concurrent_sequences,
+        kv_cache_gb_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GB,
+        utilisation=None,
+        expected_error_pct=band.pct,
+        provenance=provenance,
+        calibration_version=calibration.version,
+        architecture=band.architecture,
+        calibrated_architecture=band.calibrated_architecture,
+        kv_cache_gib_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GIB,
+        kv_cache_dtype=kv_dtype,
+        kv_cache_bytes_per_token_per_gpu=per_gpu,
+        kv_replication=replication,
+        kv_note=kv_note,
+        per_user_output_tokens_per_s=1000.0 / decode.tpot_ms,
+        software_generation=generation,
+        serving="disaggregated",
+        prefill_tensor_parallel=prefill.tensor_parallel,
+        prefill_replicas=p,
+        decode_replicas=d,
+        kv_transfer_ms=prefill.kv_transfer_ms,
+        kv_transfer_path=prefill.kv_transfer_path,
+    )

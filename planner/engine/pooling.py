@@ -102,6 +102,10 @@ class WorkloadChoice:
             platform and site).
         site_shares: (site key, share) pairs; shares are weights (percent or fractions),
             normalised here. Empty puts everything on the first site of the plan.
+        prefill_tensor_parallel: Disaggregated prefill/decode: TP of the prefill replicas
+            (``tensor_parallel``/``replicas`` are then the decode pool's), else None. Both
+            pools are split over the same sites and packed onto the same platform.
+        prefill_replicas: Prefill replicas at peak with headroom, before N+1 spares.
     """
 
     workload_id: int
@@ -112,11 +116,15 @@ class WorkloadChoice:
     replicas: int
     n_plus_one: bool
     site_shares: tuple[tuple[str, float], ...] = ()
+    prefill_tensor_parallel: int | None = None
+    prefill_replicas: int = 0
 
     def __post_init__(self) -> None:
-        if self.tensor_parallel < 1:
+        if self.tensor_parallel < 1 or (
+            self.prefill_tensor_parallel is not None and self.prefill_tensor_parallel < 1
+        ):
             raise EngineInputError("A replica takes at least one accelerator (TP ≥ 1).")
-        if self.replicas < 0:
+        if self.replicas < 0 or self.prefill_replicas < 0:
             raise EngineInputError("Replicas cannot be negative.")
         for key, share in self.site_shares:
             if not (math.isfinite(share) and share >= 0):
@@ -374,16 +382,27 @@ def plan_pooled(choices: Sequence[WorkloadChoice], site_keys: Sequence[str]) -> 
                     f"Workload '{choice.workload_name}' is split to a site the plan does not "
                     f"have ({key})."
                 )
-        parts = largest_remainder(choice.replicas, [share for _, share in shares])
+        weights = [share for _, share in shares]
+        parts = largest_remainder(choice.replicas, weights)
+        prefill_parts = (
+            largest_remainder(choice.prefill_replicas, weights)
+            if choice.prefill_tensor_parallel
+            else (0,) * len(shares)
+        )
         workload_sites[choice.workload_id] = tuple(
-            (key, n) for (key, _), n in zip(shares, parts, strict=True) if n
+            (key, n + m)
+            for (key, _), n, m in zip(shares, parts, prefill_parts, strict=True)
+            if n + m
         )
         previous = platforms.setdefault(choice.platform.key, choice.platform)
         if previous != choice.platform:
             raise EngineInputError(
                 f"Platform {choice.platform.key} is given with two different figures."
             )
-        for (key, _), n in zip(shares, parts, strict=True):
+        for (key, _), n, m in zip(shares, parts, prefill_parts, strict=True):
+            if not n + m:
+                continue
+            site = by_site.setdefault(key, {}).setdefault(choice.platform.key, [])
             if n:
                 placed = PlacedWorkload(
                     choice.workload_id,
@@ -392,9 +411,16 @@ def plan_pooled(choices: Sequence[WorkloadChoice], site_keys: Sequence[str]) -> 
                     choice.tensor_parallel,
                     n,
                 )
-                by_site.setdefault(key, {}).setdefault(choice.platform.key, []).append(
-                    (placed, choice.n_plus_one)
+                site.append((placed, choice.n_plus_one))
+            if m:  # the prefill pool shares the platform's servers with the decode pool
+                placed = PlacedWorkload(
+                    choice.workload_id,
+                    f"{choice.workload_name} (prefill)",
+                    choice.precision,
+                    choice.prefill_tensor_parallel,
+                    m,
                 )
+                site.append((placed, choice.n_plus_one))
     sites = tuple(
         SitePool(
             key,

@@ -13,11 +13,24 @@ replicas spanning 2, 3, ... servers are tried (TP × PP, TP across servers, EP f
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.engine import limits
-from planner.engine.capacity import plan_replicas, replica_capacity, valid_tp_degrees
+from planner.engine.capacity import (
+    ReplicaCapacity,
+    plan_replicas,
+    replica_capacity,
+    valid_tp_degrees,
+)
+from planner.engine.disaggregated import (
+    DecodePool,
+    DisaggregatedOption,
+    PrefillPool,
+    best_disaggregated,
+    plan_disaggregated_fleet,
+)
 from planner.engine.errors import EngineInputError
+from planner.engine.memory import MemoryPlan
 from planner.engine.parallelism import (
     MAX_SERVERS_PER_REPLICA,
     ParallelLayout,
@@ -25,11 +38,19 @@ from planner.engine.parallelism import (
     multi_node_layouts,
     scale_out_link,
 )
-from planner.engine.performance import Calibration
+from planner.engine.performance import Calibration, ReplicaShape
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
 from planner.engine.uncertainty import error_band
 
-__all__ = ["SweepCandidate", "SweepResult", "Workload", "sweep", "usd_per_million_output_tokens"]
+__all__ = [
+    "SweepCandidate",
+    "SweepResult",
+    "Workload",
+    "disaggregated_candidate",
+    "sweep",
+    "usd_per_million_output_tokens",
+    "with_disaggregated_fleet",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +70,8 @@ class Workload:
         n_plus_one: Add one spare replica per failure domain.
         precisions: Precisions to try.
         serving_stack: "vllm" or "trtllm" memory rule.
+        disaggregated: Also try disaggregated prefill/decode pools (needs both targets;
+            :mod:`planner.engine.disaggregated`).
     """
 
     input_tokens: int
@@ -63,6 +86,7 @@ class Workload:
     n_plus_one: bool = True
     precisions: tuple[str, ...] = PRECISIONS
     serving_stack: str = "vllm"
+    disaggregated: bool = False
 
     def __post_init__(self) -> None:
         """Refuse inputs outside ``planner.engine.limits`` with the reason (EngineInputError)."""
@@ -119,6 +143,15 @@ class SweepCandidate:
         provenance: Where the efficiency factors and the band come from.
         calibrated_architecture: False when no reference run has the model's architecture
             class (the band is then the wider 90th-percentile one).
+        serving: "aggregated" or "disaggregated". Disaggregated: ``tensor_parallel``,
+            ``batch_per_replica`` and the per-replica rates are the decode replica's,
+            ``ttft_ms`` includes the KV transfer, replicas/accelerators count both pools.
+        prefill_tensor_parallel: TP of a prefill replica (disaggregated), else None.
+        prefill_requests_per_s_per_replica: Prompts/s of one prefill replica, else None.
+        prefill_replicas: Prefill replicas for the peak, else None.
+        decode_replicas: Decode replicas for the peak, else None.
+        kv_transfer_ms: KV transfer time per request (in the TTFT), else None.
+        kv_transfer_path: "nvlink", "pcie" or "network", else None.
     """
 
     accelerator_slug: str
@@ -142,13 +175,25 @@ class SweepCandidate:
     expected_error_pct: float | None = None
     provenance: str | None = None
     calibrated_architecture: bool | None = None
+    serving: str = "aggregated"
+    prefill_tensor_parallel: int | None = None
+    prefill_requests_per_s_per_replica: float | None = None
+    prefill_replicas: int | None = None
+    decode_replicas: int | None = None
+    kv_transfer_ms: float | None = None
+    kv_transfer_path: str | None = None
     pipeline_parallel: int = 1
     expert_parallel: int = 1
     parallel_label: str = ""
 
     @property
+    def disaggregated(self) -> bool:
+        """True for a disaggregated prefill/decode candidate."""
+        return self.serving == "disaggregated"
+
+    @property
     def accelerators_per_replica(self) -> int:
-        """GPUs of one replica: TP × PP, or EP (TP × data-parallel attention groups)."""
+        """GPUs of one (decode) replica: TP × PP, or EP (TP × data-parallel attention groups)."""
         if self.expert_parallel > 1:
             return self.expert_parallel
         return self.tensor_parallel * self.pipeline_parallel
@@ -160,8 +205,25 @@ class SweepCandidate:
 
     @property
     def layout(self) -> str:
-        """Parallel layout for display, e.g. "TP4" or "TP8 × PP2 (2 servers)"."""
+        """Parallel layout for display: "TP4", "TP8 × PP2 (2 servers)", or "TP1/TP2"
+        (prefill/decode TP) when disaggregated."""
+        if self.disaggregated:
+            return f"TP{self.prefill_tensor_parallel}/TP{self.tensor_parallel}"
         return self.parallel_label or f"TP{self.tensor_parallel}"
+
+    @property
+    def label(self) -> str:
+        """ "H100 FP8 TP2", "H100 FP8 TP8 × PP2 (2 servers)", or
+        "Disaggregated 2P:5D, H100 FP8 TP1/TP2" (prefill/decode TP)."""
+        name = self.accelerator_name.split(" (")[0]
+        if not self.disaggregated:
+            return f"{name} {self.precision.upper()} {self.layout}"
+        ratio = (
+            f" {self.prefill_replicas}P:{self.decode_replicas}D"
+            if self.prefill_replicas is not None
+            else ""
+        )
+        return f"Disaggregated{ratio}, {name} {self.precision.upper()} {self.layout}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +256,112 @@ def _precision_reason(accelerator: AcceleratorSpec, precision: str) -> str | Non
     return None
 
 
+def disaggregated_candidate(
+    workload: Workload,
+    model: ModelSpec,
+    accelerator: AcceleratorSpec,
+    precision: str,
+    degrees: list[int],
+    calibration: Calibration,
+    price: float | None,
+    memory_plans: Mapping[int, MemoryPlan] | None = None,
+    shapes: Mapping[int, ReplicaShape | None] | None = None,
+) -> SweepCandidate:
+    """The cheapest prefill/decode pairing of one accelerator and precision as a candidate.
+
+    Cost per million output tokens = price × accelerator-seconds per request / output tokens
+    (both pools), the aggregated formula with the pair's accelerators.
+    """
+    option, reason = best_disaggregated(
+        model, accelerator, precision, degrees, workload.input_tokens, workload.output_tokens,
+        calibration, workload.ttft_ms, workload.tpot_ms, float(workload.percentile),
+        workload.serving_stack, memory_plans, shapes=shapes,
+    )  # fmt: skip
+    if option is None:
+        return SweepCandidate(
+            accelerator.slug, accelerator.name, precision, degrees[-1],
+            accelerator.accelerators_per_server, False, reason, serving="disaggregated",
+        )  # fmt: skip
+    prefill, decode = option.prefill, option.decode
+    band = error_band(calibration, accelerator.family, precision, model)
+    per_accel = option.output_tokens_per_s_per_accelerator
+    cost = usd_per_million_output_tokens(1, price, per_accel)
+    candidate = SweepCandidate(
+        accelerator_slug=accelerator.slug,
+        accelerator_name=accelerator.name,
+        precision=precision,
+        tensor_parallel=decode.tensor_parallel,
+        accelerators_per_server=accelerator.accelerators_per_server,
+        feasible=True,
+        infeasible_reason=None,
+        batch_per_replica=decode.batch,
+        output_tokens_per_s_per_replica=decode.output_tokens_per_s,
+        requests_per_s_per_replica=decode.requests_per_s,
+        ttft_ms=prefill.ttft_ms,
+        tpot_ms=decode.tpot_ms,
+        usd_per_accelerator_hour=price,
+        usd_per_million_output_tokens=cost,
+        expected_error_pct=band.pct,
+        provenance=band.basis,
+        calibrated_architecture=band.calibrated_architecture,
+        serving="disaggregated",
+        prefill_tensor_parallel=prefill.tensor_parallel,
+        prefill_requests_per_s_per_replica=prefill.requests_per_s,
+        kv_transfer_ms=prefill.kv_transfer_ms,
+        kv_transfer_path=prefill.kv_transfer_path,
+    )
+    if workload.peak_concurrency is None and workload.peak_requests_per_s is None:
+        return candidate
+    return with_disaggregated_fleet(candidate, workload)
+
+
+def with_disaggregated_fleet(candidate: SweepCandidate, workload: Workload) -> SweepCandidate:
+    """A feasible disaggregated candidate with both pools sized for the workload's peak."""
+    option = DisaggregatedOption(
+        prefill=PrefillPool(
+            tensor_parallel=candidate.prefill_tensor_parallel or 1,
+            prompts_per_step=1,
+            step_ms=max((candidate.ttft_ms or 0.0) - (candidate.kv_transfer_ms or 0.0), 0.0),
+            utilisation=0.0,
+            requests_per_s=candidate.prefill_requests_per_s_per_replica or 0.0,
+            kv_transfer_ms=candidate.kv_transfer_ms or 0.0,
+            kv_transfer_path=candidate.kv_transfer_path or "",
+            ttft_ms=candidate.ttft_ms or 0.0,
+        ),
+        decode=DecodePool(
+            tensor_parallel=candidate.tensor_parallel,
+            batch=candidate.batch_per_replica,
+            max_batch=candidate.batch_per_replica,
+            tpot_ms=candidate.tpot_ms or 0.0,
+            requests_per_s=candidate.requests_per_s_per_replica,
+            output_tokens_per_s=candidate.output_tokens_per_s_per_replica,
+        ),
+        accelerator_seconds_per_request=0.0,
+        output_tokens_per_s_per_accelerator=0.0,
+        decode_per_prefill=0.0,
+    )
+    fleet = plan_disaggregated_fleet(
+        option,
+        output_len=workload.output_tokens,
+        accelerators_per_server=candidate.accelerators_per_server,
+        peak_concurrency=workload.peak_concurrency,
+        peak_requests_per_s=workload.peak_requests_per_s,
+        headroom_pct=workload.headroom_pct,
+        failure_domains=workload.failure_domains,
+        n_plus_one=workload.n_plus_one,
+    )
+    price = candidate.usd_per_accelerator_hour
+    return replace(
+        candidate,
+        replicas=fleet.replicas,
+        accelerators=fleet.accelerators,
+        servers=fleet.servers,
+        prefill_replicas=fleet.prefill_replicas,
+        decode_replicas=fleet.decode_replicas,
+        usd_per_hour=fleet.accelerators * price if price is not None else None,
+    )
+
+
 def _candidate(
     workload: Workload,
     model: ModelSpec,
@@ -203,8 +371,10 @@ def _candidate(
     layout: ParallelLayout | None,
     calibration: Calibration,
     price: float | None,
-) -> SweepCandidate:
-    """One configuration (within a server when ``layout`` is None) at the workload's target."""
+) -> tuple[SweepCandidate, ReplicaCapacity]:
+    """One configuration (within a server when ``layout`` is None) at the workload's target,
+    with the replica capacity behind it (its memory plan and shape serve the disaggregated
+    search)."""
     has_target = workload.ttft_ms is not None or workload.tpot_ms is not None
     has_peak = workload.peak_concurrency is not None or workload.peak_requests_per_s is not None
     multi = dict(
@@ -236,7 +406,7 @@ def _candidate(
             False,
             cap.infeasible_reason,
             **multi,
-        )
+        ), cap
     gpus = layout.gpus if layout else tp
     point = cap.point
     band = error_band(calibration, accelerator.family, precision, model)
@@ -263,7 +433,7 @@ def _candidate(
         provenance += (
             f"; scale-out {layout.link.gbps_per_gpu:g} Gb/s per GPU ({layout.link.source})"
         )
-    return SweepCandidate(
+    candidate = SweepCandidate(
         accelerator_slug=accelerator.slug,
         accelerator_name=accelerator.name,
         precision=precision,
@@ -287,6 +457,7 @@ def _candidate(
         calibrated_architecture=band.calibrated_architecture,
         **multi,
     )
+    return candidate, cap
 
 
 def sweep(
@@ -334,11 +505,15 @@ def sweep(
                     )
                 )
                 continue
+            memory_plans: dict[int, MemoryPlan] = {}
+            shapes: dict[int, ReplicaShape | None] = {}
             found = False
             for tp in degrees:
-                candidate = _candidate(
+                candidate, cap = _candidate(
                     workload, model, accelerator, precision, tp, None, calibration, price
                 )
+                memory_plans[tp] = cap.memory
+                shapes[tp] = cap.shape
                 candidates.append(candidate)
                 found = found or candidate.feasible
             # No single server holds it: try replicas over 2, 3, ... servers joined by the
@@ -347,7 +522,7 @@ def sweep(
             while not found and servers <= MAX_SERVERS_PER_REPLICA:
                 link = links.get(accelerator.slug) or scale_out_link(accelerator)
                 for layout in multi_node_layouts(model, accelerator, degrees, servers, link):
-                    candidate = _candidate(
+                    candidate, _ = _candidate(
                         workload,
                         model,
                         accelerator,
@@ -360,6 +535,13 @@ def sweep(
                     candidates.append(candidate)
                     found = found or candidate.feasible
                 servers += 1
+            # Disaggregated pools use single-server replicas (both pools within a server each);
+            # a model no server holds gets the infeasible row with the reason.
+            if workload.disaggregated and workload.ttft_ms and workload.tpot_ms:
+                candidates.append(
+                    disaggregated_candidate(workload, model, accelerator, precision, degrees,
+                                            calibration, price, memory_plans, shapes)
+                )  # fmt: skip
 
     def order(c: SweepCandidate) -> tuple:
         cost = c.usd_per_million_output_tokens

@@ -88,8 +88,13 @@ class PlanDeployment:
                 "workload_id": c.workload_id,
                 "name": c.workload_name,
                 "config": f"{c.platform.name}, TP {c.tensor_parallel}"
+                + (
+                    f" decode + {c.prefill_replicas} prefill at TP {c.prefill_tensor_parallel}"
+                    if c.prefill_tensor_parallel
+                    else ""
+                )
                 + (", N+1" if c.n_plus_one else ""),
-                "replicas": c.replicas,
+                "replicas": c.replicas + c.prefill_replicas,
                 "split": self.workload_split_text(c.workload_id) or "—",
                 "source": self.split_source.get(c.workload_id, ""),
             }
@@ -207,7 +212,14 @@ def plan_deployment(*, plan: Plan) -> PlanDeployment:
                 platform=platform_of(d),
                 precision=d.precision,
                 tensor_parallel=d.tensor_parallel,
-                replicas=po.replicas_before_spares(d.replicas, workload.n_plus_one),
+                # Disaggregated: each pool carried its own N+1 spare (engine.disaggregated).
+                replicas=po.replicas_before_spares(
+                    d.replicas - d.prefill_replicas, workload.n_plus_one
+                ),
+                prefill_tensor_parallel=d.prefill_tensor_parallel,
+                prefill_replicas=po.replicas_before_spares(d.prefill_replicas, workload.n_plus_one)
+                if d.prefill_tensor_parallel
+                else 0,
                 n_plus_one=workload.n_plus_one,
                 site_shares=shares,
             )

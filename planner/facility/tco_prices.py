@@ -204,9 +204,12 @@ def cloud_gpus_by_hour(workload, deployment: Deployment) -> tuple[float, ...] | 
         n_plus_one=False,
     )
     profile = [float(v) for v in (workload.daily_profile or [1.0] * 24)]
-    return tuple(
-        float(r * deployment.tensor_parallel) for r in demand.replicas_by_hour(load, profile)
-    )
+    per_replica = float(deployment.tensor_parallel)
+    decode = deployment.replicas - deployment.prefill_replicas
+    if deployment.prefill_tensor_parallel and decode > 0:
+        # Disaggregated: each decode replica brings its share of the prefill pool along.
+        per_replica *= deployment.accelerators / (decode * deployment.tensor_parallel)
+    return tuple(float(r * per_replica) for r in demand.replicas_by_hour(load, profile))
 
 
 @dataclass(frozen=True)

@@ -257,7 +257,7 @@ def apply_measurements(workload: Workload, result: SweepResult) -> SweepResult:
                 )
             else:
                 c = replace(c, feasible=False, infeasible_reason=f"measured: {cap.reason}")
-        elif c.feasible:
+        elif c.feasible and not c.disaggregated:  # load tests measure aggregated serving
             fix = candidate_correction(workload, c)
             if fix is not None:
                 tokens_per_s = c.output_tokens_per_s_per_replica * fix.factor

@@ -4,7 +4,7 @@ from .invitations import Invitation, InvitationState
 from .jobs import Job, JobStatus
 from .operations import OperationsPlan
 from .organisations import Membership, Organisation, Role
-from .plans import Client, Plan, Precision, Workload, WorkloadKind
+from .plans import Client, Plan, Precision, Serving, Workload, WorkloadKind
 from .tokens import ApiToken
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "Organisation",
     "Plan",
     "Precision",
+    "Serving",
     "Role",
     "Workload",
     "WorkloadKind",

@@ -89,6 +89,11 @@ class WorkloadKind(models.TextChoices):
     BATCH = "batch", "Batch / offline"
 
 
+class Serving(models.TextChoices):
+    AGGREGATED = "aggregated", "Aggregated"
+    DISAGGREGATED = "disaggregated", "Disaggregated prefill/decode"
+
+
 class Precision(models.TextChoices):
     BF16 = "bf16", "BF16"
     FP8 = "fp8", "FP8"
@@ -201,6 +206,15 @@ class Workload(VersionedModel):
     )
     chosen_precision = models.CharField(max_length=8, choices=Precision.choices, blank=True)
     chosen_tensor_parallel = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Disaggregated prefill/decode: chosen_tensor_parallel is the decode replica's TP and
+    # chosen_replicas/accelerators/servers count both pools.
+    chosen_serving = models.CharField(
+        max_length=16, choices=Serving.choices, default=Serving.AGGREGATED, blank=True
+    )
+    chosen_prefill_tensor_parallel = models.PositiveSmallIntegerField(null=True, blank=True)
+    chosen_prefill_replicas = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Prefill replicas of a disaggregated choice."
+    )
     chosen_replicas = models.PositiveIntegerField(null=True, blank=True)
     chosen_accelerators = models.PositiveIntegerField(null=True, blank=True)
     chosen_servers = models.PositiveIntegerField(null=True, blank=True)

@@ -97,6 +97,9 @@ class Chosen(Part):
     server_name: str = ""
     precision: str = ""
     tensor_parallel: int | None = None
+    serving: str = "aggregated"
+    prefill_tensor_parallel: int | None = None
+    prefill_replicas: int | None = None
     replicas: int | None = None
     accelerators: int | None = None
     servers: int | None = None

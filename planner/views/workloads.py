@@ -128,14 +128,15 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         candidates = feasible + [c for c in candidates if not c.feasible]
     chosen_key = sizing.chosen_key(workload)
     if not every_tp:
-        # One row per accelerator and precision: its first (best by the sort) configuration,
-        # and the chosen configuration's row always, so that it can be seen and re-chosen.
-        seen: set[tuple[str, str, bool, bool]] = set()
+        # One row per accelerator, precision and serving kind: its first (best by the sort)
+        # configuration, and the chosen configuration's row always, so that it can be seen
+        # and re-chosen.
+        seen: set[tuple[str, str, bool, bool, str]] = set()
         kept = []
         for c in candidates:
             # A candidate sized by a load test (planner.measured) keeps its own row.
             measured = (c.provenance or "").startswith("measured")
-            group = (c.accelerator_slug, c.precision, c.feasible, measured)
+            group = (c.accelerator_slug, c.precision, c.feasible, measured, c.serving)
             if group not in seen or sizing.candidate_key(c) == chosen_key:
                 seen.add(group)
                 kept.append(c)
@@ -314,7 +315,9 @@ def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     messages.success(
         request,
         f"Chosen: {candidate.accelerators} × {candidate.accelerator_name} "
-        f"({candidate.precision.upper()}, {candidate.layout}).",
+        f"({candidate.precision.upper()}, {candidate.layout})."
+        if not candidate.disaggregated
+        else f"Chosen: {candidate.label}, {candidate.accelerators} accelerators.",
     )
     try:
         selectors.plan_deployments(plan=workload.plan)

@@ -4,6 +4,7 @@ Example:
     python manage.py estimate --model llama-3.1-70b --accelerator h100-sxm --accelerators 8 \
         --precision fp8 --input-tokens 2000 --output-tokens 400 --scenario server \
         --ttft-ms 2000 --tpot-ms 50 --percentile 99 --json
+    Add --disaggregated (or --serving disaggregated) for separate prefill and decode pools.
 """
 
 import json
@@ -24,8 +25,14 @@ HUMAN_FIELDS = (
     ("queued_per_replica", "Queued per replica", "{:,.1f}"),
     ("saturation_requests_per_s", "Saturation point (requests/s)", "{:,.2f}"),
     ("queue_growth_requests_per_s", "Queue growth (requests/s)", "{:,.2f}"),
-    ("tensor_parallel", "Tensor parallel", "{}"),
+    ("serving", "Serving", "{}"),
+    ("tensor_parallel", "Tensor parallel (decode pool if split)", "{}"),
     ("parallel_layout", "Layout across servers", "{}"),
+    ("prefill_tensor_parallel", "Prefill tensor parallel", "{}"),
+    ("prefill_replicas", "Prefill replicas", "{}"),
+    ("decode_replicas", "Decode replicas", "{}"),
+    ("kv_transfer_ms", "KV transfer per request (ms, in TTFT)", "{:,.1f}"),
+    ("kv_transfer_path", "KV transfer path", "{}"),
     ("replicas", "Replicas", "{}"),
     ("weights_gb", "Weights (GB)", "{:,.1f}"),
     ("kv_cache_dtype", "KV cache dtype", "{}"),
@@ -46,6 +53,11 @@ MODE_FIELDS = {
     "queued_per_replica",
     "saturation_requests_per_s",
     "queue_growth_requests_per_s",
+    "prefill_tensor_parallel",
+    "prefill_replicas",
+    "decode_replicas",
+    "kv_transfer_ms",
+    "kv_transfer_path",
 }
 
 
@@ -75,6 +87,20 @@ class Command(BaseCommand):
             choices=["auto", "bf16", "fp8"],
             default="auto",
             help="KV-cache dtype; auto (default) is the model's dtype (BF16), as vLLM's auto.",
+        )
+        parser.add_argument(
+            "--serving",
+            choices=["aggregated", "disaggregated"],
+            default="aggregated",
+            help="disaggregated: separate prefill and decode replicas with the KV cache moved "
+            "between them (needs --ttft-ms and --tpot-ms).",
+        )
+        parser.add_argument(
+            "--disaggregated",
+            action="store_const",
+            const="disaggregated",
+            dest="serving",
+            help="Short for --serving disaggregated.",
         )
         parser.add_argument(
             "--pp",
@@ -113,6 +139,7 @@ class Command(BaseCommand):
             request_rate=options["request_rate"],
             kv_cache_dtype=options["kv_cache_dtype"],
             concurrency=options["concurrency"],
+            serving=options["serving"],
             pipeline_parallel=options["pp"],
             expert_parallel=options["ep"],
         )
