@@ -8,7 +8,7 @@ from html import unescape
 import pytest
 
 from planner import chartdefs
-from planner.facility.charts import tornado_figure
+from planner.facility.charts import cumulative_cost_figure, monte_carlo_figure, tornado_figure
 from planner.labels import DRIVER_LABELS
 from planner.pdf import context as pdf_context
 from planner.pdf.samples import sample_snapshot
@@ -76,3 +76,83 @@ def _snapshot_with(rows: list[dict]) -> dict:
 def test_no_bars_no_tornado():
     assert chartdefs.tco_tornado([]) is None
     assert "tornado" not in pdf_context.report_charts(_snapshot_with([]))
+
+
+# --- Cumulative cost and Monte Carlo: one definition, two renderings ---------------------------
+
+
+def _polylines(svg_text: str) -> list[list[tuple[float, float]]]:
+    """The points of each polyline of an SVG, in drawing order."""
+    return [
+        [tuple(float(c) for c in p.split(",")) for p in points.split()]
+        for points in re.findall(r'<polyline [^>]*points="([^"]*)"', svg_text)
+    ]
+
+
+def _affine(values: list[float], ys: list[float]) -> tuple[float, float]:
+    """(a, b) with y = a + b·value, through the smallest and the largest value."""
+    lo, hi = values.index(min(values)), values.index(max(values))
+    b = (ys[hi] - ys[lo]) / (values[hi] - values[lo])
+    return ys[lo] - b * values[lo], b
+
+
+def test_web_and_pdf_cumulative_cost_share_title_series_and_values():
+    snapshot = sample_snapshot(bom_lines=2, months=24)
+    tco = snapshot["tco"]
+    spec = chartdefs.tco_cumulative(tco)
+    web = json.loads(cumulative_cost_figure(tco))
+    svg_text = pdf_context.report_charts(snapshot)["cumulative"].svg
+    title, texts, _ = _svg_facts(svg_text)
+
+    assert web["layout"]["title"]["text"] == title == spec.title
+    assert web["layout"]["yaxis"]["title"]["text"] == spec.y_label and spec.y_label in texts
+    lines = [t for t in web["data"] if t["mode"] == "lines"]
+    assert (
+        [t["name"] for t in lines]
+        == [x.label for x in spec.lines]
+        == [o["label"] for o in tco["options"]]
+    )
+    assert all(x.label in texts for x in spec.lines)
+    # Values: Plotly's y are the definition's; the SVG's points are those values on one scale.
+    polylines = _polylines(svg_text)
+    assert len(polylines) == len(spec.lines)
+    a, b = _affine(list(spec.lines[0].values_usd), [y for _, y in polylines[0]])
+    for trace, line, points in zip(lines, spec.lines, polylines, strict=True):
+        assert trace["y"] == pytest.approx(list(line.values_usd))
+        assert line.values_usd == tuple(
+            float(v)
+            for v in next(o for o in tco["options"] if o["key"] == line.key)["cumulative_usd"]
+        )
+        assert [y for _, y in points] == pytest.approx(
+            [a + b * v for v in line.values_usd], abs=0.06
+        )
+
+
+def test_web_and_pdf_monte_carlo_share_title_bands_and_values():
+    snapshot = sample_snapshot(bom_lines=2, months=24)
+    tco = snapshot["tco"]
+    spec = chartdefs.tco_monte_carlo(tco)
+    web = json.loads(monte_carlo_figure(tco))
+    svg_text = pdf_context.report_charts(snapshot)["bands"].svg
+    title, texts, _ = _svg_facts(svg_text)
+
+    assert web["layout"]["title"]["text"] == title == spec.title
+    assert title.startswith("Monte Carlo, 10,000 paths: owning is cheaper in 41%")
+    assert spec.bands[0].label == "Cloud on-demand" and spec.bands[1].label.startswith("Owned at ")
+    medians = [t for t in web["data"] if t["name"].endswith(" P50")]
+    assert [t["name"] for t in medians] == [f"{b.label} P50" for b in spec.bands]
+    assert all(f"{b.label} P10–P90" in texts for b in spec.bands)
+    polylines = _polylines(svg_text)  # one P50 line per band
+    a, b = _affine(list(spec.bands[0].p50_usd), [y for _, y in polylines[0]])
+    mc = tco["monte_carlo"]
+    for trace, band, points, prefix in zip(
+        medians, spec.bands, polylines, ("cloud", "owned"), strict=True
+    ):
+        assert trace["y"] == pytest.approx(list(band.p50_usd))
+        assert band.p50_usd == tuple(float(v) for v in mc[f"{prefix}_p50_usd"])
+        assert [y for _, y in points] == pytest.approx([a + b * v for v in band.p50_usd], abs=0.06)
+
+
+def test_no_options_no_cumulative_chart():
+    assert chartdefs.tco_cumulative({"options": [], "months": []}) is None
+    assert chartdefs.tco_monte_carlo({"options": [], "monte_carlo": {}}) is None
