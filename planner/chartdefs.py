@@ -109,7 +109,7 @@ class LineChart:
     title: str
     x_label: str
     y_label: str
-    x: tuple[str, ...]
+    x: tuple[int | str, ...]  # the months as stored (Plotly draws numbers; the SVG labels them)
     lines: tuple[Line, ...]
 
 
@@ -133,7 +133,7 @@ def tco_cumulative(tco: Any) -> LineChart | None:
         title="Cumulative cost by option (USD)",
         x_label="Month",
         y_label="Cumulative cost (USD)",
-        x=tuple(str(m) for m in _field(tco, "months") or ()),
+        x=tuple(_field(tco, "months") or ()),
         lines=lines,
     )
 
@@ -156,7 +156,7 @@ class BandChart:
     title: str
     x_label: str
     y_label: str
-    x: tuple[str, ...]
+    x: tuple[int | str, ...]
     bands: tuple[Band, ...]
 
 
@@ -179,7 +179,7 @@ def tco_monte_carlo(tco: Any) -> BandChart | None:
         if mc.get(f"{prefix}_p50_usd")
     )
     n = len(mc["owned_p50_usd"])
-    months = [str(m) for m in (_optional(tco, "months") or ())]
+    months = list(_optional(tco, "months") or ())
     if mc.get("paths") and mc.get("probability_owned_cheaper") is not None:
         title = (
             f"Monte Carlo, {mc['paths']:,} paths: owning is cheaper in "
@@ -191,6 +191,6 @@ def tco_monte_carlo(tco: Any) -> BandChart | None:
         title=title,
         x_label="Month",
         y_label="Cumulative cost (USD)",
-        x=tuple(months if len(months) == n else (str(i + 1) for i in range(n))),
+        x=tuple(months if len(months) == n else range(1, n + 1)),
         bands=bands,
     )

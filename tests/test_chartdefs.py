@@ -124,7 +124,8 @@ def test_web_and_pdf_cumulative_cost_share_title_series_and_values():
             for v in next(o for o in tco["options"] if o["key"] == line.key)["cumulative_usd"]
         )
         assert [y for _, y in points] == pytest.approx(
-            [a + b * v for v in line.values_usd], abs=0.06
+            [a + b * v for v in line.values_usd],
+            abs=0.2,  # points are drawn to 0.1 px
         )
 
 
@@ -150,7 +151,9 @@ def test_web_and_pdf_monte_carlo_share_title_bands_and_values():
     ):
         assert trace["y"] == pytest.approx(list(band.p50_usd))
         assert band.p50_usd == tuple(float(v) for v in mc[f"{prefix}_p50_usd"])
-        assert [y for _, y in points] == pytest.approx([a + b * v for v in band.p50_usd], abs=0.06)
+        assert [y for _, y in points] == pytest.approx(
+            [a + b * v for v in band.p50_usd], abs=0.2
+        )  # points are drawn to 0.1 px
 
 
 def test_no_options_no_cumulative_chart():

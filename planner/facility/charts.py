@@ -63,10 +63,10 @@ def cumulative_cost_figure(results: dict[str, Any]) -> str:
             )
         )
         month = line.break_even_month
-        if month:
+        if month and month <= len(cumulative):
             figure.add_trace(
                 go.Scatter(
-                    x=[spec.x[month - 1]],
+                    x=[month],
                     y=[cumulative[month - 1]],
                     mode="markers" if line.kind.startswith("cloud") else "markers+text",
                     marker={"symbol": "diamond", "size": 11, "color": colour},

@@ -444,7 +444,7 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
     tco = snap.tco
     if tco.available and (cumulative := chartdefs.tco_cumulative(tco)) is not None:
         charts["cumulative"] = Chart("cumulative", "Cumulative cost by option",
-            svg.line_chart(list(cumulative.x),
+            svg.line_chart([str(m) for m in cumulative.x],
                            [svg.Series(x.label, list(x.values_usd)) for x in cumulative.lines],
                            title=cumulative.title, y_label=cumulative.y_label,
                            x_label=cumulative.x_label, label_every=6))  # fmt: skip
@@ -465,7 +465,7 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
             bands = [svg.Band(f"{b.label} P10–P90", list(b.p10_usd), list(b.p50_usd),
                               list(b.p90_usd)) for b in fan.bands]  # fmt: skip
             charts["bands"] = Chart("bands", "Monte Carlo bands",
-                svg.band_chart(list(fan.x), bands, title=fan.title, y_label=fan.y_label,
+                svg.band_chart([str(m) for m in fan.x], bands, title=fan.title, y_label=fan.y_label,
                                x_label=fan.x_label, label_every=6))  # fmt: skip
         if (tornado := chartdefs.tco_tornado(tco.tornado)) is not None:
             charts["tornado"] = Chart("tornado", "Sensitivity", svg.tornado_chart(tornado))
