@@ -89,21 +89,32 @@ def _polylines(svg_text: str) -> list[list[tuple[float, float]]]:
     ]
 
 
-def _affine(values: list[float], ys: list[float]) -> tuple[float, float]:
-    """(a, b) with y = a + b·value, through the smallest and the largest value."""
+def _assert_same_values(traces: list[dict], series: list[tuple[float, ...]], svg_text: str):
+    """Plotly's y are the definition's values, and the SVG's lines draw those values on one
+    linear scale (fitted through the first series' smallest and largest value)."""
+    polylines = _polylines(svg_text)
+    assert len(traces) == len(series) == len(polylines)
+    values, ys = list(series[0]), [y for _, y in polylines[0]]
     lo, hi = values.index(min(values)), values.index(max(values))
     b = (ys[hi] - ys[lo]) / (values[hi] - values[lo])
-    return ys[lo] - b * values[lo], b
+    a = ys[lo] - b * values[lo]
+    for trace, values, points in zip(traces, series, polylines, strict=True):
+        assert trace["y"] == pytest.approx(list(values))
+        drawn = [a + b * v for v in values]
+        assert [y for _, y in points] == pytest.approx(drawn, abs=0.2)  # drawn to 0.1 px
+
+
+def _rendered(figure, chart: str):
+    """(stored TCO section, Plotly figure, SVG, SVG title, SVG texts) of the sample snapshot."""
+    snapshot = sample_snapshot(bom_lines=2, months=24)
+    svg_text = pdf_context.report_charts(snapshot)[chart].svg
+    title, texts, _ = _svg_facts(svg_text)
+    return snapshot["tco"], json.loads(figure(snapshot["tco"])), svg_text, title, texts
 
 
 def test_web_and_pdf_cumulative_cost_share_title_series_and_values():
-    snapshot = sample_snapshot(bom_lines=2, months=24)
-    tco = snapshot["tco"]
+    tco, web, svg_text, title, texts = _rendered(cumulative_cost_figure, "cumulative")
     spec = chartdefs.tco_cumulative(tco)
-    web = json.loads(cumulative_cost_figure(tco))
-    svg_text = pdf_context.report_charts(snapshot)["cumulative"].svg
-    title, texts, _ = _svg_facts(svg_text)
-
     assert web["layout"]["title"]["text"] == title == spec.title
     assert web["layout"]["yaxis"]["title"]["text"] == spec.y_label and spec.y_label in texts
     lines = [t for t in web["data"] if t["mode"] == "lines"]
@@ -113,47 +124,24 @@ def test_web_and_pdf_cumulative_cost_share_title_series_and_values():
         == [o["label"] for o in tco["options"]]
     )
     assert all(x.label in texts for x in spec.lines)
-    # Values: Plotly's y are the definition's; the SVG's points are those values on one scale.
-    polylines = _polylines(svg_text)
-    assert len(polylines) == len(spec.lines)
-    a, b = _affine(list(spec.lines[0].values_usd), [y for _, y in polylines[0]])
-    for trace, line, points in zip(lines, spec.lines, polylines, strict=True):
-        assert trace["y"] == pytest.approx(list(line.values_usd))
-        assert line.values_usd == tuple(
-            float(v)
-            for v in next(o for o in tco["options"] if o["key"] == line.key)["cumulative_usd"]
-        )
-        assert [y for _, y in points] == pytest.approx(
-            [a + b * v for v in line.values_usd],
-            abs=0.2,  # points are drawn to 0.1 px
-        )
+    stored = [tuple(float(v) for v in o["cumulative_usd"]) for o in tco["options"]]
+    assert [x.values_usd for x in spec.lines] == stored
+    _assert_same_values(lines, stored, svg_text)
 
 
 def test_web_and_pdf_monte_carlo_share_title_bands_and_values():
-    snapshot = sample_snapshot(bom_lines=2, months=24)
-    tco = snapshot["tco"]
+    tco, web, svg_text, title, texts = _rendered(monte_carlo_figure, "bands")
     spec = chartdefs.tco_monte_carlo(tco)
-    web = json.loads(monte_carlo_figure(tco))
-    svg_text = pdf_context.report_charts(snapshot)["bands"].svg
-    title, texts, _ = _svg_facts(svg_text)
-
     assert web["layout"]["title"]["text"] == title == spec.title
     assert title.startswith("Monte Carlo, 10,000 paths: owning is cheaper in 41%")
     assert spec.bands[0].label == "Cloud on-demand" and spec.bands[1].label.startswith("Owned at ")
     medians = [t for t in web["data"] if t["name"].endswith(" P50")]
     assert [t["name"] for t in medians] == [f"{b.label} P50" for b in spec.bands]
     assert all(f"{b.label} P10–P90" in texts for b in spec.bands)
-    polylines = _polylines(svg_text)  # one P50 line per band
-    a, b = _affine(list(spec.bands[0].p50_usd), [y for _, y in polylines[0]])
     mc = tco["monte_carlo"]
-    for trace, band, points, prefix in zip(
-        medians, spec.bands, polylines, ("cloud", "owned"), strict=True
-    ):
-        assert trace["y"] == pytest.approx(list(band.p50_usd))
-        assert band.p50_usd == tuple(float(v) for v in mc[f"{prefix}_p50_usd"])
-        assert [y for _, y in points] == pytest.approx(
-            [a + b * v for v in band.p50_usd], abs=0.2
-        )  # points are drawn to 0.1 px
+    stored = [tuple(float(v) for v in mc[f"{k}_p50_usd"]) for k in ("cloud", "owned")]
+    assert [b.p50_usd for b in spec.bands] == stored
+    _assert_same_values(medians, stored, svg_text)  # the SVG's polylines: one P50 per band
 
 
 def test_no_options_no_cumulative_chart():
