@@ -77,3 +77,120 @@ def tco_tornado(rows: Sequence[Any]) -> Tornado | None:
         base_usd=base,
         bars=bars,
     )
+
+
+def _options(tco: Any) -> list[Any]:
+    return list(_field(tco, "options") or [])
+
+
+def _optional(row: Any, name: str) -> Any:
+    try:
+        return _field(row, name)
+    except (KeyError, AttributeError):
+        return None
+
+
+# --- Cumulative cost per option ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Line:
+    """One option's cumulative cost by month, with its break-even month against on-demand."""
+
+    key: str
+    label: str
+    kind: str
+    values_usd: tuple[float, ...]
+    break_even_month: int | None = None
+
+
+@dataclass(frozen=True)
+class LineChart:
+    title: str
+    x_label: str
+    y_label: str
+    x: tuple[int | str, ...]  # the months as stored (Plotly draws numbers; the SVG labels them)
+    lines: tuple[Line, ...]
+
+
+def tco_cumulative(tco: Any) -> LineChart | None:
+    """The cumulative cash cost of every TCO option (``planner.engine.tco``), ``None`` without
+    options. ``tco``: a run's ``results`` or a snapshot's TCO section."""
+    options = _options(tco)
+    if not options:
+        return None
+    lines = tuple(
+        Line(
+            key=_field(o, "key"),
+            label=_field(o, "label"),
+            kind=_optional(o, "kind") or "",
+            values_usd=tuple(float(v) for v in _field(o, "cumulative_usd") or ()),
+            break_even_month=_optional(o, "break_even_month"),
+        )
+        for o in options
+    )
+    return LineChart(
+        title="Cumulative cost by option (USD)",
+        x_label="Month",
+        y_label="Cumulative cost (USD)",
+        x=tuple(_field(tco, "months") or ()),
+        lines=lines,
+    )
+
+
+# --- Monte Carlo bands -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Band:
+    """P10, P50 and P90 of one option's cumulative cost by month."""
+
+    label: str
+    p10_usd: tuple[float, ...]
+    p50_usd: tuple[float, ...]
+    p90_usd: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class BandChart:
+    title: str
+    x_label: str
+    y_label: str
+    x: tuple[int | str, ...]
+    bands: tuple[Band, ...]
+
+
+def tco_monte_carlo(tco: Any) -> BandChart | None:
+    """The Monte Carlo fan of cumulative cost, cloud on-demand against owning at the run's
+    site (``planner.engine.tco.monte_carlo``); ``None`` without a Monte Carlo result."""
+    mc = _optional(tco, "monte_carlo") or {}
+    if not mc.get("owned_p50_usd"):
+        return None
+    site_key = mc.get("site_key")
+    site = next((_field(o, "label") for o in _options(tco) if _field(o, "key") == site_key), "site")
+    bands = tuple(
+        Band(
+            label=label,
+            p10_usd=tuple(float(v) for v in mc[f"{prefix}_p10_usd"]),
+            p50_usd=tuple(float(v) for v in mc[f"{prefix}_p50_usd"]),
+            p90_usd=tuple(float(v) for v in mc[f"{prefix}_p90_usd"]),
+        )
+        for prefix, label in (("cloud", "Cloud on-demand"), ("owned", f"Owned at {site}"))
+        if mc.get(f"{prefix}_p50_usd")
+    )
+    n = len(mc["owned_p50_usd"])
+    months = list(_optional(tco, "months") or ())
+    if mc.get("paths") and mc.get("probability_owned_cheaper") is not None:
+        title = (
+            f"Monte Carlo, {mc['paths']:,} paths: owning is cheaper in "
+            f"{mc['probability_owned_cheaper']:.0%} of them"
+        )
+    else:
+        title = "Cumulative cost, Monte Carlo P10/P50/P90 (USD)"
+    return BandChart(
+        title=title,
+        x_label="Month",
+        y_label="Cumulative cost (USD)",
+        x=tuple(months if len(months) == n else range(1, n + 1)),
+        bands=bands,
+    )

@@ -8,7 +8,7 @@ from html import unescape
 import pytest
 
 from planner import chartdefs
-from planner.facility.charts import tornado_figure
+from planner.facility.charts import cumulative_cost_figure, monte_carlo_figure, tornado_figure
 from planner.labels import DRIVER_LABELS
 from planner.pdf import context as pdf_context
 from planner.pdf.samples import sample_snapshot
@@ -76,3 +76,74 @@ def _snapshot_with(rows: list[dict]) -> dict:
 def test_no_bars_no_tornado():
     assert chartdefs.tco_tornado([]) is None
     assert "tornado" not in pdf_context.report_charts(_snapshot_with([]))
+
+
+# --- Cumulative cost and Monte Carlo: one definition, two renderings ---------------------------
+
+
+def _polylines(svg_text: str) -> list[list[tuple[float, float]]]:
+    """The points of each polyline of an SVG, in drawing order."""
+    return [
+        [tuple(float(c) for c in p.split(",")) for p in points.split()]
+        for points in re.findall(r'<polyline [^>]*points="([^"]*)"', svg_text)
+    ]
+
+
+def _assert_same_values(traces: list[dict], series: list[tuple[float, ...]], svg_text: str):
+    """Plotly's y are the definition's values, and the SVG's lines draw those values on one
+    linear scale (fitted through the first series' smallest and largest value)."""
+    polylines = _polylines(svg_text)
+    assert len(traces) == len(series) == len(polylines)
+    values, ys = list(series[0]), [y for _, y in polylines[0]]
+    lo, hi = values.index(min(values)), values.index(max(values))
+    b = (ys[hi] - ys[lo]) / (values[hi] - values[lo])
+    a = ys[lo] - b * values[lo]
+    for trace, values, points in zip(traces, series, polylines, strict=True):
+        assert trace["y"] == pytest.approx(list(values))
+        drawn = [a + b * v for v in values]
+        assert [y for _, y in points] == pytest.approx(drawn, abs=0.2)  # drawn to 0.1 px
+
+
+def _rendered(figure, chart: str):
+    """(stored TCO section, Plotly figure, SVG, SVG title, SVG texts) of the sample snapshot."""
+    snapshot = sample_snapshot(bom_lines=2, months=24)
+    svg_text = pdf_context.report_charts(snapshot)[chart].svg
+    title, texts, _ = _svg_facts(svg_text)
+    return snapshot["tco"], json.loads(figure(snapshot["tco"])), svg_text, title, texts
+
+
+def test_web_and_pdf_cumulative_cost_share_title_series_and_values():
+    tco, web, svg_text, title, texts = _rendered(cumulative_cost_figure, "cumulative")
+    spec = chartdefs.tco_cumulative(tco)
+    assert web["layout"]["title"]["text"] == title == spec.title
+    assert web["layout"]["yaxis"]["title"]["text"] == spec.y_label and spec.y_label in texts
+    lines = [t for t in web["data"] if t["mode"] == "lines"]
+    assert (
+        [t["name"] for t in lines]
+        == [x.label for x in spec.lines]
+        == [o["label"] for o in tco["options"]]
+    )
+    assert all(x.label in texts for x in spec.lines)
+    stored = [tuple(float(v) for v in o["cumulative_usd"]) for o in tco["options"]]
+    assert [x.values_usd for x in spec.lines] == stored
+    _assert_same_values(lines, stored, svg_text)
+
+
+def test_web_and_pdf_monte_carlo_share_title_bands_and_values():
+    tco, web, svg_text, title, texts = _rendered(monte_carlo_figure, "bands")
+    spec = chartdefs.tco_monte_carlo(tco)
+    assert web["layout"]["title"]["text"] == title == spec.title
+    assert title.startswith("Monte Carlo, 10,000 paths: owning is cheaper in 41%")
+    assert spec.bands[0].label == "Cloud on-demand" and spec.bands[1].label.startswith("Owned at ")
+    medians = [t for t in web["data"] if t["name"].endswith(" P50")]
+    assert [t["name"] for t in medians] == [f"{b.label} P50" for b in spec.bands]
+    assert all(f"{b.label} P10–P90" in texts for b in spec.bands)
+    mc = tco["monte_carlo"]
+    stored = [tuple(float(v) for v in mc[f"{k}_p50_usd"]) for k in ("cloud", "owned")]
+    assert [b.p50_usd for b in spec.bands] == stored
+    _assert_same_values(medians, stored, svg_text)  # the SVG's polylines: one P50 per band
+
+
+def test_no_options_no_cumulative_chart():
+    assert chartdefs.tco_cumulative({"options": [], "months": []}) is None
+    assert chartdefs.tco_monte_carlo({"options": [], "monte_carlo": {}}) is None

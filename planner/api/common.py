@@ -174,3 +174,24 @@ def renamed(errors: dict[str, list[str]], names: dict[str, str]) -> dict[str, li
     for name, messages in errors.items():
         out.setdefault(names.get(name, name), []).extend(messages)
     return out
+
+
+class JobOut(Schema):
+    """A background job's state, as every job endpoint answers it (``planner.models.Job``)."""
+
+    status: str
+    progress: float = Field(..., description="0 to 1.")
+    progress_message: str
+    error: str
+    status_url: str = Field(..., description="Poll it until the job is finished.")
+
+
+def job_out(job, *, status_url: str) -> dict[str, Any]:
+    """The fields of :class:`JobOut` for a job row (a TCO run, a document render…)."""
+    return {
+        "status": job.status,
+        "progress": job.progress,
+        "progress_message": job.progress_message,
+        "error": job.error,
+        "status_url": status_url,
+    }

@@ -11,7 +11,7 @@ from django.urls import reverse
 from ninja import Field, Router, Schema, Status
 
 from planner import jobs
-from planner.api.common import InSchema, op, plan_get, require_editor
+from planner.api.common import InSchema, JobOut, job_out, op, plan_get, require_editor
 from planner.api.plans import Id, actor
 from planner.api.results import plain
 from planner.sharing import selectors as sharing_selectors
@@ -315,11 +315,7 @@ def share_link_revoke(request, plan_id: Id, link_id: Id):
 # --- Documents ---------------------------------------------------------------------------------
 
 
-class DocumentOut(Schema):
-    status: str
-    progress: float
-    progress_message: str
-    error: str
+class DocumentOut(JobOut):
     status_url: str = Field(..., description="Poll it: 200 with the PDF once rendered.")
 
 
@@ -357,13 +353,4 @@ def document(request, plan_id: Id, number: Id, kind: DocumentKind):
         filename = sharing_services.document_filename(revision=revision, kind=kind)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
-    return Status(
-        202,
-        {
-            "status": document.status,
-            "progress": document.progress,
-            "progress_message": document.progress_message,
-            "error": document.error,
-            "status_url": request.path,
-        },
-    )
+    return Status(202, job_out(document, status_url=request.path))

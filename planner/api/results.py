@@ -14,7 +14,7 @@ from ninja import Field, Query, Router, Schema, Status
 
 from catalog.selectors import catalog_version_pinned
 from planner import jobs, selectors, sizing
-from planner.api.common import InSchema, op, plan_get, require_editor
+from planner.api.common import InSchema, JobOut, job_out, op, plan_get, require_editor
 from planner.api.plans import Id, WorkloadOut, actor, workload_get, workload_out
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.limits import finite_or_none
@@ -342,14 +342,9 @@ def placement(request, plan_id: Id):
 # --- TCO runs ----------------------------------------------------------------------------------
 
 
-class TcoRunOut(Schema):
+class TcoRunOut(JobOut):
     id: int
-    status: str
-    progress: float = Field(..., description="0 to 1.")
-    progress_message: str
-    error: str
     stale: bool = Field(..., description="The plan's inputs changed since this run.")
-    status_url: str
     results: dict[str, Any] | None = Field(
         ..., description="When done: cash flows and costs per option (money in USD strings)."
     )
@@ -358,12 +353,8 @@ class TcoRunOut(Schema):
 def _run_out(run: TcoRun, *, stale: bool) -> dict[str, Any]:
     return {
         "id": run.pk,
-        "status": run.status,
-        "progress": run.progress,
-        "progress_message": run.progress_message,
-        "error": run.error,
+        **job_out(run, status_url=reverse("api:tco_run", args=[run.plan_id, run.pk])),
         "stale": stale,
-        "status_url": reverse("api:tco_run", args=[run.plan_id, run.pk]),
         "results": run.results if run.is_finished else None,
     }
 

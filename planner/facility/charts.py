@@ -43,48 +43,47 @@ def _layout(figure: go.Figure, title: str, **extra: Any) -> str:
 
 
 def cumulative_cost_figure(results: dict[str, Any]) -> str:
-    """Cumulative cash cost per option, with each option's break-even month against on-demand."""
-    months = results["months"]
+    """Cumulative cash cost per option, with each option's break-even month against on-demand.
+
+    Drawn from :func:`planner.chartdefs.tco_cumulative`, the definition the PDF draws too.
+    """
+    spec = chartdefs.tco_cumulative(results)
     figure = go.Figure()
-    for option in results["options"]:
-        cumulative = _floats(option["cumulative_usd"])
-        colour = COLOURS.get(option["kind"], "#6b7280")
+    for line in spec.lines if spec else ():
+        cumulative = list(line.values_usd)
+        colour = COLOURS.get(line.kind, "#6b7280")
         figure.add_trace(
             go.Scatter(
-                x=months,
+                x=list(spec.x),
                 y=cumulative,
-                name=option["label"],
+                name=line.label,
                 mode="lines",
-                line={
-                    "color": colour,
-                    "dash": "dot" if option["kind"] == "cloud_committed" else None,
-                },
+                line={"color": colour, "dash": "dot" if line.kind == "cloud_committed" else None},
                 hovertemplate="%{fullData.name}<br>month %{x}: %{y:,.0f} USD<extra></extra>",
             )
         )
-        month = option.get("break_even_month")
-        if month:
+        month = line.break_even_month
+        if month and month <= len(cumulative):
             figure.add_trace(
                 go.Scatter(
                     x=[month],
                     y=[cumulative[month - 1]],
-                    mode="markers" if option["kind"].startswith("cloud") else "markers+text",
+                    mode="markers" if line.kind.startswith("cloud") else "markers+text",
                     marker={"symbol": "diamond", "size": 11, "color": colour},
                     text=[f"break-even month {month}"],
                     textposition="top right",
                     showlegend=False,
-                    name=f"{option['label']} break-even",
+                    name=f"{line.label} break-even",
                     hovertemplate=(
-                        f"{option['label']} breaks even with on-demand in month {month}"
-                        "<extra></extra>"
+                        f"{line.label} breaks even with on-demand in month {month}<extra></extra>"
                     ),
                 )
             )
     return _layout(
         figure,
-        "Cumulative cost per option (◆ break-even against cloud on-demand)",
-        xaxis={"title": "Month"},
-        yaxis={"title": "Cumulative cost (USD)", "tickformat": ",.0f"},
+        spec.title if spec else "Cumulative cost by option",
+        xaxis={"title": spec.x_label if spec else "Month"},
+        yaxis={"title": spec.y_label if spec else "USD", "tickformat": ",.0f"},
         legend={"orientation": "h", "y": -0.2},
         height=480,
     )
@@ -181,54 +180,51 @@ def tornado_figure(results: dict[str, Any]) -> str:
 
 
 def monte_carlo_figure(results: dict[str, Any]) -> str:
-    """P10-P90 bands and P50 lines of cumulative cost, owned against cloud on-demand."""
-    mc = results["monte_carlo"]
-    months = results["months"]
-    site = next((o["label"] for o in results["options"] if o["key"] == mc["site_key"]), "site")
+    """P10-P90 bands and P50 lines of cumulative cost, owned against cloud on-demand.
+
+    Drawn from :func:`planner.chartdefs.tco_monte_carlo`, the definition the PDF draws too.
+    """
+    spec = chartdefs.tco_monte_carlo(results)
+    if spec is None:
+        return _layout(go.Figure(), "Monte Carlo")
+    months = list(spec.x)
     figure = go.Figure()
-    for prefix, label, colour, fill in (
-        ("cloud", "Cloud on-demand", "#dc2626", "rgba(220,38,38,0.15)"),
-        ("owned", f"Owned at {site}", "#2563eb", "rgba(37,99,235,0.18)"),
-    ):
-        figure.add_trace(
-            go.Scatter(
-                x=months,
-                y=_floats(mc[f"{prefix}_p90_usd"]),
-                mode="lines",
-                line={"width": 0, "color": colour},
-                showlegend=False,
-                name=f"{label} P90",
-                hovertemplate="P90 %{y:,.0f} USD<extra></extra>",
+    fills = {
+        "Cloud": ("#dc2626", "rgba(220,38,38,0.15)"),
+        "Owned": ("#2563eb", "rgba(37,99,235,0.18)"),
+    }
+    for band in spec.bands:
+        colour, fill = fills["Cloud" if band.label.startswith("Cloud") else "Owned"]
+        for values, name, hover, extra in (
+            (band.p90_usd, f"{band.label} P90", "P90", {"showlegend": False}),
+            (band.p10_usd, f"{band.label} P10-P90", "P10", {"fill": "tonexty", "fillcolor": fill}),
+        ):
+            figure.add_trace(
+                go.Scatter(
+                    x=months,
+                    y=list(values),
+                    mode="lines",
+                    line={"width": 0, "color": colour},
+                    name=name,
+                    hovertemplate=f"{hover} %{{y:,.0f}} USD<extra></extra>",
+                    **extra,
+                )
             )
-        )
         figure.add_trace(
             go.Scatter(
                 x=months,
-                y=_floats(mc[f"{prefix}_p10_usd"]),
-                mode="lines",
-                line={"width": 0, "color": colour},
-                fill="tonexty",
-                fillcolor=fill,
-                name=f"{label} P10-P90",
-                hovertemplate="P10 %{y:,.0f} USD<extra></extra>",
-            )
-        )
-        figure.add_trace(
-            go.Scatter(
-                x=months,
-                y=_floats(mc[f"{prefix}_p50_usd"]),
+                y=list(band.p50_usd),
                 mode="lines",
                 line={"color": colour, "width": 2},
-                name=f"{label} P50",
+                name=f"{band.label} P50",
                 hovertemplate="P50 %{y:,.0f} USD<extra></extra>",
             )
         )
     return _layout(
         figure,
-        f"Monte Carlo, {mc['paths']:,} paths: owning is cheaper in "
-        f"{mc['probability_owned_cheaper']:.0%} of them",
-        xaxis={"title": "Month"},
-        yaxis={"title": "Cumulative cost (USD)", "tickformat": ",.0f"},
+        spec.title,
+        xaxis={"title": spec.x_label},
+        yaxis={"title": spec.y_label, "tickformat": ",.0f"},
         legend={"orientation": "h", "y": -0.2},
     )
 

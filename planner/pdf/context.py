@@ -44,32 +44,12 @@ def client_view(snapshot: dict | Snapshot) -> Snapshot:
     return schema.load(client_snapshot(snapshot))
 
 
-def _client_dict(snapshot: dict | Snapshot) -> dict[str, Any]:
-    """The client copy as validated JSON data (the builders below read it by key)."""
-    return client_view(snapshot).model_dump(mode="json")
-
-
-def _amount(money: dict | None) -> Decimal | None:
-    return Decimal(money["amount"]) if money else None
-
-
-def _line_priced(row: dict) -> bool:
-    """A BOM line of a snapshot has a landed cost (older snapshots lack the ``priced`` flag)."""
-    return bool(row.get("priced", row.get("landed_net") is not None)) and bool(
-        row.get("landed_net")
-    )
-
-
-def _unpriced_lines(bom: dict) -> int:
-    """How many lines the snapshot's totals leave out (counted again for older snapshots)."""
-    if not bom.get("available"):
-        return 0
-    counted = sum(1 for row in bom.get("lines", []) if not _line_priced(row))
-    return max(counted, int(bom.get("unpriced_lines") or 0))
-
-
 def _date(value: str | None) -> date | None:
     return date.fromisoformat(value[:10]) if value else None
+
+
+def _amount(money: schema.Money | None) -> Decimal | None:
+    return money.amount if money else None
 
 
 @dataclass(frozen=True)
@@ -87,27 +67,26 @@ class DocumentHead:
     published_by: str
     title: str
     sources: tuple[dict[str, Any], ...] = ()  # the appendix: number, title, publisher, date, url
-    open_items: tuple[dict[str, Any], ...] = ()  # published with results not current: which
+    open_items: tuple[schema.OpenItem, ...] = ()  # published with results not current: which
 
 
-def document_head(snapshot: dict, *, revision_number: int, published_at, published_by: str,
+def document_head(snapshot: Snapshot, *, revision_number: int, published_at, published_by: str,
                   title: str) -> DocumentHead:  # fmt: skip
-    plan = snapshot["plan"]
-    client = plan["client"]
-    contact = ", ".join(x for x in (client.get("contact_name"), client.get("contact_email")) if x)
+    plan, client = snapshot.plan, snapshot.plan.client
+    contact = ", ".join(x for x in (client.contact_name, client.contact_email) if x)
     return DocumentHead(
-        consultancy=snapshot["organisation"]["name"],
-        client_name=client["name"],
-        client_country=client.get("country", ""),
+        consultancy=snapshot.organisation.name,
+        client_name=client.name,
+        client_country=client.country,
         client_contact=contact,
-        plan_name=plan["name"],
-        currency=plan["currency"],
+        plan_name=plan.name,
+        currency=plan.currency,
         revision_number=revision_number,
         published_at=published_at,
         published_by=published_by,
         title=title,
-        sources=tuple(snapshot.get("sources", ())),
-        open_items=tuple(snapshot.get("open_items") or ()),
+        sources=tuple(snapshot.sources),
+        open_items=tuple(snapshot.open_items),
     )
 
 
@@ -170,7 +149,8 @@ class CostSheetContext:
     available: bool
     reason: str = ""
     unpriced_lines: int = 0  # lines left out of the totals (the totals are then incomplete)
-    sell: dict = field(default_factory=dict)  # the snapshot's quote.sell (markups, margin)
+    # the snapshot's quote.sell (markups, margin); unavailable in revisions without one
+    sell: schema.Sell = field(default_factory=lambda: schema.Sell(available=False))
 
     @property
     def offers_expired(self) -> bool:
@@ -178,88 +158,83 @@ class CostSheetContext:
         return self.valid_until < self.quote_date
 
 
-def _publication_date(head: dict, quote: dict) -> date | None:
+def _publication_date(head: dict, quote: schema.Quote) -> date | None:
     """The quote's date: the revision's publication date (the snapshot's date for older
     callers without one) — never the day the document happens to be rendered."""
     published = head.get("published_at")
     if published is not None:
         return published.date() if isinstance(published, datetime) else published
-    return _date(quote.get("date"))
+    return _date(quote.date)
 
 
-def _valid_until(quote: dict, quote_date: date | None) -> date | None:
-    return _date(quote.get("valid_until")) or quote_date
+def _valid_until(quote: schema.Quote, quote_date: date | None) -> date | None:
+    return _date(quote.valid_until) or quote_date
 
 
-def cost_sheet_context(snapshot: dict, **head) -> CostSheetContext:
+def cost_sheet_context(snapshot: dict | Snapshot, **head) -> CostSheetContext:
     """The internal cost sheet of a revision: BOM lines with suppliers, landed cost, totals,
     markups and margin, lead times and terms."""
-    snapshot = _client_dict(snapshot)
-    bom = snapshot.get("bom") or {}
-    quote = snapshot.get("quote") or {}
-    timeline = snapshot.get("timeline") or {}
+    snap = client_view(snapshot)
+    bom, quote, timeline = snap.bom, snap.quote, snap.timeline
     lines = []
-    for i, row in enumerate(bom.get("lines", []), start=1):
+    for i, row in enumerate(bom.lines, start=1):
         freight = sum(
-            (_amount(row.get(k)) or Decimal(0)) for k in ("freight", "insurance", "brokerage")
+            (_amount(getattr(row, k)) or Decimal(0)) for k in ("freight", "insurance", "brokerage")
         )
         lines.append(
             QuoteLine(
                 position=i,
-                description=row["description"],
-                supplier=row.get("supplier") or "—",
-                origin=row.get("origin_country") or "",
-                incoterm=row.get("incoterm") or "",
-                quantity=row.get("quantity_ordered") or row["quantity"],
-                unit_price=_amount(row.get("unit_price")),
-                unit_currency=(row.get("unit_price") or {}).get("currency", ""),
-                goods_original=_amount(row.get("goods_original")),
-                goods=_amount(row.get("goods")),
-                freight=freight if row.get("freight") else None,
-                duty=_amount(row.get("duty")),
-                vat=_amount(row.get("vat")),
-                landed_net=_amount(row.get("landed_net")),
-                lead_time_days=row.get("lead_time_days"),
-                status=row.get("problem") or "",
-                priced=_line_priced(row),
+                description=row.description,
+                supplier=row.supplier or "—",
+                origin=row.origin_country,
+                incoterm=row.incoterm,
+                quantity=row.quantity_ordered or row.quantity,
+                unit_price=_amount(row.unit_price),
+                unit_currency=row.unit_price.currency if row.unit_price else "",
+                goods_original=_amount(row.goods_original),
+                goods=_amount(row.goods),
+                freight=freight if row.freight else None,
+                duty=_amount(row.duty),
+                vat=_amount(row.vat),
+                landed_net=_amount(row.landed_net),
+                lead_time_days=row.lead_time_days,
+                status=row.problem or "",
+                priced=row.is_priced,
             )
         )
-    totals = bom.get("totals") or {}
 
     def total(name: str) -> Decimal:
-        return _amount(totals.get(name)) or Decimal(0)
+        return _amount(bom.totals.get(name)) or Decimal(0)
 
     leads = [x.lead_time_days for x in lines if x.lead_time_days is not None]
     quote_date = _publication_date(head, quote)
     return CostSheetContext(
-        head=document_head(snapshot, title="Internal cost sheet", **head),
-        number=quote.get("number", ""),
+        head=document_head(snap, title="Internal cost sheet", **head),
+        number=quote.number,
         quote_date=quote_date,
         valid_until=_valid_until(quote, quote_date),
         lines=tuple(lines),
-        totals_by_currency=tuple(
-            (t["currency"], Decimal(t["amount"])) for t in bom.get("totals_by_currency", [])
-        ),
+        totals_by_currency=tuple((t.currency, t.amount) for t in bom.totals_by_currency),
         total_goods=total("goods"),
         total_freight=total("freight") + total("insurance") + total("brokerage"),
         total_duty=total("duty"),
         total_vat=total("vat"),
         total_vat_recoverable=total("vat_recoverable"),
-        total_gross=_amount(bom.get("total_gross")) or Decimal(0),
-        total_net=_amount(bom.get("total_net")) or Decimal(0),
-        complete=bool(bom.get("complete")),
-        problems=tuple(bom.get("problems", [])),
-        as_of=_date(bom.get("as_of")),
-        destination=bom.get("destination", ""),
+        total_gross=_amount(bom.total_gross) or Decimal(0),
+        total_net=_amount(bom.total_net) or Decimal(0),
+        complete=bom.complete,
+        problems=tuple(bom.problems),
+        as_of=_date(bom.as_of),
+        destination=bom.destination,
         longest_lead_time_days=max(leads) if leads else None,
-        go_live=_date(timeline.get("go_live")),
-        target_go_live=_date(snapshot["plan"].get("target_go_live")),
-        power_ready=_date(timeline.get("power_ready")),
-        terms=tuple(quote.get("terms", [])),
-        available=bool(bom.get("available")),
-        reason=bom.get("reason", ""),
-        unpriced_lines=_unpriced_lines(bom),
-        sell=quote.get("sell") or {},
+        go_live=_date(timeline.go_live),
+        target_go_live=_date(snap.plan.target_go_live),
+        power_ready=_date(timeline.power_ready),
+        terms=tuple(quote.terms),
+        available=bom.available,
+        reason=bom.reason or "",
+        unpriced_lines=bom.unpriced_count,
+        sell=quote.sell or schema.Sell(available=False),
     )
 
 
@@ -318,66 +293,51 @@ class QuoteContext:
         return bool(self.valid_until and self.quote_date and self.valid_until < self.quote_date)
 
 
-def _sell_of_old_snapshot(bom: dict) -> dict:
-    """Revisions published before quotes had markups: sold at landed cost, no fees."""
-    lines = [
-        {"description": r["description"], "quantity": r.get("quantity_ordered") or r["quantity"],
-         "unit_sell": None, "sell": r["landed_net"]["amount"] if _line_priced(r) else None}
-        for r in bom.get("lines", [])
-    ]  # fmt: skip
-    total = sum((Decimal(x["sell"]) for x in lines if x["sell"] is not None), Decimal(0))
-    return {"available": bool(bom.get("available")), "lines": lines, "fees": [],
-            "goods_sell": str(total), "fees_total": "0", "total_sell": str(total),
-            "unpriced_lines": _unpriced_lines(bom), "payment_terms": ""}  # fmt: skip
+def _sell(snap: Snapshot) -> schema.Sell:
+    """The quote's sell side (sold at landed cost in revisions from before markups)."""
+    return snap.quote.sell or schema.Sell.at_landed_cost(snap.bom)
 
 
-def quote_context(snapshot: dict, **head) -> QuoteContext:
+def quote_context(snapshot: dict | Snapshot, **head) -> QuoteContext:
     """The client's quote of a revision: sell prices, services and fees, payment terms,
     validity, lead times; dated by the revision's publication."""
-    snapshot = _client_dict(snapshot)
-    bom = snapshot.get("bom") or {}
-    quote = snapshot.get("quote") or {}
-    timeline = snapshot.get("timeline") or {}
-    sell = quote.get("sell") or _sell_of_old_snapshot(bom)
-    bom_rows = bom.get("lines", [])
-    lines = []
+    snap = client_view(snapshot)
+    bom, quote, timeline = snap.bom, snap.quote, snap.timeline
+    sell = _sell(snap)
     # Without a priced BOM there is nothing to sell line by line (services and fees remain).
-    sell_lines = sell.get("lines", []) if bom.get("available") else []
-    for i, row in enumerate(sell_lines, start=1):
-        lead = bom_rows[i - 1].get("lead_time_days") if i <= len(bom_rows) else None
-        lines.append(SellLine(
-            position=i, description=row["description"], quantity=row["quantity"],
-            unit_sell=Decimal(row["unit_sell"]) if row.get("unit_sell") else None,
-            sell=Decimal(row["sell"]) if row.get("sell") is not None else None,
-            lead_time_days=lead,
-        ))  # fmt: skip
-    fees = tuple(
-        FeeLine(f["description"], Decimal(f["quantity"]), f["unit"], Decimal(f["unit_price"]),
-                Decimal(f["amount"]))
-        for f in sell.get("fees", [])
+    sell_lines = sell.lines if bom.available else []
+    lines = tuple(
+        SellLine(
+            position=i, description=row.description, quantity=row.quantity,
+            unit_sell=row.unit_sell, sell=row.sell,
+            lead_time_days=bom.lines[i - 1].lead_time_days if i <= len(bom.lines) else None,
+        )
+        for i, row in enumerate(sell_lines, start=1)
     )  # fmt: skip
+    fees = tuple(FeeLine(f.description, f.quantity, f.unit, f.unit_price, f.amount)
+                 for f in sell.fees)  # fmt: skip
     leads = [x.lead_time_days for x in lines if x.lead_time_days is not None]
     quote_date = _publication_date(head, quote)
     return QuoteContext(
-        head=document_head(snapshot, title="Quote", **head),
-        number=quote.get("number", ""),
+        head=document_head(snap, title="Quote", **head),
+        number=quote.number,
         quote_date=quote_date,
         valid_until=_valid_until(quote, quote_date),
-        lines=tuple(lines),
+        lines=lines,
         fees=fees,
-        goods_total=Decimal(sell.get("goods_sell") or 0),
-        fees_total=Decimal(sell.get("fees_total") or 0),
-        total=Decimal(sell.get("total_sell") or 0),
-        unpriced_lines=int(sell.get("unpriced_lines") or 0),
-        payment_terms=sell.get("payment_terms", ""),
-        terms=tuple(quote.get("terms", [])),
+        goods_total=sell.goods_sell,
+        fees_total=sell.fees_total,
+        total=sell.total_sell,
+        unpriced_lines=sell.unpriced_lines,
+        payment_terms=sell.payment_terms,
+        terms=tuple(quote.terms),
         longest_lead_time_days=max(leads) if leads else None,
-        go_live=_date(timeline.get("go_live")),
-        target_go_live=_date(snapshot["plan"].get("target_go_live")),
-        power_ready=_date(timeline.get("power_ready")),
-        destination=bom.get("destination", ""),
-        available=bool(bom.get("available")) and bool(sell.get("available", True)),
-        reason=bom.get("reason", "") or sell.get("reason", ""),
+        go_live=_date(timeline.go_live),
+        target_go_live=_date(snap.plan.target_go_live),
+        power_ready=_date(timeline.power_ready),
+        destination=bom.destination,
+        available=bom.available and sell.available,
+        reason=(bom.reason or "") or (sell.reason or ""),
     )
 
 
@@ -387,23 +347,26 @@ def quote_context(snapshot: dict, **head) -> QuoteContext:
 @dataclass(frozen=True)
 class ChecklistContext:
     head: DocumentHead
-    items: tuple[dict[str, Any], ...]
+    items: tuple[schema.ChecklistItem, ...]
     counts: dict[str, int]
 
 
-def checklist_items(snapshot: dict | Snapshot) -> list[dict[str, Any]]:
+def checklist_items(snapshot: dict | Snapshot) -> list[schema.ChecklistItem]:
     """The frozen checklist of a snapshot (evaluated now for snapshots that lack one)."""
     snap = schema.load(snapshot)
     if snap.checklist:
-        return [item.model_dump(mode="json") for item in snap.checklist]
-    return [item.as_dict() for item in checklist_rules.evaluate(snap.model_dump(mode="json"))]
+        return list(snap.checklist)
+    return [
+        schema.ChecklistItem.model_validate(item.as_dict())
+        for item in checklist_rules.evaluate(snap.model_dump(mode="json"))
+    ]
 
 
-def checklist_context(snapshot: dict, **head) -> ChecklistContext:
-    snapshot = _client_dict(snapshot)
-    items = checklist_items(snapshot)
+def checklist_context(snapshot: dict | Snapshot, **head) -> ChecklistContext:
+    snap = client_view(snapshot)
+    items = checklist_items(snap)
     return ChecklistContext(
-        head=document_head(snapshot, title="Pre-purchase checklist", **head),
+        head=document_head(snap, title="Pre-purchase checklist", **head),
         items=tuple(items),
         counts=checklist_rules.summary(items),
     )
@@ -425,222 +388,205 @@ class Chart:
 class ReportContext:
     head: DocumentHead
     summary: dict[str, Any]
-    workloads: tuple[dict, ...]
-    placement: dict
-    sites: tuple[dict, ...]
-    tco: dict
+    workloads: tuple[schema.WorkloadSnap, ...]
+    placement: schema.Placement
+    sites: tuple[schema.Site, ...]
+    tco: schema.Tco
     # (category, quantity, sell amount of its priced lines or None, lines not priced)
     bom_by_category: tuple[tuple[str, int, Decimal | None, int], ...]
     bom_total_net: Decimal | None
     bom_unpriced_lines: int
-    timeline: dict
-    checklist: tuple[dict, ...]
+    timeline: schema.Timeline
+    checklist: tuple[schema.ChecklistItem, ...]
     risks: tuple[str, ...]
     charts: dict[str, Chart] = field(default_factory=dict)
-    operations: dict = field(default_factory=dict)
+    operations: schema.Operations | None = None
 
 
-def _cheapest_option(tco: dict) -> dict | None:
-    if not tco.get("available"):
-        return None
-    return next((o for o in tco.get("options", []) if o["key"] == tco.get("cheapest")), None)
+_KINDS_OF_PLACEMENT = {
+    "public_cloud": ("cloud_on_demand", "cloud_committed", "cloud_spot_mix"),
+    "owned_dc": ("owned",),
+    "colocation": ("colocation",),
+    "hybrid": ("hybrid",),
+}
 
 
-def headline_option(tco: dict, placement: dict) -> dict | None:
+def headline_option(
+    tco: schema.Tco | dict, placement: schema.Placement | dict
+) -> schema.TcoOption | None:
     """The TCO option whose figures head a document: the one the placement chose.
 
     The chosen placement's own option (same key: a site, the hybrid); a chosen public cloud
     is its cheapest cloud option; a chosen kind without a TCO option (edge) has none. Only
     while nothing is chosen is it the cheapest option, and its label says which it is.
     """
-    if not tco.get("available"):
+    if isinstance(tco, dict):
+        tco = schema.Tco.model_validate(tco)
+    if isinstance(placement, dict):
+        placement = schema.Placement.model_validate(placement)
+    if not tco.available:
         return None
-    options = tco.get("options", [])
-    key, kind = placement.get("chosen_key") or "", placement.get("chosen_kind") or ""
+    key, kind = placement.chosen_key or "", placement.chosen_kind or ""
     if not (key or kind):
-        return _cheapest_option(tco)
-    same = next((o for o in options if o["key"] == key), None)
+        return tco.cheapest_option
+    same = next((o for o in tco.options if o.key == key), None)
     if same is not None:
         return same
-    wanted = {
-        "public_cloud": ("cloud_on_demand", "cloud_committed", "cloud_spot_mix"),
-        "owned_dc": ("owned",),
-        "colocation": ("colocation",),
-        "hybrid": ("hybrid",),
-    }.get(kind, ())
-    matches = [o for o in options if o["kind"] in wanted]
-    return min(matches, key=lambda o: Decimal(o["npv_usd"])) if matches else None
+    wanted = _KINDS_OF_PLACEMENT.get(kind, ())
+    matches = [o for o in tco.options if o.kind in wanted]
+    return min(matches, key=lambda o: o.npv_usd) if matches else None
 
 
 def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
     """The report's charts as static SVG (only those the snapshot has data for)."""
-    if isinstance(snapshot, Snapshot):
-        snapshot = snapshot.model_dump(mode="json")
+    snap = schema.load(snapshot)
     charts: dict[str, Chart] = {}
-    tco = snapshot.get("tco") or {}
-    if tco.get("available") and tco.get("options"):
-        months = [str(m) for m in tco.get("months", [])]
-        series = [
-            svg.Series(o["label"], [float(v) for v in o.get("cumulative_usd") or []])
-            for o in tco["options"]
-        ]
+    tco = snap.tco
+    if tco.available and (cumulative := chartdefs.tco_cumulative(tco)) is not None:
         charts["cumulative"] = Chart("cumulative", "Cumulative cost by option",
-            svg.line_chart(months, series, title="Cumulative cost by option (USD)",
-                           y_label="USD", x_label="month", label_every=6))  # fmt: skip
-        cheapest = _cheapest_option(tco)
-        if cheapest and cheapest.get("lines_usd"):
+            svg.line_chart([str(m) for m in cumulative.x],
+                           [svg.Series(x.label, list(x.values_usd)) for x in cumulative.lines],
+                           title=cumulative.title, y_label=cumulative.y_label,
+                           x_label=cumulative.x_label, label_every=6))  # fmt: skip
+        cheapest = tco.cheapest_option
+        if cheapest and cheapest.lines_usd:
             by_year: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-            for line, values in cheapest["lines_usd"].items():
+            for line, values in cheapest.lines_usd.items():
                 for i, v in enumerate(values):
                     by_year[line][i // 12 + 1] += float(v)
             years = sorted({y for v in by_year.values() for y in v})
             stacks = [svg.Series(label(line, LINE_LABELS), [by_year[line].get(y, 0.0) for y in years])
                       for line in by_year]  # fmt: skip
-            charts["yearly"] = Chart("yearly", f"Yearly cost of {cheapest['label']}",
+            charts["yearly"] = Chart("yearly", f"Yearly cost of {cheapest.label}",
                 svg.stacked_bar_chart([f"Year {y}" for y in years], stacks,
-                                      title=f"Cost per year — {cheapest['label']} (USD)",
+                                      title=f"Cost per year — {cheapest.label} (USD)",
                                       y_label="USD"))  # fmt: skip
-        mc = tco.get("monte_carlo") or {}
-        if mc.get("owned_p50_usd"):
-            n = len(mc["owned_p50_usd"])
-            bands = [
-                svg.Band(f"{name} P10–P90", [float(v) for v in mc[f"{key}_p10_usd"]],
-                         [float(v) for v in mc[f"{key}_p50_usd"]],
-                         [float(v) for v in mc[f"{key}_p90_usd"]])
-                for key, name in (("owned", "Owned"), ("cloud", "Cloud"))
-                if mc.get(f"{key}_p50_usd")
-            ]  # fmt: skip
+        if (fan := chartdefs.tco_monte_carlo(tco)) is not None:
+            bands = [svg.Band(f"{b.label} P10–P90", list(b.p10_usd), list(b.p50_usd),
+                              list(b.p90_usd)) for b in fan.bands]  # fmt: skip
             charts["bands"] = Chart("bands", "Monte Carlo bands",
-                svg.band_chart([str(i + 1) for i in range(n)], bands,
-                               title="Cumulative cost, Monte Carlo P10/P50/P90 (USD)",
-                               y_label="USD", x_label="month", label_every=6))  # fmt: skip
-        if (tornado := chartdefs.tco_tornado(tco.get("tornado") or [])) is not None:
+                svg.band_chart([str(m) for m in fan.x], bands, title=fan.title, y_label=fan.y_label,
+                               x_label=fan.x_label, label_every=6))  # fmt: skip
+        if (tornado := chartdefs.tco_tornado(tco.tornado)) is not None:
             charts["tornado"] = Chart("tornado", "Sensitivity", svg.tornado_chart(tornado))
-    timeline = snapshot.get("timeline") or {}
-    if timeline.get("tasks"):
-        bars = [svg.GanttBar(t["name"], _date(t["start"]), _date(t["finish"]), t["critical"])
-                for t in timeline["tasks"]]  # fmt: skip
+    timeline = snap.timeline
+    if timeline.tasks:
+        bars = [svg.GanttBar(t.name, _date(t.start), _date(t.finish), t.critical)
+                for t in timeline.tasks]  # fmt: skip
         charts["gantt"] = Chart("gantt", "Timeline",
             svg.gantt_chart(bars, title="Timeline to go-live",
-                            milestone=_date(timeline.get("go_live")),
+                            milestone=_date(timeline.go_live),
                             milestone_label="go-live"))  # fmt: skip
-    hourly = [w for w in snapshot.get("workloads", []) if w.get("replicas_by_hour")]
+    hourly = [w for w in snap.workloads if w.replicas_by_hour]
     if hourly:
-        stacks = [svg.Series(w["name"], [float(v) for v in w["replicas_by_hour"]]) for w in hourly]
+        stacks = [svg.Series(w.name, [float(v) for v in w.replicas_by_hour]) for w in hourly]
         charts["replicas"] = Chart("replicas", "Replicas by hour",
             svg.stacked_bar_chart([f"{h:02d}" for h in range(24)], stacks,
                                   title="Replicas needed by hour of day (UTC)",
                                   y_label="replicas", x_label="hour"))  # fmt: skip
-    bom = snapshot.get("bom") or {}
-    if bom.get("available") and bom.get("lines"):
+    bom = snap.bom
+    if bom.available and bom.lines:
         # The client's figures: quoted (sell) amounts, never buy prices.
-        sell = (snapshot.get("quote") or {}).get("sell") or _sell_of_old_snapshot(bom)
+        sell = _sell(snap)
         categories: dict[str, float] = defaultdict(float)
-        for i, line in enumerate(sell.get("lines", [])):
-            if line.get("sell") is not None:  # an unpriced line is no bar at 0: left out, said
-                category = line.get("category") or bom["lines"][i]["category"]
-                categories[category] += float(Decimal(line["sell"]))
+        for i, line in enumerate(sell.lines):
+            if line.sell is not None:  # an unpriced line is no bar at 0: left out, said
+                category = line.category or bom.lines[i].category
+                categories[category] += float(line.sell)
         names = sorted(categories, key=lambda c: -categories[c])
-        only = ", priced lines only" if sell.get("unpriced_lines") else ""
+        only = ", priced lines only" if sell.unpriced_lines else ""
         if names:
             charts["bom"] = Chart("bom", "Quoted hardware by category",
                 svg.stacked_bar_chart(names, [svg.Series("", [categories[c] for c in names])],
-                                      title=f"Quoted hardware by category ({bom['currency']}{only})",
-                                      y_label=bom["currency"]))  # fmt: skip
+                                      title=f"Quoted hardware by category ({bom.currency}{only})",
+                                      y_label=bom.currency))  # fmt: skip
     return charts
 
 
-def _risks(snapshot: dict, checklist: list[dict]) -> list[str]:
+def _risks(snap: Snapshot, checklist: list[schema.ChecklistItem]) -> list[str]:
     risks = []
-    timeline = snapshot.get("timeline") or {}
-    if timeline.get("late_against_target_days"):
+    timeline = snap.timeline
+    if timeline.late_against_target_days:
         risks.append(
-            f"Go-live {timeline['go_live']} is {timeline['late_against_target_days']} days after "
-            f"the target {timeline['target_go_live']}."
+            f"Go-live {timeline.go_live} is {timeline.late_against_target_days} days after "
+            f"the target {timeline.target_go_live}."
         )
-    for slip in timeline.get("slips", []):
-        risks.append(f"{slip['name']} slipped {slip['slip_days']} days "
-                     f"(moves go-live {slip['go_live_delay_days']} days).")  # fmt: skip
-    for site in (snapshot.get("sites") or {}).get("sites", []):
-        for check in site.get("checks", []):
-            if check["status"] in ("fail", "warn"):
-                risks.append(f"{site['name']} — {check['title']} ({check['status']}): "
-                             f"{check['reason']}")  # fmt: skip
-    tco = snapshot.get("tco") or {}
-    if tco.get("stale"):
+    for slip in timeline.slips:
+        risks.append(f"{slip.name} slipped {slip.slip_days} days "
+                     f"(moves go-live {slip.go_live_delay_days} days).")  # fmt: skip
+    for site in snap.sites.sites:
+        for check in site.checks:
+            if check.status in ("fail", "warn"):
+                risks.append(f"{site.name} — {check.title} ({check.status}): {check.reason}")
+    if snap.tco.stale:
         risks.append("The TCO run predates the latest changes to the plan.")
-    for problem in (snapshot.get("bom") or {}).get("problems", []):
+    for problem in snap.bom.problems:
         risks.append(f"Sourcing: {problem}")
     for item in checklist:
-        if item["status"] == checklist_rules.MISSING:
-            risks.append(f"Checklist: {item['title']} — missing.")
+        if item.status == checklist_rules.MISSING:
+            risks.append(f"Checklist: {item.title} — missing.")
     return risks
 
 
-def report_context(snapshot: dict, **head) -> ReportContext:
-    """The plan report: summary, workloads, placement, facility, TCO, BOM, timeline, risks."""
-    snapshot = _client_dict(snapshot)
-    tco = snapshot.get("tco") or {}
-    timeline = snapshot.get("timeline") or {}
-    placement = snapshot.get("placement") or {}
-    cheapest = headline_option(tco, placement)  # the chosen option's, not the cheapest's
-    bom = snapshot.get("bom") or {}
-    workloads = snapshot.get("workloads", [])
-    what = "; ".join(
-        f"{w['name']} ({w['model_name']}"
+def _what(workloads: list[schema.WorkloadSnap]) -> str:
+    return "; ".join(
+        f"{w.name} ({w.model_name}"
         + (
-            f" on {w['chosen']['accelerators']} × {w['chosen']['accelerator_name']}"
-            if w.get("chosen")
+            f" on {w.chosen.accelerators} × {w.chosen.accelerator_name}"
+            if w.chosen
             else ", not sized yet"
-        )  # fmt: skip
+        )
         + ")"
         for w in workloads
     )
-    sites = (snapshot.get("sites") or {}).get("sites", [])
-    where = placement.get("chosen_label") or ", ".join(s["name"] for s in sites) or "not decided"
+
+
+def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
+    """The plan report: summary, workloads, placement, facility, TCO, BOM, timeline, risks."""
+    snap = client_view(snapshot)
+    tco, timeline, placement, bom = snap.tco, snap.timeline, snap.placement, snap.bom
+    chosen = headline_option(tco, placement)  # the chosen option's, not the cheapest's
+    sites = snap.sites.sites
+    where = placement.chosen_label or ", ".join(s.name for s in sites) or "not decided"
     # What the client reads is the quote's sell side (planner.engine.quote), not buy prices.
-    sell = (snapshot.get("quote") or {}).get("sell") or _sell_of_old_snapshot(bom)
-    bom_rows = bom.get("lines", [])
+    sell = _sell(snap)
     categories: dict[str, list] = defaultdict(lambda: [0, None, 0])
-    for i, line in enumerate(sell.get("lines", [])):
-        category = line.get("category") or (bom_rows[i]["category"] if i < len(bom_rows) else "")
+    for i, line in enumerate(sell.lines):
+        category = line.category or (bom.lines[i].category if i < len(bom.lines) else "")
         row = categories[category]
-        row[0] += line["quantity"]
-        if line.get("sell") is not None:
-            row[1] = (row[1] or Decimal(0)) + Decimal(line["sell"])
+        row[0] += line.quantity
+        if line.sell is not None:
+            row[1] = (row[1] or Decimal(0)) + line.sell
         else:
             row[2] += 1
-    unpriced = int(sell.get("unpriced_lines") or 0)
-    has_sell = bool(bom.get("available")) and bool(sell.get("available", True))
-    items = checklist_items(snapshot)
+    has_sell = bom.available and sell.available
+    items = checklist_items(snap)
     return ReportContext(
-        head=document_head(snapshot, title="Plan report", **head),
+        head=document_head(snap, title="Plan report", **head),
         summary={
-            "what": what or "no workloads yet",
+            "what": _what(snap.workloads) or "no workloads yet",
             "where": where,
-            "placement_reason": placement.get("reason", ""),
-            "cost_per_request_usd": cheapest.get("cost_per_request_usd") if cheapest else None,
-            "cost_per_million_usd": (
-                cheapest.get("cost_per_million_output_tokens_usd") if cheapest else None
-            ),
-            "cheapest_label": cheapest["label"] if cheapest else "",
-            "go_live": timeline.get("go_live"),
-            "target_go_live": snapshot["plan"].get("target_go_live"),
-            "quote_total": Decimal(sell["total_sell"]) if has_sell else None,
-            "unpriced_lines": unpriced,
+            "placement_reason": placement.reason,
+            "cost_per_request_usd": chosen.cost_per_request_usd if chosen else None,
+            "cost_per_million_usd": chosen.cost_per_million_output_tokens_usd if chosen else None,
+            "cheapest_label": chosen.label if chosen else "",
+            "go_live": timeline.go_live,
+            "target_go_live": snap.plan.target_go_live,
+            "quote_total": sell.total_sell if has_sell else None,
+            "unpriced_lines": sell.unpriced_lines,
         },
-        workloads=tuple(workloads),
+        workloads=tuple(snap.workloads),
         placement=placement,
         sites=tuple(sites),
         tco=tco,
         bom_by_category=tuple(
             (name, qty, amount, n) for name, (qty, amount, n) in sorted(categories.items())
         ),
-        bom_total_net=Decimal(sell["goods_sell"]) if has_sell else None,  # sell, priced lines
-        bom_unpriced_lines=unpriced,
+        bom_total_net=sell.goods_sell if has_sell else None,  # sell, priced lines
+        bom_unpriced_lines=sell.unpriced_lines,
         timeline=timeline,
         checklist=tuple(items),
-        risks=tuple(_risks(snapshot, items)),
-        charts=report_charts(snapshot),
-        operations=snapshot.get("operations") or {},
+        risks=tuple(_risks(snap, items)),
+        charts=report_charts(snap),
+        operations=snap.operations,
     )

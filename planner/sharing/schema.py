@@ -199,6 +199,7 @@ class BomLine(Part):
     description: str
     category: str = ""
     quantity: int
+    priced: bool | None = None  # None: an older snapshot without the flag
     quantity_ordered: int | None = None
     supplier: str = ""
     origin_country: str = ""
@@ -215,6 +216,12 @@ class BomLine(Part):
     vat: Money | None = None
     landed_net: Money | None = None
 
+    @property
+    def is_priced(self) -> bool:
+        """The line has a landed cost (older snapshots lack the ``priced`` flag)."""
+        flag = self.priced if self.priced is not None else self.landed_net is not None
+        return bool(flag) and bool(self.landed_net)
+
 
 class CurrencyTotal(Part):
     currency: str
@@ -226,6 +233,7 @@ class Bom(Section):
     as_of: IsoDate = None
     destination: str = ""
     complete: bool = False
+    unpriced_lines: int = 0
     problems: list[str] = Field(default_factory=list)
     lines: list[BomLine] = Field(default_factory=list)
     totals_by_currency: list[CurrencyTotal] = Field(default_factory=list)
@@ -233,6 +241,13 @@ class Bom(Section):
     total_net: Money | None = None
     total_gross: Money | None = None
     offers_valid_until: IsoDate = None
+
+    @property
+    def unpriced_count(self) -> int:
+        """How many lines the totals leave out (counted again for older snapshots)."""
+        if not self.available:
+            return 0
+        return max(sum(1 for row in self.lines if not row.is_priced), self.unpriced_lines)
 
 
 class Task(Part):
@@ -276,6 +291,58 @@ class ChecklistItem(Part):
     title: str
     status: str
     status_label: str
+    evidence: list[str] = Field(default_factory=list)
+    failing: list[str] = Field(default_factory=list)
+    manual_part: str = ""
+    sign_off: SignOff | None = None
+
+
+class SellLine(Part):
+    description: str
+    quantity: int
+    category: str = ""
+    markup_pct: Decimal | None = None
+    markup_source: str = ""
+    cost: Decimal | None = None
+    unit_sell: Decimal | None = None
+    sell: Decimal | None = None
+
+
+class Fee(Part):
+    description: str
+    quantity: Decimal
+    unit: str = ""
+    unit_price: Decimal
+    amount: Decimal
+
+
+class Sell(Section):
+    """The quote's sell side (``sourcing.quote.quote_sell``): markups, fees, margin."""
+
+    currency: str = ""
+    markup_pct: Decimal | None = None
+    payment_terms: str = ""
+    validity_days: int | None = None
+    lines: list[SellLine] = Field(default_factory=list)
+    fees: list[Fee] = Field(default_factory=list)
+    goods_sell: Decimal = Decimal(0)
+    fees_total: Decimal = Decimal(0)
+    total_sell: Decimal = Decimal(0)
+    goods_cost: Decimal | None = None
+    margin: Decimal | None = None
+    unpriced_lines: int = 0
+
+    @classmethod
+    def at_landed_cost(cls, bom: Bom) -> Sell:
+        """Revisions published before quotes had markups: sold at landed cost, no fees."""
+        lines = [
+            SellLine(description=r.description, quantity=r.quantity_ordered or r.quantity,
+                     sell=r.landed_net.amount if r.is_priced else None)
+            for r in bom.lines
+        ]  # fmt: skip
+        total = sum((x.sell for x in lines if x.sell is not None), Decimal(0))
+        return cls(available=bom.available, lines=lines, goods_sell=total, total_sell=total,
+                   unpriced_lines=bom.unpriced_count)  # fmt: skip
 
 
 class Quote(Part):
@@ -283,6 +350,14 @@ class Quote(Part):
     date: IsoDate = None
     valid_until: IsoDate = None
     terms: list[str] = Field(default_factory=list)
+    sell: Sell | None = None
+
+
+class Operations(Section):
+    """The operations & security answers (``planner.models.OperationsPlan.answers``)."""
+
+    answers: list[dict[str, Any]] = Field(default_factory=list)
+    notes: str = ""
 
 
 class OpenItem(Part):
@@ -313,6 +388,8 @@ class Snapshot(Part):
     bom: Bom = Field(default_factory=lambda: Bom(**_unavailable()))
     timeline: Timeline = Field(default_factory=lambda: Timeline(**_unavailable()))
     purchase_orders: Orders = Field(default_factory=lambda: Orders(**_unavailable()))
+    # Older revisions lack the section: unavailable with no reason ("not filled in yet").
+    operations: Operations = Field(default_factory=lambda: Operations(available=False, reason=""))
     sign_offs: dict[str, SignOff] = Field(default_factory=dict)
     quote: Quote = Field(default_factory=Quote)
     checklist: list[ChecklistItem] = Field(default_factory=list)
