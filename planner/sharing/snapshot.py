@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections import defaultdict
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -532,6 +533,7 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
     from sourcing import services as ssvc
 
     result = ssvc.timeline_report(plan=plan, organisation=plan.organisation, report=report)
+    clean = _supplier_scrubber(plan)
     data: dict[str, Any] = {
         "available": result.slips is not None,
         "reason": result.problem,
@@ -543,7 +545,7 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
         "baseline_go_live": None,
         "delay_days": 0,
         "late_against_target_days": result.late_against_target_days,
-        "notes": list(result.notes),
+        "notes": [clean(n) for n in result.notes],
         "tasks": [],
         "critical_path": [],
         "slips": [],
@@ -557,7 +559,7 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
         data["tasks"] = [
             {
                 "key": s.task.key,
-                "name": s.task.name,
+                "name": clean(s.task.name),
                 "kind": s.task.kind,
                 "start": _iso(s.earliest_start),
                 "finish": _iso(s.earliest_finish),
@@ -567,10 +569,38 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
             for s in schedule.tasks
         ]
         data["slips"] = [
-            {"name": s.name, "slip_days": s.slip_days, "go_live_delay_days": s.go_live_delay_days}
+            {
+                "name": clean(s.name),
+                "slip_days": s.slip_days,
+                "go_live_delay_days": s.go_live_delay_days,
+            }
             for s in result.slips.responsible
         ]
     return data
+
+
+def _supplier_scrubber(plan: Plan):
+    """A function taking supplier names out of a timeline text (the client sees the timeline;
+    who supplies what, at which price, is the consultancy's internal cost sheet only)."""
+    from sourcing import selectors as ssel
+
+    names = sorted(
+        {s.name for s in ssel.supplier_list(organisation=plan.organisation) if s.name.strip()},
+        key=len,
+        reverse=True,  # the longest first: "Acme GmbH" before "Acme"
+    )
+    if not names:
+        return lambda text: text
+    pattern = re.compile(
+        r"(?: from )?(?:" + "|".join(re.escape(n) for n in names) + ")", re.IGNORECASE
+    )
+
+    def clean(text: str) -> str:
+        return pattern.sub(
+            lambda m: "" if m.group(0).startswith(" from ") else "the supplier", text
+        )
+
+    return clean
 
 
 def _orders(plan: Plan) -> dict[str, Any]:
