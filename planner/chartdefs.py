@@ -39,13 +39,14 @@ class Tornado:
     x_label: str
     base_usd: float
     bars: tuple[RangeBar, ...]
+    currency: str = "USD"
 
     def value_text(self, value_usd: float) -> str:
-        """How both renderings print a bar end (whole USD, thousands separated)."""
-        return f"{value_usd:,.0f} USD"
+        """How both renderings print a bar end (whole units, thousands separated)."""
+        return f"{value_usd:,.0f} {self.currency}"
 
 
-def tco_tornado(rows: Sequence[Any]) -> Tornado | None:
+def tco_tornado(rows: Sequence[Any], currency: str = "USD") -> Tornado | None:
     """The TCO sensitivity tornado (``planner.engine.tco.sensitivity``), ``None`` without bars.
 
     The metric is the NPV saved by owning against cloud on-demand (positive: owning saves).
@@ -72,8 +73,9 @@ def tco_tornado(rows: Sequence[Any]) -> Tornado | None:
         for r in rows
     )
     return Tornado(
-        title=f"Sensitivity: NPV saved by owning vs on-demand (base {base:,.0f} USD)",
-        x_label="NPV saved by owning (USD)",
+        title=f"Sensitivity: NPV saved by owning vs on-demand (base {base:,.0f} {currency})",
+        x_label=f"NPV saved by owning ({currency})",
         base_usd=base,
         bars=bars,
+        currency=currency,
     )

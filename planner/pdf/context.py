@@ -464,8 +464,9 @@ def headline_option(tco: dict, placement: dict) -> dict | None:
         return same
     wanted = {
         "public_cloud": ("cloud_on_demand", "cloud_committed", "cloud_spot_mix"),
-        "owned_dc": ("owned",),
-        "colocation": ("colocation",),
+        # the one owned option of the deployment (kind: its sites' kind)
+        "owned_dc": ("owned", "colocation"),
+        "colocation": ("colocation", "owned"),
         "hybrid": ("hybrid",),
     }.get(kind, ())
     matches = [o for o in options if o["kind"] in wanted]
@@ -478,6 +479,7 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
         snapshot = snapshot.model_dump(mode="json")
     charts: dict[str, Chart] = {}
     tco = snapshot.get("tco") or {}
+    cur = tco.get("currency") or "USD"
     if tco.get("available") and tco.get("options"):
         months = [str(m) for m in tco.get("months", [])]
         series = [
@@ -485,8 +487,8 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
             for o in tco["options"]
         ]
         charts["cumulative"] = Chart("cumulative", "Cumulative cost by option",
-            svg.line_chart(months, series, title="Cumulative cost by option (USD)",
-                           y_label="USD", x_label="month", label_every=6))  # fmt: skip
+            svg.line_chart(months, series, title=f"Cumulative cost by option ({cur})",
+                           y_label=cur, x_label="month", label_every=6))  # fmt: skip
         cheapest = _cheapest_option(tco)
         if cheapest and cheapest.get("lines_usd"):
             by_year: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
@@ -498,8 +500,8 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
                       for line in by_year]  # fmt: skip
             charts["yearly"] = Chart("yearly", f"Yearly cost of {cheapest['label']}",
                 svg.stacked_bar_chart([f"Year {y}" for y in years], stacks,
-                                      title=f"Cost per year — {cheapest['label']} (USD)",
-                                      y_label="USD"))  # fmt: skip
+                                      title=f"Cost per year — {cheapest['label']} ({cur})",
+                                      y_label=cur))  # fmt: skip
         mc = tco.get("monte_carlo") or {}
         if mc.get("owned_p50_usd"):
             n = len(mc["owned_p50_usd"])
@@ -512,9 +514,10 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
             ]  # fmt: skip
             charts["bands"] = Chart("bands", "Monte Carlo bands",
                 svg.band_chart([str(i + 1) for i in range(n)], bands,
-                               title="Cumulative cost, Monte Carlo P10/P50/P90 (USD)",
-                               y_label="USD", x_label="month", label_every=6))  # fmt: skip
-        if (tornado := chartdefs.tco_tornado(tco.get("tornado") or [])) is not None:
+                               title=f"Cumulative cost, Monte Carlo P10/P50/P90 ({cur})",
+                               y_label=cur, x_label="month", label_every=6))  # fmt: skip
+        tornado = chartdefs.tco_tornado(tco.get("tornado") or [], tco.get("currency") or "USD")
+        if tornado is not None:
             charts["tornado"] = Chart("tornado", "Sensitivity", svg.tornado_chart(tornado))
     timeline = snapshot.get("timeline") or {}
     if timeline.get("tasks"):
@@ -623,7 +626,9 @@ def report_context(snapshot: dict, **head) -> ReportContext:
             "cost_per_million_usd": (
                 cheapest.get("cost_per_million_output_tokens_usd") if cheapest else None
             ),
-            "cheapest_label": cheapest["label"] if cheapest else "",
+            "headline_label": cheapest["label"] if cheapest else "",
+            "currency": tco.get("currency") or "USD",
+            "fx": tco.get("fx") or {},
             "go_live": timeline.get("go_live"),
             "target_go_live": snapshot["plan"].get("target_go_live"),
             "quote_total": Decimal(sell["total_sell"]) if has_sell else None,

@@ -169,6 +169,13 @@ def chosen_tco_option(s: dict) -> tuple[dict | None, str]:
     return None, f"The TCO run has no option for the chosen placement ({label}); re-run it."
 
 
+def tco_amount_usd(value, tco: dict | None) -> float:
+    """A stored TCO amount (in the run's currency) back in USD, the unit of the workloads'
+    cost-per-request targets: ÷ the run's dated USD → currency rate."""
+    rate = ((tco or {}).get("fx") or {}).get("rate") or "1"
+    return float(value) / float(rate)
+
+
 def _cost_per_request(s: dict) -> _Finding:
     workloads = s.get("workloads") or []
     if not workloads:
@@ -181,7 +188,7 @@ def _cost_per_request(s: dict) -> _Finding:
     elif not option.get("cost_per_request_usd"):
         found.fail(f"The TCO gives {option['label']} no cost per request (no request volume).")
     else:
-        cost = float(option["cost_per_request_usd"])
+        cost = tco_amount_usd(option["cost_per_request_usd"], s.get("tco"))
         found.evidence.append(f"Cost per request of {how}: {cost:.5f} USD.")
     if (s.get("tco") or {}).get("stale"):
         found.fail("The TCO run predates the latest changes to the plan; re-run it.")

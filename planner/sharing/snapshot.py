@@ -325,7 +325,7 @@ def _tco(plan: Plan) -> dict[str, Any]:
         "key", "label", "kind", "net_cost_usd", "npv_usd", "break_even_month",
         "cost_per_request_usd", "cost_per_million_output_tokens_usd", "cumulative_usd",
         "monthly_usd", "owned_gpus", "mean_utilisation", "notes", "terminal_value_usd",
-        "input_usd_per_million_tokens", "output_usd_per_million_tokens",
+        "input_usd_per_million_tokens", "output_usd_per_million_tokens", "sites",
     )  # fmt: skip
     options = [{k: o.get(k) for k in keep} for o in results.get("options", [])]
     for option, source in zip(options, results.get("options", []), strict=False):
@@ -337,6 +337,7 @@ def _tco(plan: Plan) -> dict[str, Any]:
         "finished_at": _iso(run.finished_at),
         "stale": stale,
         "currency": results.get("currency", "USD"),
+        "fx": results.get("fx"),
         "months": results.get("months", []),
         "discount_rate": results.get("discount_rate"),
         "cheapest": results.get("cheapest"),
