@@ -1,6 +1,7 @@
 """A plan of organisation A whose workloads have a chosen configuration (as sizing leaves it)."""
 
 from datetime import date
+from decimal import Decimal
 
 import pytest
 
