@@ -459,7 +459,10 @@ def headline_option(tco: dict, placement: dict) -> dict | None:
     key, kind = placement.get("chosen_key") or "", placement.get("chosen_kind") or ""
     if not (key or kind):
         return _cheapest_option(tco)
-    same = next((o for o in options if o["key"] == key), None)
+    same = next(  # a chosen site of the deployment leads with the deployment's one option
+        (o for o in options if key in (o["key"], *(p["key"] for p in o.get("sites") or ()))),
+        None,
+    )
     if same is not None:
         return same
     wanted = {
