@@ -467,6 +467,7 @@ def headline_option(tco: dict, placement: dict) -> dict | None:
         return same
     wanted = {
         "public_cloud": ("cloud_on_demand", "cloud_committed", "cloud_spot_mix"),
+        "cloud": ("cloud_on_demand", "cloud_committed", "cloud_spot_mix"),
         # the one owned option of the deployment (kind: its sites' kind)
         "owned_dc": ("owned", "colocation"),
         "colocation": ("colocation", "owned"),
