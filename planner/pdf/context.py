@@ -474,7 +474,12 @@ def headline_option(tco: dict, placement: dict) -> dict | None:
         "hybrid": ("hybrid",),
     }.get(kind, ())
     matches = [o for o in options if o["kind"] in wanted]
-    return min(matches, key=lambda o: Decimal(o["npv_usd"])) if matches else None
+    # the cheapest by NPV (an option without one, as in old snapshots, last)
+    return (
+        min(matches, key=lambda o: (o.get("npv_usd") is None, Decimal(o.get("npv_usd") or 0)))
+        if matches
+        else None
+    )
 
 
 def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
