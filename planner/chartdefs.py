@@ -39,13 +39,14 @@ class Tornado:
     x_label: str
     base_usd: float
     bars: tuple[RangeBar, ...]
+    currency: str = "USD"
 
     def value_text(self, value_usd: float) -> str:
-        """How both renderings print a bar end (whole USD, thousands separated)."""
-        return f"{value_usd:,.0f} USD"
+        """How both renderings print a bar end (whole units, thousands separated)."""
+        return f"{value_usd:,.0f} {self.currency}"
 
 
-def tco_tornado(rows: Sequence[Any]) -> Tornado | None:
+def tco_tornado(rows: Sequence[Any], currency: str = "USD") -> Tornado | None:
     """The TCO sensitivity tornado (``planner.engine.tco.sensitivity``), ``None`` without bars.
 
     The metric is the NPV saved by owning against cloud on-demand (positive: owning saves).
@@ -72,10 +73,11 @@ def tco_tornado(rows: Sequence[Any]) -> Tornado | None:
         for r in rows
     )
     return Tornado(
-        title=f"Sensitivity: NPV saved by owning vs on-demand (base {base:,.0f} USD)",
-        x_label="NPV saved by owning (USD)",
+        title=f"Sensitivity: NPV saved by owning vs on-demand (base {base:,.0f} {currency})",
+        x_label=f"NPV saved by owning ({currency})",
         base_usd=base,
         bars=bars,
+        currency=currency,
     )
 
 
@@ -129,10 +131,11 @@ def tco_cumulative(tco: Any) -> LineChart | None:
         )
         for o in options
     )
+    currency = _optional(tco, "currency") or "USD"
     return LineChart(
-        title="Cumulative cost by option (USD)",
+        title=f"Cumulative cost by option ({currency})",
         x_label="Month",
-        y_label="Cumulative cost (USD)",
+        y_label=f"Cumulative cost ({currency})",
         x=tuple(_field(tco, "months") or ()),
         lines=lines,
     )
@@ -179,6 +182,7 @@ def tco_monte_carlo(tco: Any) -> BandChart | None:
         if mc.get(f"{prefix}_p50_usd")
     )
     n = len(mc["owned_p50_usd"])
+    currency = _optional(tco, "currency") or "USD"
     months = list(_optional(tco, "months") or ())
     if mc.get("paths") and mc.get("probability_owned_cheaper") is not None:
         title = (
@@ -186,11 +190,11 @@ def tco_monte_carlo(tco: Any) -> BandChart | None:
             f"{mc['probability_owned_cheaper']:.0%} of them"
         )
     else:
-        title = "Cumulative cost, Monte Carlo P10/P50/P90 (USD)"
+        title = f"Cumulative cost, Monte Carlo P10/P50/P90 ({currency})"
     return BandChart(
         title=title,
         x_label="Month",
-        y_label="Cumulative cost (USD)",
+        y_label=f"Cumulative cost ({currency})",
         x=tuple(months if len(months) == n else range(1, n + 1)),
         bands=bands,
     )

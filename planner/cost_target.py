@@ -48,13 +48,14 @@ class CostTargetComparison:
 
 def cost_target_compare(*, plan: Plan, workload: Workload) -> CostTargetComparison:
     """Compare ``workload``'s target with the plan's chosen option (a TCO run must exist)."""
+    from planner.sharing.checklist import tco_amount_usd
     from planner.sharing.snapshot import plan_tco_and_placement
 
     tco, placement = plan_tco_and_placement(plan)
     option, how = chosen_tco_option({"tco": tco, "placement": placement})
     cost = None
     if option is not None and option.get("cost_per_request_usd"):
-        cost = float(option["cost_per_request_usd"])
+        cost = tco_amount_usd(option["cost_per_request_usd"], tco)  # targets are USD
     elif option is not None:
         how = f"the TCO gives {option['label']} no cost per request (no request volume)"
     return CostTargetComparison(

@@ -14,6 +14,8 @@ from sourcing.models import (
     PlanEvent,
     PurchaseOrder,
     PurchaseOrderLine,
+    QuoteFee,
+    QuoteSettings,
     SourcingFlag,
     SourcingSettings,
     Supplier,
@@ -110,3 +112,14 @@ class PlanEventAdmin(PlanTenantAdmin):
     list_display = ("created_at", "plan", "user", "kind", "message")
     list_filter = ("kind",)
     readonly_fields = ("plan", "created_at", "user", "kind", "message", "data")
+
+
+@admin.register(QuoteSettings)
+class QuoteSettingsAdmin(PlanTenantAdmin):
+    list_display = ("plan", "markup_pct", "validity_days")
+
+
+@admin.register(QuoteFee)
+class QuoteFeeAdmin(PlanTenantAdmin):
+    list_display = ("plan", "kind", "description", "quantity", "unit", "unit_price")
+    list_filter = ("kind",)

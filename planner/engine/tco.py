@@ -64,6 +64,7 @@ __all__ = [
     "OptionResult",
     "OwnedHardware",
     "SiteCost",
+    "SiteShare",
     "TcoInputs",
     "TcoResult",
     "TornadoBar",
@@ -370,6 +371,11 @@ class SiteCost:
         pue: Power usage effectiveness.
         power_usd_per_kwh: Electricity price.
         staff_usd_per_month: Operations staff attributed to the fleet.
+        servers: Servers of the plan's one deployment placed at this site. When any site has
+            servers, the sites are not alternatives: one ``owned`` option costs the whole
+            deployment, each site's servers at that site's power price, PUE and space, with
+            the demand split by the sites' server shares. All zero: each site is one option
+            holding the whole fleet (the comparison of places).
     """
 
     key: str
@@ -379,8 +385,10 @@ class SiteCost:
     pue: float = DEFAULT_PUE
     power_usd_per_kwh: float = DEFAULT_POWER_USD_PER_KWH
     staff_usd_per_month: float = DEFAULT_STAFF_USD_PER_MONTH
+    servers: int = 0
 
     def __post_init__(self) -> None:
+        _in_range("servers", self.servers, 0, 1_000_000)
         _in_range("pue", self.pue, 1, 4)
         _in_range("facility_usd_per_kw_month", self.facility_usd_per_kw_month, 0, 100_000)
         _in_range("power_usd_per_kwh", self.power_usd_per_kwh, 0, 10)
@@ -425,6 +433,24 @@ class TcoInputs:
         _in_range("cost_of_capital", self.cost_of_capital, 0, 1)
         if self.discount_rate is not None:
             _in_range("discount_rate", self.discount_rate, 0, 1)
+        placed = sum(s.servers for s in self.sites)
+        if placed and placed != self.hardware.server_count:
+            raise EngineInputError(
+                f"the sites hold {placed} servers but the fleet has {self.hardware.server_count}"
+            )
+
+    def placement(self, site_key: str | None = None) -> tuple[tuple[SiteCost, int], ...]:
+        """(site, servers) the owned fleet is costed at: the deployment's sites holding
+        servers, or (``site_key`` given, or no site holds servers) one site with them all."""
+        placed = tuple((s, s.servers) for s in self.sites if s.servers > 0)
+        if placed and site_key is None:
+            return placed
+        return ((self.site(site_key), self.hardware.server_count),)
+
+    @property
+    def pooled(self) -> bool:
+        """The sites split one deployment (one owned option) rather than being alternatives."""
+        return any(s.servers > 0 for s in self.sites)
 
     @property
     def npv_rate(self) -> float:
@@ -446,6 +472,27 @@ class TcoInputs:
 
 
 # --- Outputs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SiteShare:
+    """One site's part of the pooled owned option.
+
+    Attributes:
+        key: Site key.
+        label: Site name.
+        servers: Servers placed there.
+        lines_total_usd: Horizon total per cost line (capex, power, facility, ...).
+        net_cost_usd: The site's cash costs over the horizon net of its terminal value.
+        npv_usd: The site's NPV of cost (the option's NPV is the sum over sites).
+    """
+
+    key: str
+    label: str
+    servers: int
+    lines_total_usd: Mapping[str, float]
+    net_cost_usd: float
+    npv_usd: float
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -504,6 +551,7 @@ class OptionResult:
     base_curve: tuple[tuple[int, float], ...] = ()
     input_usd_per_million_tokens: float | None = None
     output_usd_per_million_tokens: float | None = None
+    site_breakdown: tuple[SiteShare, ...] = ()
 
     @property
     def collapses_to_cloud(self) -> bool:
@@ -950,6 +998,63 @@ def _base_paths(
     )
 
 
+def _sum_paths(parts: Sequence[_OwnedPaths]) -> _OwnedPaths:
+    """The pooled fleet: the sites' cash flows, fleets and served hours added up."""
+    return _OwnedPaths(
+        gpus=sum(p.gpus for p in parts),
+        lines={k: sum(p.lines[k] for p in parts) for k in parts[0].lines},
+        terminal=sum(p.terminal for p in parts),
+        served=sum(p.served for p in parts),
+        demand=sum(p.demand for p in parts),
+        depreciation=sum(p.depreciation for p in parts),
+        capital_charge=sum(p.capital_charge for p in parts),
+    )
+
+
+def _placed_paths(
+    inputs: TcoInputs,
+    placement: Sequence[tuple[SiteCost, int]],
+    demand: np.ndarray,
+    *,
+    scale: np.ndarray,
+    capex_factor: np.ndarray | None = None,
+    lifetime: np.ndarray | None = None,
+    power_factor: np.ndarray | None = None,
+    cloud_price: np.ndarray | None = None,
+) -> list[_OwnedPaths]:
+    """Owned cash flows of each site of the placement, for P paths (arguments of shape (P,)).
+
+    Each site serves the share of the demand its servers hold of the fleet (the deployment
+    splits replicas by the users' regions, so load follows servers) and sends what exceeds
+    them to cloud on-demand.
+    """
+    hw = inputs.hardware
+    ones = np.ones(scale.shape[0])
+    if cloud_price is None:
+        price = _cloud_price(
+            inputs.cloud.on_demand_usd_per_gpu_h,
+            inputs.cloud.annual_price_decline,
+            inputs.horizon_months,
+        )
+        cloud_price = np.broadcast_to(price, (scale.shape[0], inputs.horizon_months))
+    total = sum(n for _, n in placement)
+    return [
+        _owned_paths(
+            demand,
+            scale=scale * (servers / total),
+            servers=ones * float(servers),
+            hw=hw,
+            site=site,
+            capex_factor=ones if capex_factor is None else capex_factor,
+            lifetime=ones * hw.lifetime_months if lifetime is None else lifetime,
+            power_price=site.power_usd_per_kwh * (ones if power_factor is None else power_factor),
+            cloud_price=cloud_price,
+            cost_of_capital=inputs.cost_of_capital,
+        )
+        for site, servers in placement
+    ]
+
+
 def break_even_utilisation(inputs: TcoInputs, site_key: str | None = None) -> float | None:
     """Average utilisation of the owned fleet above which owning beats cloud on-demand.
 
@@ -961,24 +1066,28 @@ def break_even_utilisation(inputs: TcoInputs, site_key: str | None = None) -> fl
 
     Args:
         inputs: Run inputs.
-        site_key: Site of the owned fleet (first site if ``None``).
+        site_key: Site of the owned fleet (``None``: the deployment's sites, each with its
+            servers, or the first site).
 
     Returns:
         ``u*`` in (0, 1], or ``None`` if owning does not beat renting even at 100 %.
     """
-    site = inputs.site(site_key)
     hw = inputs.hardware
     months = inputs.horizon_months
-    no_load = _base_paths(inputs, site, np.array([hw.server_count]), scale=np.zeros(1))
+    placement = inputs.placement(site_key)
+    parts = _placed_paths(inputs, placement, hourly_demand_gpus(inputs), scale=np.zeros(1))
+    no_load = _sum_paths(parts)
     fixed = sum(v[0].sum() for k, v in no_load.lines.items() if k != "cloud_overflow")
     a = fixed - float(no_load.terminal[0])
-    b = (
+    b = sum(
         hw.it_kw
+        * (n / hw.server_count)
         * (1.0 - hw.idle_power_fraction)
         * site.pue
         * site.power_usd_per_kwh
         * HOURS_PER_MONTH
         * months
+        for site, n in placement
     )
     price = _cloud_price(
         inputs.cloud.on_demand_usd_per_gpu_h, inputs.cloud.annual_price_decline, months
@@ -1208,9 +1317,22 @@ def run_tco(inputs: TcoInputs, progress: Progress = None) -> TcoResult:
 
     report(0.4, "Owned and colocation options")
     hw = inputs.hardware
-    for site in inputs.sites:
-        paths = _base_paths(inputs, site, np.array([hw.server_count]), demand=demand)
-        options.append(_owned_option(site.key, site.label, site.kind, paths, site, od_cum, common))
+    if inputs.pooled:
+        options.append(_pooled_option(inputs, demand, od_cum, common))
+    else:
+        for site in inputs.sites:
+            paths = _base_paths(inputs, site, np.array([hw.server_count]), demand=demand)
+            options.append(
+                _owned_option(
+                    site.key,
+                    site.label,
+                    site.kind,
+                    paths,
+                    od_cum,
+                    common,
+                    break_even_u=break_even_utilisation(inputs, site.key),
+                )
+            )
 
     report(0.7, "Hybrid split")
     # With providers the hybrid's base serves the load itself (cloud bursts stand in for the
@@ -1230,16 +1352,57 @@ def run_tco(inputs: TcoInputs, progress: Progress = None) -> TcoResult:
     )
 
 
+def _pooled_option(
+    inputs: TcoInputs, demand: np.ndarray, od_cum: np.ndarray, common: dict
+) -> OptionResult:
+    """The one owned option of a deployment split over sites, with each site's part."""
+    placement = inputs.placement()
+    parts = _placed_paths(inputs, placement, demand, scale=np.ones(1))
+    breakdown = tuple(
+        SiteShare(
+            key=site.key,
+            label=site.label,
+            servers=n,
+            lines_total_usd={k: float(v[0].sum()) for k, v in part.lines.items()},
+            net_cost_usd=float(sum(v[0].sum() for v in part.lines.values()) - part.terminal[0]),
+            npv_usd=npv_usd(sum(part.lines.values())[0], inputs.npv_rate, float(part.terminal[0])),
+        )
+        for (site, n), part in zip(placement, parts, strict=True)
+    )
+    kinds = {site.kind for site, _ in placement}
+    kind = kinds.pop() if len(kinds) == 1 else "owned"
+    where = ", ".join(f"{site.label} {n}" for site, n in placement)
+    option = _owned_option(
+        "owned",
+        f"Owned deployment ({where} servers)"
+        if len(placement) > 1
+        else f"Owned at {where} servers",
+        kind,
+        _sum_paths(parts),
+        od_cum,
+        common,
+        break_even_u=break_even_utilisation(inputs),
+        notes=(
+            "One deployment over its sites: "
+            + "; ".join(
+                f"{b.label} {b.servers} servers, NPV {b.npv_usd:,.0f} USD" for b in breakdown
+            )
+            + " (each site at its own power price, PUE and space).",
+        ),
+    )
+    return replace(option, site_breakdown=breakdown)
+
+
 def _owned_option(
     key: str,
     label: str,
     kind: str,
     paths: _OwnedPaths,
-    site: SiteCost,
     od_cum: np.ndarray,
     common: dict,
     row: int = 0,
     notes: tuple[str, ...] = (),
+    break_even_u: float | None = None,
 ) -> OptionResult:
     inputs: TcoInputs = common["inputs"]
     lines = {k: v[row] for k, v in paths.lines.items()}
@@ -1261,9 +1424,7 @@ def _owned_option(
         cloud_cumulative=od_cum,
         owned_gpus=gpus,
         mean_utilisation=float(served.sum()) / capacity if capacity else None,
-        break_even_utilisation=(
-            break_even_utilisation(inputs, site.key) if kind != "hybrid" else None
-        ),
+        break_even_utilisation=break_even_u,
         notes=notes
         + (
             (
@@ -1318,7 +1479,6 @@ def _hybrid_option(
         label,
         "hybrid",
         paths,
-        site,
         od_cum,
         common,
         row=best,
@@ -1335,8 +1495,8 @@ def _hybrid_option(
 # --- Uncertainty ------------------------------------------------------------------------------
 
 
-def _apply_driver(inputs: TcoInputs, site: SiteCost, driver: str, factor: float):
-    """Inputs and site with one driver multiplied by ``factor``; returns (inputs, site, value)."""
+def _apply_driver(inputs: TcoInputs, driver: str, factor: float) -> tuple[TcoInputs, float]:
+    """Inputs with one driver multiplied by ``factor``, and the driver's new value."""
     hw, cloud = inputs.hardware, inputs.cloud
     if driver == "utilisation":
         workloads = tuple(
@@ -1346,14 +1506,25 @@ def _apply_driver(inputs: TcoInputs, site: SiteCost, driver: str, factor: float)
                 output_tokens_per_month=w.output_tokens_per_month * factor,
                 input_tokens_per_month=w.input_tokens_per_month * factor,
                 requests_per_month=w.requests_per_month * factor,
+                cloud_gpus_by_hour=(
+                    None
+                    if w.cloud_gpus_by_hour is None
+                    else tuple(v * factor for v in w.cloud_gpus_by_hour)
+                ),
             )
             for w in inputs.workloads
         )
         base = sum(w.gpu_hours_per_month for w in inputs.workloads)
-        return replace(inputs, workloads=workloads), site, base * factor
+        return replace(inputs, workloads=workloads), base * factor
     if driver == "power_price":
-        new = replace(site, power_usd_per_kwh=site.power_usd_per_kwh * factor)
-        return inputs, new, new.power_usd_per_kwh
+        sites = tuple(
+            replace(s, power_usd_per_kwh=s.power_usd_per_kwh * factor) for s in inputs.sites
+        )
+        new = replace(inputs, sites=sites)
+        placement = new.placement()
+        total = sum(n for _, n in placement)
+        # the fleet's mean power price, weighted by servers
+        return new, sum(site.power_usd_per_kwh * n for site, n in placement) / total
     if driver == "hardware_price":
         new_hw = replace(
             hw,
@@ -1361,32 +1532,76 @@ def _apply_driver(inputs: TcoInputs, site: SiteCost, driver: str, factor: float)
             network_usd=None if hw.network_usd is None else hw.network_usd * factor,
             storage_usd=hw.storage_usd * factor,
         )
-        return replace(inputs, hardware=new_hw), site, new_hw.server_price_usd
+        return replace(inputs, hardware=new_hw), new_hw.server_price_usd
     if driver == "cloud_price":
         new_cloud = replace(cloud, on_demand_usd_per_gpu_h=cloud.on_demand_usd_per_gpu_h * factor)
-        return replace(inputs, cloud=new_cloud), site, new_cloud.on_demand_usd_per_gpu_h
+        providers = tuple(
+            replace(
+                p,
+                on_demand_usd_per_instance_h=p.on_demand_usd_per_instance_h * factor,
+                commit_1yr_usd_per_instance_h=_times(p.commit_1yr_usd_per_instance_h, factor),
+                commit_3yr_usd_per_instance_h=_times(p.commit_3yr_usd_per_instance_h, factor),
+                spot_usd_per_instance_h=_times(p.spot_usd_per_instance_h, factor),
+            )
+            for p in inputs.providers
+        )
+        return replace(inputs, cloud=new_cloud, providers=providers), (
+            new_cloud.on_demand_usd_per_gpu_h
+        )
     if driver == "lifetime":
         life = max(1, round(hw.lifetime_months * factor))
-        return replace(inputs, hardware=replace(hw, lifetime_months=life)), site, float(life)
+        return replace(inputs, hardware=replace(hw, lifetime_months=life)), float(life)
     if driver == "discount_rate":
         rate = inputs.npv_rate * factor
-        return replace(inputs, discount_rate=rate), site, rate
+        return replace(inputs, discount_rate=rate), rate
     raise EngineInputError(f"unknown driver {driver!r}; choose from {DEFAULT_DRIVERS}")
 
 
-def _savings_npv(inputs: TcoInputs, site: SiteCost) -> float:
-    """NPV of cloud on-demand minus NPV of owning at ``site`` (positive = owning saves)."""
-    demand = hourly_demand_gpus(inputs)
-    price = _cloud_price(
-        inputs.cloud.on_demand_usd_per_gpu_h,
-        inputs.cloud.annual_price_decline,
-        inputs.horizon_months,
+def _times(value: float | None, factor: float) -> float | None:
+    return None if value is None else value * factor
+
+
+def _reference_cloud_monthly(
+    inputs: TcoInputs, scale: np.ndarray, decline: np.ndarray | None = None
+) -> np.ndarray:
+    """Cloud on-demand cost per month of the reference, for P paths (``scale`` on demand).
+
+    With providers it is the first provider's whole instances, following the daily profile
+    hour by hour (as the base case's options); without, GPU-hours at the per-GPU-hour price.
+    """
+    months = inputs.horizon_months
+    decline = (
+        np.full(scale.shape[0], inputs.cloud.annual_price_decline) if decline is None else decline
     )
-    cloud = demand.sum(axis=1) * DAYS_PER_MONTH * price
-    paths = _base_paths(inputs, site, np.array([inputs.hardware.server_count]), demand=demand)
-    owned = sum(paths.lines.values())[0]
+    if not inputs.providers:
+        demand = hourly_demand_gpus(inputs)
+        price = _cloud_price(
+            np.full(scale.shape[0], inputs.cloud.on_demand_usd_per_gpu_h), decline, months
+        )
+        return scale[:, None] * demand.sum(axis=1)[None, :] * DAYS_PER_MONTH * price
+    provider = inputs.providers[0]
+    gpus = hourly_cloud_gpus(inputs)
+    hours = np.empty((scale.shape[0], months))
+    for m in range(months):  # whole instances per hour: ⌈scale·GPUs ÷ GPUs per instance⌉
+        hours[:, m] = instances_by_hour(
+            scale[:, None] * gpus[m][None, :], provider.gpus_per_instance
+        ).sum(axis=1)
+    price = _cloud_price(
+        np.full(scale.shape[0], provider.on_demand_usd_per_instance_h), decline, months
+    )
+    return hours * DAYS_PER_MONTH * price
+
+
+def _savings_npv(inputs: TcoInputs, site_key: str | None) -> float:
+    """NPV of cloud on-demand minus NPV of owning (positive = owning saves)."""
+    demand = hourly_demand_gpus(inputs)
+    one = np.ones(1)
+    cloud = _reference_cloud_monthly(inputs, one)[0]
+    owned = _sum_paths(_placed_paths(inputs, inputs.placement(site_key), demand, scale=one))
     rate = inputs.npv_rate
-    return npv_usd(cloud, rate) - npv_usd(owned, rate, float(paths.terminal[0]))
+    return npv_usd(cloud, rate) - npv_usd(
+        sum(owned.lines.values())[0], rate, float(owned.terminal[0])
+    )
 
 
 def sensitivity(
@@ -1399,15 +1614,16 @@ def sensitivity(
     """One-at-a-time sensitivity of the NPV saved by owning, for a tornado chart.
 
     Each driver is multiplied by ``1 − swing`` and ``1 + swing`` (lifetime rounded to whole
-    months; utilisation scales demand, tokens and requests together) while the others stay at
-    the base case. The metric is NPV(cloud on-demand) − NPV(owned at the site): positive means
-    owning saves money.
+    months; utilisation scales demand, tokens and requests together; the power price moves
+    at every site) while the others stay at the base case. The metric is NPV(cloud
+    on-demand) − NPV(owned): positive means owning saves money. Cloud rents whole instances
+    of the reference provider, as in the base case.
 
     Args:
         inputs: Base-case inputs.
         drivers: Drivers to swing (see :data:`DEFAULT_DRIVERS`).
         swing: Relative swing, e.g. 0.2 for ±20 %.
-        site_key: Site of the owned fleet (first site if ``None``).
+        site_key: One site holding the whole fleet (``None``: the deployment's sites).
 
     Returns:
         Bars sorted by span, widest first.
@@ -1417,13 +1633,12 @@ def sensitivity(
     """
     if not 0 < swing < 1:
         raise EngineInputError("swing must be in (0, 1)")
-    site = inputs.site(site_key)
-    base = _savings_npv(inputs, site)
+    base = _savings_npv(inputs, site_key)
     bars = []
     for driver in drivers:
-        lo_in, lo_site, lo_value = _apply_driver(inputs, site, driver, 1.0 - swing)
-        hi_in, hi_site, hi_value = _apply_driver(inputs, site, driver, 1.0 + swing)
-        lo, hi = _savings_npv(lo_in, lo_site), _savings_npv(hi_in, hi_site)
+        lo_in, lo_value = _apply_driver(inputs, driver, 1.0 - swing)
+        hi_in, hi_value = _apply_driver(inputs, driver, 1.0 + swing)
+        lo, hi = _savings_npv(lo_in, site_key), _savings_npv(hi_in, site_key)
         bars.append(
             TornadoBar(driver, lo_value, hi_value, lo, hi, base, abs(hi - lo), DRIVER_UNITS[driver])
         )
@@ -1473,13 +1688,13 @@ def monte_carlo(
         raise EngineInputError("paths must be ≥ 1")
     report = progress or (lambda _f, _m: None)
     spec = uncertainty or UncertaintySpec()
-    site = inputs.site(site_key)
+    placement = inputs.placement(site_key)
     hw, cloud = inputs.hardware, inputs.cloud
     months = inputs.horizon_months
     report(0.0, "Sampling drivers")
     rng = np.random.default_rng(seed)
     scale = _triangular(rng, spec.utilisation_factor, 1.0, paths)
-    power = _triangular(rng, spec.power_price_factor, 1.0, paths) * site.power_usd_per_kwh
+    power = _triangular(rng, spec.power_price_factor, 1.0, paths)  # a factor at every site
     capex = _triangular(rng, spec.hardware_price_factor, 1.0, paths)
     decline = _triangular(rng, spec.annual_cloud_price_decline, cloud.annual_price_decline, paths)
     life = np.rint(_triangular(rng, spec.lifetime_months, hw.lifetime_months, paths)).astype(int)
@@ -1487,22 +1702,20 @@ def monte_carlo(
     report(0.2, "Cloud cash flows")
     demand = hourly_demand_gpus(inputs)
     price = _cloud_price(np.full(paths, cloud.on_demand_usd_per_gpu_h), decline, months)
-    cloud_cum = np.cumsum(
-        scale[:, None] * demand.sum(axis=1)[None, :] * DAYS_PER_MONTH * price, axis=1
-    )
+    cloud_cum = np.cumsum(_reference_cloud_monthly(inputs, scale, decline), axis=1)
 
     report(0.4, "Owned cash flows")
-    owned = _owned_paths(
-        demand,
-        scale=scale,
-        servers=np.full(paths, float(hw.server_count)),
-        hw=hw,
-        site=site,
-        capex_factor=capex,
-        lifetime=life,
-        power_price=power,
-        cloud_price=price,
-        cost_of_capital=inputs.cost_of_capital,
+    owned = _sum_paths(
+        _placed_paths(
+            inputs,
+            placement,
+            demand,
+            scale=scale,
+            capex_factor=capex,
+            lifetime=life,
+            power_factor=power,
+            cloud_price=price,
+        )
     )
     owned_cum = np.cumsum(sum(owned.lines.values()), axis=1)
 
@@ -1520,7 +1733,7 @@ def monte_carlo(
         cloud_p50_usd=_read_only(cloud_q[1]),
         cloud_p90_usd=_read_only(cloud_q[2]),
         probability_owned_cheaper=cheaper,
-        site_key=site.key,
+        site_key="owned" if site_key is None and inputs.pooled else placement[0][0].key,
         paths=paths,
         seed=seed,
     )

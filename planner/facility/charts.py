@@ -26,6 +26,11 @@ COLOURS = {
 }
 
 
+def _cur(results: dict[str, Any]) -> str:
+    """The currency the run's amounts are stored in (the plan's; USD for older runs)."""
+    return results.get("currency") or "USD"
+
+
 def _floats(values) -> list[float]:
     return [float(v) for v in values]
 
@@ -59,7 +64,9 @@ def cumulative_cost_figure(results: dict[str, Any]) -> str:
                 name=line.label,
                 mode="lines",
                 line={"color": colour, "dash": "dot" if line.kind == "cloud_committed" else None},
-                hovertemplate="%{fullData.name}<br>month %{x}: %{y:,.0f} USD<extra></extra>",
+                hovertemplate="%{fullData.name}<br>month %{x}: %{y:,.0f} "
+                + _cur(results)
+                + "<extra></extra>",
             )
         )
         month = line.break_even_month
@@ -115,7 +122,9 @@ def monthly_stack_figure(results: dict[str, Any], option_key: str | None = None)
                 x=results["months"],
                 y=amounts,
                 name=LINE_LABELS.get(line, line.replace("_", " ")),
-                hovertemplate="%{fullData.name}<br>month %{x}: %{y:,.0f} USD<extra></extra>",
+                hovertemplate="%{fullData.name}<br>month %{x}: %{y:,.0f} "
+                + _cur(results)
+                + "<extra></extra>",
             )
         )
     figure_json = _layout(
@@ -123,7 +132,7 @@ def monthly_stack_figure(results: dict[str, Any], option_key: str | None = None)
         f"Monthly cost by line item — {option['label']}",
         barmode="relative",
         xaxis={"title": "Month"},
-        yaxis={"title": "Cost per month (USD)", "tickformat": ",.0f"},
+        yaxis={"title": f"Cost per month ({_cur(results)})", "tickformat": ",.0f"},
         legend={"orientation": "h", "y": -0.2},
     )
     return figure_json, option_key
@@ -134,7 +143,7 @@ def tornado_figure(results: dict[str, Any]) -> str:
 
     Drawn from :func:`planner.chartdefs.tco_tornado`, the definition the PDF draws too.
     """
-    spec = chartdefs.tco_tornado(results["tornado"])
+    spec = chartdefs.tco_tornado(results["tornado"], _cur(results))
     if spec is None:
         return _layout(go.Figure(), "Sensitivity")
     bars = list(reversed(spec.bars))  # Plotly draws the first category at the bottom
@@ -164,7 +173,7 @@ def tornado_figure(results: dict[str, Any]) -> str:
                 ],  # fmt: skip
                 hovertemplate=(
                     "%{y}: %{customdata[0]:,.3g} %{customdata[1]}<br>NPV saved "
-                    "%{customdata[2]:,.0f} USD<extra></extra>"
+                    "%{customdata[2]:,.0f} " + _cur(results) + "<extra></extra>"
                 ),
             )
         )
@@ -206,7 +215,7 @@ def monte_carlo_figure(results: dict[str, Any]) -> str:
                     mode="lines",
                     line={"width": 0, "color": colour},
                     name=name,
-                    hovertemplate=f"{hover} %{{y:,.0f}} USD<extra></extra>",
+                    hovertemplate=f"{hover} %{{y:,.0f}} {_cur(results)}<extra></extra>",
                     **extra,
                 )
             )
@@ -217,7 +226,7 @@ def monte_carlo_figure(results: dict[str, Any]) -> str:
                 mode="lines",
                 line={"color": colour, "width": 2},
                 name=f"{band.label} P50",
-                hovertemplate="P50 %{y:,.0f} USD<extra></extra>",
+                hovertemplate="P50 %{y:,.0f} " + _cur(results) + "<extra></extra>",
             )
         )
     return _layout(
@@ -249,7 +258,7 @@ def hybrid_curve_figure(results: dict[str, Any]) -> str | None:
             mode="lines+markers",
             line={"color": COLOURS["hybrid"]},
             name="NPV of the hybrid",
-            hovertemplate="%{x} owned servers: NPV %{y:,.0f} USD<extra></extra>",
+            hovertemplate="%{x} owned servers: NPV %{y:,.0f} " + _cur(results) + "<extra></extra>",
         )
     )
     figure.add_trace(
@@ -265,14 +274,14 @@ def hybrid_curve_figure(results: dict[str, Any]) -> str | None:
             ],
             textposition="top center",
             name="Cheapest base",
-            hovertemplate="%{x} owned servers: NPV %{y:,.0f} USD<extra></extra>",
+            hovertemplate="%{x} owned servers: NPV %{y:,.0f} " + _cur(results) + "<extra></extra>",
         )
     )
     return _layout(
         figure,
         "Hybrid: NPV by owned base (the rest bursts to cloud on-demand)",
         xaxis={"title": "Owned servers in the base", "dtick": 1 if len(servers) <= 30 else None},
-        yaxis={"title": "NPV of cost (USD)", "tickformat": ",.0f"},
+        yaxis={"title": f"NPV of cost ({_cur(results)})", "tickformat": ",.0f"},
         showlegend=False,
     )
 

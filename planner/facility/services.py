@@ -29,6 +29,7 @@ from planner.engine import placement as pe
 from planner.engine import tco as te
 from planner.engine.deployment import Deployment
 from planner.engine.errors import CatalogGapError, EngineInputError
+from planner.engine.landed_cost import LandedCostError
 from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, flag_regions, rtt_ms
 from planner.facility import selectors, tco_prices
@@ -53,7 +54,7 @@ CENT = Decimal("0.01")
 MONTE_CARLO_PATHS = 10_000
 MONTE_CARLO_SEED = 0
 SENSITIVITY_SWING = 0.2
-TCO_INPUTS_VERSION = 2  # bump when the canonical form changes, so old hashes go stale
+TCO_INPUTS_VERSION = 3  # bump when the canonical form changes, so old hashes go stale
 MAX_RACKS_DRAWN = 6
 
 # Country and legal region of each REGIONS key (data, for residency rules).
@@ -568,6 +569,8 @@ def _tco_costs(plan: Plan) -> tuple[dict[str, float], str]:
             cloud.append((float(value), o["label"]))
         else:
             costs[o["key"]] = float(value)
+            for part in o.get("sites") or ():  # every site of the one deployment: its cost
+                costs[part["key"]] = float(value)
     if cloud:
         costs["cloud"] = min(cloud)[0]
     fresh = _current_hash(plan) == run.input_hash
@@ -756,6 +759,15 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         lifetime_months=settings.lifetime_months,
         idle_power_fraction=float(settings.idle_power_pct) / 100,
     )
+    physical = [
+        s
+        for s in selectors.site_list(plan=plan)
+        if s.kind in (SiteKind.OWN_DC, SiteKind.COLOCATION)
+    ]
+    placed = {
+        s.pk: (deployment.site_pool(s).servers if deployment.site_pool(s) else 0) for s in physical
+    }
+    pooled = sum(placed.values()) == servers
     sites = tuple(
         te.SiteCost(
             key=f"site-{s.pk}",
@@ -765,10 +777,18 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             pue=float(s.pue),
             power_usd_per_kwh=float(s.power_usd_per_kwh),
             staff_usd_per_month=float(s.staff_usd_per_month),
+            servers=placed[s.pk] if pooled else 0,
         )
-        for s in selectors.site_list(plan=plan)
-        if s.kind in (SiteKind.OWN_DC, SiteKind.COLOCATION)
+        for s in physical
+        if placed[s.pk] or not pooled
     )
+    if pooled and sites:
+        basis.append(
+            "One owned option for the plan's deployment: "
+            + ", ".join(f"{s.label} {s.servers} servers" for s in sites)
+            + ", each site at its own power price, PUE and space (the demand split by the "
+            "sites' server shares)."
+        )
     if not sites:
         sites = (te.SiteCost("colocation", "Colocation (engine defaults)"),)
         basis.append(
@@ -781,17 +801,56 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         cloud=pricing,
         hardware=hardware,
         sites=sites,
+        # the hybrid's owned base sits where the deployment puts most servers
+        hybrid_site=max(sites, key=lambda s: s.servers).key,
         horizon_months=settings.horizon_months,
         cost_of_capital=float(settings.cost_of_capital_pct) / 100,
         providers=providers,
     )
+    fx = tco_fx(plan)
+    if fx["currency"] != "USD":
+        basis.append(
+            f"Amounts shown in {fx['currency']}: the TCO computes in USD (catalog and cloud "
+            f"prices) and converts at 1 USD = {fx['rate']} {fx['currency']} (rate of "
+            f"{fx['rate_date']})."
+        )
     canonical = {
         "version": TCO_INPUTS_VERSION,
+        "fx": fx,
         "inputs": asdict(inputs),
         "monte_carlo": {"paths": MONTE_CARLO_PATHS, "seed": MONTE_CARLO_SEED},
         "sensitivity": {"swing": SENSITIVITY_SWING},
     }
     return TcoBuild(inputs, canonical, canonical_hash(canonical), basis)
+
+
+def tco_fx(plan: Plan) -> dict[str, Any]:
+    """The dated USD → plan currency rate the TCO's amounts are shown at.
+
+    The engine computes in USD (catalog and cloud prices are USD); every amount a client sees
+    is converted once, when the results are stored (:func:`tco_results_serialise`), at the
+    latest rate on or before the plan's valuation date (the order date, else today).
+
+    Raises:
+        TcoNotReady: The FX table has no such rate (the message names the pair and date).
+    """
+    from sourcing import selectors as ss
+    from sourcing.services import sourcing_settings_get, valuation_date
+
+    currency = plan.currency
+    if currency == "USD":
+        return {"currency": "USD", "rate": "1", "rate_date": None}
+    on = valuation_date(sourcing_settings_get(plan=plan))
+    try:
+        rate, rate_date = ss.fx_table().rate("USD", currency, on)
+    except LandedCostError as exc:
+        raise TcoNotReady(
+            f"No USD → {currency} exchange rate on or before {on:%Y-%m-%d}: the TCO computes "
+            f"in USD and shows the plan's {currency}; add the rate under FX rates."
+        ) from exc
+    # The rate as shown (6 decimals) is the rate applied, so every figure can be checked.
+    shown = rate.quantize(Decimal("0.000001"))
+    return {"currency": currency, "rate": str(shown), "rate_date": f"{rate_date:%Y-%m-%d}"}
 
 
 def _tco_cloud(
@@ -1103,7 +1162,7 @@ def tco_run_execute(*, job: TcoRun, recorder: jobs.JobRecorder) -> None:
         progress=recorder.stage(0.35, 0.95, "Monte Carlo"),
     )
     recorder(0.97, "Storing results")
-    run.results = tco_results_serialise(result, bars, bands)
+    run.results = tco_results_serialise(result, bars, bands, fx=run.inputs.get("fx"))
     jobs.job_finish(run)
     logger.info("TCO run %s of plan %s finished", run.pk, run.plan_id)
 
@@ -1121,12 +1180,11 @@ def tco_run_sync(*, plan: Plan, user) -> TcoRun:
 # --- Serialising results ----------------------------------------------------------------------
 
 
-def _money(value: float) -> str:
-    return str(Decimal(float(value)).quantize(CENT))
+def _money(value: float, rate: Decimal = Decimal(1), places: Decimal = CENT) -> str:
+    """One amount of the engine (USD) in the results' currency: × the dated rate, rounded.
 
-
-def _money_list(values) -> list[str]:
-    return [_money(v) for v in values]
+    The one place TCO amounts change currency (rate from :func:`tco_fx`)."""
+    return str((Decimal(float(value)) * rate).quantize(places))
 
 
 def _opt(value: float | None, digits: int = 6) -> float | None:
@@ -1134,11 +1192,33 @@ def _opt(value: float | None, digits: int = 6) -> float | None:
 
 
 def tco_results_serialise(
-    result: te.TcoResult, bars: tuple[te.TornadoBar, ...], bands: te.MonteCarloResult
+    result: te.TcoResult,
+    bars: tuple[te.TornadoBar, ...],
+    bands: te.MonteCarloResult,
+    fx: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Engine results as JSON: money as decimal strings in cents (USD), the rest as numbers."""
+    """Engine results as JSON, money as decimal strings in the plan's currency.
+
+    The engine computes in USD; ``fx`` (from :func:`tco_fx`, stored with the run's inputs)
+    converts every amount once, here, and is stored with the results so every document
+    shows the rate and its date. Keys keep their ``_usd`` names for stored runs; the amount
+    is in ``currency``.
+    """
+    fx = fx or {"currency": "USD", "rate": "1", "rate_date": None}
+    rate = Decimal(fx["rate"])
+
+    def money(value: float) -> str:
+        return _money(value, rate)
+
+    def money_list(values) -> list[str]:
+        return [_money(v, rate) for v in values]
+
+    def unit(value: float | None, places: str) -> str | None:
+        return None if value is None else _money(value, rate, Decimal(places))
+
     return {
-        "currency": "USD",
+        "currency": fx["currency"],
+        "fx": {"from": "USD", "to": fx["currency"], "rate": fx["rate"], "date": fx["rate_date"]},
         "months": [int(m) for m in result.months],
         "demand_gpu_hours": [round(float(v), 2) for v in result.demand_gpu_hours],
         "discount_rate": result.discount_rate,
@@ -1148,39 +1228,36 @@ def tco_results_serialise(
                 "key": o.key,
                 "label": o.label,
                 "kind": o.kind,
-                "lines_usd": {k: _money_list(v) for k, v in o.lines_usd.items()},
-                "monthly_usd": _money_list(o.monthly_usd),
-                "cumulative_usd": _money_list(o.cumulative_usd),
-                "terminal_value_usd": _money(o.terminal_value_usd),
-                "net_cost_usd": _money(o.net_cost_usd),
-                "npv_usd": _money(o.npv_usd),
+                "lines_usd": {k: money_list(v) for k, v in o.lines_usd.items()},
+                "monthly_usd": money_list(o.monthly_usd),
+                "cumulative_usd": money_list(o.cumulative_usd),
+                "terminal_value_usd": money(o.terminal_value_usd),
+                "net_cost_usd": money(o.net_cost_usd),
+                "npv_usd": money(o.npv_usd),
                 "break_even_month": o.break_even_month,
-                "cost_per_million_output_tokens_usd": (
-                    None
-                    if o.cost_per_million_output_tokens_usd is None
-                    else _money(o.cost_per_million_output_tokens_usd)
+                "cost_per_million_output_tokens_usd": unit(
+                    o.cost_per_million_output_tokens_usd, "0.01"
                 ),
-                "cost_per_request_usd": (
-                    None
-                    if o.cost_per_request_usd is None
-                    else str(Decimal(o.cost_per_request_usd).quantize(Decimal("0.000001")))
-                ),
+                "cost_per_request_usd": unit(o.cost_per_request_usd, "0.000001"),
                 "owned_gpus": o.owned_gpus,
                 "mean_utilisation": _opt(o.mean_utilisation),
                 "break_even_utilisation": _opt(o.break_even_utilisation),
                 "notes": list(o.notes),
-                "base_curve": [[n, _money(v)] for n, v in o.base_curve],
-                "input_usd_per_million_tokens": (
-                    None
-                    if o.input_usd_per_million_tokens is None
-                    else str(Decimal(o.input_usd_per_million_tokens).quantize(Decimal("0.0001")))
-                ),
-                "output_usd_per_million_tokens": (
-                    None
-                    if o.output_usd_per_million_tokens is None
-                    else str(Decimal(o.output_usd_per_million_tokens).quantize(Decimal("0.0001")))
-                ),
+                "base_curve": [[n, money(v)] for n, v in o.base_curve],
+                "input_usd_per_million_tokens": unit(o.input_usd_per_million_tokens, "0.0001"),
+                "output_usd_per_million_tokens": unit(o.output_usd_per_million_tokens, "0.0001"),
                 "collapses_to_cloud": o.collapses_to_cloud,
+                "sites": [
+                    {
+                        "key": b.key,
+                        "label": b.label,
+                        "servers": b.servers,
+                        "lines_usd": {k: money(v) for k, v in b.lines_total_usd.items()},
+                        "net_cost_usd": money(b.net_cost_usd),
+                        "npv_usd": money(b.npv_usd),
+                    }
+                    for b in o.site_breakdown
+                ],
             }
             for o in result.options
         ],
@@ -1190,10 +1267,10 @@ def tco_results_serialise(
                 "unit": b.unit,
                 "low_input": b.low_input,
                 "high_input": b.high_input,
-                "low_value_usd": _money(b.low_value_usd),
-                "high_value_usd": _money(b.high_value_usd),
-                "base_value_usd": _money(b.base_value_usd),
-                "span_usd": _money(b.span_usd),
+                "low_value_usd": money(b.low_value_usd),
+                "high_value_usd": money(b.high_value_usd),
+                "base_value_usd": money(b.base_value_usd),
+                "span_usd": money(b.span_usd),
             }
             for b in bars
         ],
@@ -1203,7 +1280,7 @@ def tco_results_serialise(
             "seed": bands.seed,
             "probability_owned_cheaper": round(bands.probability_owned_cheaper, 4),
             **{
-                name: _money_list(getattr(bands, name))
+                name: money_list(getattr(bands, name))
                 for name in (
                     "owned_p10_usd",
                     "owned_p50_usd",

@@ -405,8 +405,10 @@ class ReportContext:
 
 _KINDS_OF_PLACEMENT = {
     "public_cloud": ("cloud_on_demand", "cloud_committed", "cloud_spot_mix"),
-    "owned_dc": ("owned",),
-    "colocation": ("colocation",),
+    "cloud": ("cloud_on_demand", "cloud_committed", "cloud_spot_mix"),
+    # the one owned option of the deployment (kind: its sites' kind)
+    "owned_dc": ("owned", "colocation"),
+    "colocation": ("colocation", "owned"),
     "hybrid": ("hybrid",),
 }
 
@@ -429,12 +431,29 @@ def headline_option(
     key, kind = placement.chosen_key or "", placement.chosen_kind or ""
     if not (key or kind):
         return tco.cheapest_option
-    same = next((o for o in tco.options if o.key == key), None)
+    same = next(  # a chosen site of the deployment leads with the deployment's one option
+        (o for o in tco.options if key in (o.key, *(_site_key(p) for p in _option_sites(o)))),
+        None,
+    )
     if same is not None:
         return same
     wanted = _KINDS_OF_PLACEMENT.get(kind, ())
     matches = [o for o in tco.options if o.kind in wanted]
-    return min(matches, key=lambda o: o.npv_usd) if matches else None
+    # the cheapest by NPV (an option without one, as in old snapshots, last)
+    return (
+        min(matches, key=lambda o: (o.npv_usd is None, o.npv_usd or Decimal(0)))
+        if matches
+        else None
+    )
+
+
+def _option_sites(option: schema.TcoOption) -> list:
+    """The per-site parts of the deployment's one owned option (none on other options)."""
+    return list(getattr(option, "sites", None) or ())
+
+
+def _site_key(part: Any) -> str:
+    return part.get("key", "") if isinstance(part, dict) else getattr(part, "key", "")
 
 
 def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
@@ -442,6 +461,7 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
     snap = schema.load(snapshot)
     charts: dict[str, Chart] = {}
     tco = snap.tco
+    cur = tco.currency or "USD"
     if tco.available and (cumulative := chartdefs.tco_cumulative(tco)) is not None:
         charts["cumulative"] = Chart("cumulative", "Cumulative cost by option",
             svg.line_chart([str(m) for m in cumulative.x],
@@ -459,15 +479,15 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
                       for line in by_year]  # fmt: skip
             charts["yearly"] = Chart("yearly", f"Yearly cost of {cheapest.label}",
                 svg.stacked_bar_chart([f"Year {y}" for y in years], stacks,
-                                      title=f"Cost per year — {cheapest.label} (USD)",
-                                      y_label="USD"))  # fmt: skip
+                                      title=f"Cost per year — {cheapest.label} ({cur})",
+                                      y_label=cur))  # fmt: skip
         if (fan := chartdefs.tco_monte_carlo(tco)) is not None:
             bands = [svg.Band(f"{b.label} P10–P90", list(b.p10_usd), list(b.p50_usd),
                               list(b.p90_usd)) for b in fan.bands]  # fmt: skip
             charts["bands"] = Chart("bands", "Monte Carlo bands",
                 svg.band_chart([str(m) for m in fan.x], bands, title=fan.title, y_label=fan.y_label,
                                x_label=fan.x_label, label_every=6))  # fmt: skip
-        if (tornado := chartdefs.tco_tornado(tco.tornado)) is not None:
+        if (tornado := chartdefs.tco_tornado(tco.tornado, cur)) is not None:
             charts["tornado"] = Chart("tornado", "Sensitivity", svg.tornado_chart(tornado))
     timeline = snap.timeline
     if timeline.tasks:
@@ -569,7 +589,9 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
             "placement_reason": placement.reason,
             "cost_per_request_usd": chosen.cost_per_request_usd if chosen else None,
             "cost_per_million_usd": chosen.cost_per_million_output_tokens_usd if chosen else None,
-            "cheapest_label": chosen.label if chosen else "",
+            "headline_label": chosen.label if chosen else "",
+            "currency": tco.currency or "USD",
+            "fx": getattr(tco, "fx", None) or {},
             "go_live": timeline.go_live,
             "target_go_live": snap.plan.target_go_live,
             "quote_total": sell.total_sell if has_sell else None,

@@ -141,9 +141,10 @@ def _memory_footprint(s: dict) -> _Finding:
 def chosen_tco_option(s: dict) -> tuple[dict | None, str]:
     """The TCO option of the placement the plan chose, and a sentence saying how it was found.
 
-    A chosen site or owned option is the TCO option with the same key; a chosen cloud
-    placement is the cheapest cloud option by cost per request. ``(None, reason)`` when the
-    plan has no finished TCO or no placement chosen.
+    The option every document heads with (``planner.pdf.context.headline_option``): a chosen
+    site's option (the pooled deployment's one owned option for a site of it), the hybrid,
+    or the cheapest option of a chosen kind. ``(None, reason)`` when the plan has no
+    finished TCO or no placement chosen.
     """
     tco = s.get("tco")
     if not _available(tco):
@@ -152,21 +153,22 @@ def chosen_tco_option(s: dict) -> tuple[dict | None, str]:
     key, kind = placement.get("chosen_key") or "", placement.get("chosen_kind") or ""
     if not key and not kind:
         return None, "No placement chosen yet, so no option to take the cost from."
-    options = tco.get("options") or []
-    for option in options:
-        if key and option.get("key") == key:
+    from planner.pdf.context import headline_option  # the one rule every document uses
+
+    option = headline_option(tco, placement)
+    if option is not None:
+        if option["key"] == key or any(p.get("key") == key for p in option.get("sites") or ()):
             return option, f"the chosen placement, {option['label']}"
-    if kind.startswith("cloud") or key == "cloud":
-        priced = [
-            o
-            for o in options
-            if str(o.get("kind", "")).startswith("cloud") and o.get("cost_per_request_usd")
-        ]
-        if priced:
-            best = min(priced, key=lambda o: float(o["cost_per_request_usd"]))
-            return best, f"the chosen cloud placement at its cheapest, {best['label']}"
+        return option, f"the chosen {kind.replace('_', ' ')} placement, {option['label']}"
     label = placement.get("chosen_label") or key
     return None, f"The TCO run has no option for the chosen placement ({label}); re-run it."
+
+
+def tco_amount_usd(value, tco: dict | None) -> float:
+    """A stored TCO amount (in the run's currency) back in USD, the unit of the workloads'
+    cost-per-request targets: ÷ the run's dated USD → currency rate."""
+    rate = ((tco or {}).get("fx") or {}).get("rate") or "1"
+    return float(value) / float(rate)
 
 
 def _cost_per_request(s: dict) -> _Finding:
@@ -181,7 +183,7 @@ def _cost_per_request(s: dict) -> _Finding:
     elif not option.get("cost_per_request_usd"):
         found.fail(f"The TCO gives {option['label']} no cost per request (no request volume).")
     else:
-        cost = float(option["cost_per_request_usd"])
+        cost = tco_amount_usd(option["cost_per_request_usd"], s.get("tco"))
         found.evidence.append(f"Cost per request of {how}: {cost:.5f} USD.")
     if (s.get("tco") or {}).get("stale"):
         found.fail("The TCO run predates the latest changes to the plan; re-run it.")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections import defaultdict
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -327,7 +328,7 @@ def _tco(plan: Plan) -> dict[str, Any]:
         "key", "label", "kind", "net_cost_usd", "npv_usd", "break_even_month",
         "cost_per_request_usd", "cost_per_million_output_tokens_usd", "cumulative_usd",
         "monthly_usd", "owned_gpus", "mean_utilisation", "notes", "terminal_value_usd",
-        "input_usd_per_million_tokens", "output_usd_per_million_tokens",
+        "input_usd_per_million_tokens", "output_usd_per_million_tokens", "sites",
     )  # fmt: skip
     options = [{k: o.get(k) for k in keep} for o in results.get("options", [])]
     for option, source in zip(options, results.get("options", []), strict=False):
@@ -339,6 +340,7 @@ def _tco(plan: Plan) -> dict[str, Any]:
         "finished_at": _iso(run.finished_at),
         "stale": stale,
         "currency": results.get("currency", "USD"),
+        "fx": results.get("fx"),
         "months": results.get("months", []),
         "discount_rate": results.get("discount_rate"),
         "cheapest": results.get("cheapest"),
@@ -535,6 +537,7 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
     from sourcing import services as ssvc
 
     result = ssvc.timeline_report(plan=plan, organisation=plan.organisation, report=report)
+    clean = _supplier_scrubber(plan)
     data: dict[str, Any] = {
         "available": result.slips is not None,
         "reason": result.problem,
@@ -546,7 +549,7 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
         "baseline_go_live": None,
         "delay_days": 0,
         "late_against_target_days": result.late_against_target_days,
-        "notes": list(result.notes),
+        "notes": [clean(n) for n in result.notes],
         "tasks": [],
         "critical_path": [],
         "slips": [],
@@ -560,7 +563,7 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
         data["tasks"] = [
             {
                 "key": s.task.key,
-                "name": s.task.name,
+                "name": clean(s.task.name),
                 "kind": s.task.kind,
                 "start": _iso(s.earliest_start),
                 "finish": _iso(s.earliest_finish),
@@ -570,10 +573,38 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
             for s in schedule.tasks
         ]
         data["slips"] = [
-            {"name": s.name, "slip_days": s.slip_days, "go_live_delay_days": s.go_live_delay_days}
+            {
+                "name": clean(s.name),
+                "slip_days": s.slip_days,
+                "go_live_delay_days": s.go_live_delay_days,
+            }
             for s in result.slips.responsible
         ]
     return data
+
+
+def _supplier_scrubber(plan: Plan):
+    """A function taking supplier names out of a timeline text (the client sees the timeline;
+    who supplies what, at which price, is the consultancy's internal cost sheet only)."""
+    from sourcing import selectors as ssel
+
+    names = sorted(
+        {s.name for s in ssel.supplier_list(organisation=plan.organisation) if s.name.strip()},
+        key=len,
+        reverse=True,  # the longest first: "Acme GmbH" before "Acme"
+    )
+    if not names:
+        return lambda text: text
+    pattern = re.compile(
+        r"(?: from )?(?:" + "|".join(re.escape(n) for n in names) + ")", re.IGNORECASE
+    )
+
+    def clean(text: str) -> str:
+        return pattern.sub(
+            lambda m: "" if m.group(0).startswith(" from ") else "the supplier", text
+        )
+
+    return clean
 
 
 def _orders(plan: Plan) -> dict[str, Any]:

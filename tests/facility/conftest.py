@@ -1,6 +1,7 @@
 """A plan of organisation A whose workloads have a chosen configuration (as sizing leaves it)."""
 
 from datetime import date
+from decimal import Decimal
 
 import pytest
 
@@ -10,7 +11,13 @@ def sized_plan(org_a, consultant_a, catalog):
     """The demo plan of A with both workloads set to H100 SXM servers (DGX H100)."""
     from catalog.models import Accelerator, ServerPlatform
     from planner.models import Client, Plan, Workload
+    from sourcing.models import FxRate
 
+    # The TCO computes in USD and shows the plan's EUR at a dated rate (ECB-style figure).
+    FxRate.objects.get_or_create(
+        from_currency="EUR", to_currency="USD", as_of=date(2025, 1, 2),
+        defaults={"rate": Decimal("1.0350"), "source": "test rate"},
+    )  # fmt: skip
     client = Client.objects.create(organisation=org_a, name="Northwind")
     plan = Plan.objects.create(
         organisation=org_a,

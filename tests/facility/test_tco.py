@@ -87,15 +87,22 @@ def test_a_run_stores_results_progress_and_money_as_decimals(sized_plan, colo_si
     assert keys[0] == f"cloud_on_demand:{provider_keys[0]}"
     cloud = [k for k in keys if k.startswith("cloud_")]
     assert {k.split(":")[1] for k in cloud} == set(provider_keys)
-    assert f"site-{colo_site.pk}" in keys and "hybrid" in keys
+    assert "owned" in keys and "hybrid" in keys  # one owned option for the deployment
+    owned = next(o for o in results["options"] if o["key"] == "owned")
+    assert [p["key"] for p in owned["sites"]] == [f"site-{colo_site.pk}"]
     npv = results["options"][0]["npv_usd"]
     assert isinstance(npv, str) and Decimal(npv) == Decimal(npv).quantize(Decimal("0.01"))
     assert len(results["monte_carlo"]["owned_p50_usd"]) == 60
     assert results["monte_carlo"]["paths"] == 10_000
     assert {b["driver"] for b in results["tornado"]} == set(te.DEFAULT_DRIVERS)
-    # The stored figures equal a direct engine run on the same inputs.
+    # The stored figures equal a direct engine run on the same inputs (USD), converted once
+    # to the plan's EUR at the dated rate stored with the run.
     direct = te.run_tco(services.tco_inputs_build(plan=sized_plan).inputs)
-    assert Decimal(npv) == Decimal(direct.options[0].npv_usd).quantize(Decimal("0.01"))
+    assert results["currency"] == "EUR" and results["fx"]["date"]
+    rate = Decimal(results["fx"]["rate"])
+    assert rate == (1 / Decimal("1.0350")).quantize(Decimal("0.000001"))
+    expected = (Decimal(float(direct.options[0].npv_usd)) * rate).quantize(Decimal("0.01"))
+    assert Decimal(npv) == expected
 
 
 def test_unchanged_plan_is_not_recomputed_and_a_change_makes_it_stale(

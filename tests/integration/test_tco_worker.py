@@ -43,6 +43,10 @@ def test_worker_computes_and_stores_a_tco_run(
     # tests/engine pin the figures; here: the worker stored every option the engine made).
     kinds = {o["kind"] for o in finished.results["options"]}
     assert {"cloud_on_demand", "hybrid"} <= kinds and len(finished.results["options"]) == 9
+    # One owned option for the plan's deployment (not one per site), in the plan's EUR.
+    keys = [o["key"] for o in finished.results["options"]]
+    assert keys.count("owned") == 1 and not any(k.startswith("site-") for k in keys)
+    assert finished.results["currency"] == "EUR" and finished.results["fx"]["date"]
     assert finished.input_hash == services.tco_inputs_build(plan=sized_plan).input_hash
     assert any(status in ("pending", "running") for status, _ in seen) or len(seen) == 1
     client.force_login(consultant_a)

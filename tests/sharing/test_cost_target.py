@@ -25,7 +25,10 @@ def test_target_compared_with_the_chosen_placement_on_page_and_checklist(client,
     option, how = checklist.chosen_tco_option(snapshot)
     assert option is not None, how
     assert "Frankfurt" in option["label"]  # the demo places the fleet in Frankfurt
-    cost = float(option["cost_per_request_usd"])
+    # The TCO shows the plan's EUR; the target is in USD, so the cost is compared in USD.
+    cost = checklist.tco_amount_usd(option["cost_per_request_usd"], snapshot["tco"])
+    assert snapshot["tco"]["currency"] == "EUR"
+    assert cost == float(option["cost_per_request_usd"]) / float(snapshot["tco"]["fx"]["rate"])
 
     compared = cost_target_compare(plan=plan, workload=chat)
     assert compared.cost_usd == cost and compared.target_usd is None and compared.met is None

@@ -40,3 +40,19 @@ def test_a_choice_without_a_tco_option_has_no_figure():
 def test_only_an_undecided_plan_leads_with_the_cheapest():
     assert _key({}) == "cloud_committed_3yr:aws"
     assert headline_option({"available": False}, {}) is None
+
+
+def test_a_chosen_site_of_the_pooled_deployment_leads_with_the_one_owned_option():
+    pooled = {
+        "available": True,
+        "cheapest": "cloud_on_demand:aws",
+        "options": [
+            {"key": "cloud_on_demand:aws", "kind": "cloud_on_demand", "npv_usd": "900.00"},
+            {"key": "owned", "kind": "colocation", "npv_usd": "2000.00",
+             "sites": [{"key": "site-7"}, {"key": "site-8"}]},
+        ],
+    }  # fmt: skip
+    chosen = headline_option(pooled, {"chosen_kind": "colocation", "chosen_key": "site-8"})
+    assert chosen["key"] == "owned"
+    chosen = headline_option(pooled, {"chosen_kind": "owned_dc", "chosen_key": "owned_dc"})
+    assert chosen["key"] == "owned"

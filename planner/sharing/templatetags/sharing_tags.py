@@ -38,6 +38,17 @@ def incomplete_total(unpriced: int) -> str:
     return f"incomplete: {labels.count(int(unpriced), 'line')} not priced"
 
 
+@register.simple_tag
+def amount(value, currency: str = "USD", digits: int = 2) -> str:
+    """A TCO figure in its (the plan's) currency with ``digits`` decimals, or an em dash."""
+    if value in (None, ""):
+        return "—"
+    try:
+        return f"{Decimal(str(value)):,.{int(digits)}f} {currency or 'USD'}"
+    except (InvalidOperation, ValueError):
+        return "—"
+
+
 @register.filter
 def usd(value, digits: int = 2) -> str:
     """A USD figure with ``digits`` decimals, or an em dash."""

@@ -1,0 +1,39 @@
+"""Print a plan's latest finished TCO run: currency, the dated rate and each option's figures.
+
+manage.py tco_summary <plan id>
+"""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from planner.facility.models import TcoRun, TcoStatus
+
+
+class Command(BaseCommand):
+    help = "Print a plan's latest finished TCO run (NPV, break-even, unit costs per option)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("plan_id", type=int)
+
+    def handle(self, *args, plan_id: int, **options) -> None:
+        run = (
+            TcoRun.objects.filter(plan_id=plan_id, status=TcoStatus.SUCCEEDED)
+            .order_by("-finished_at")
+            .first()
+        )
+        if run is None:
+            raise CommandError(f"Plan {plan_id} has no finished TCO run.")
+        results = run.results
+        fx = results.get("fx") or {}
+        currency = results.get("currency", "USD")
+        rate = f" at 1 USD = {fx['rate']} {currency} ({fx['date']})" if fx.get("date") else ""
+        self.stdout.write(f"TCO run {run.pk} of plan {plan_id}: amounts in {currency}{rate}")
+        for o in results["options"]:
+            self.stdout.write(
+                f"  {o['label']}: NPV {o['npv_usd']} {currency}, break-even month "
+                f"{o['break_even_month'] or '—'}, per request {o['cost_per_request_usd']}, "
+                f"per M output tokens {o['cost_per_million_output_tokens_usd']}"
+            )
+            for part in o.get("sites") or ():
+                self.stdout.write(
+                    f"    {part['label']}: {part['servers']} servers, NPV {part['npv_usd']}"
+                )
