@@ -155,7 +155,8 @@ def chosen_tco_option(s: dict) -> tuple[dict | None, str]:
         return None, "No placement chosen yet, so no option to take the cost from."
     from planner.pdf.context import headline_option  # the one rule every document uses
 
-    option = headline_option(tco, placement)
+    typed = headline_option(tco, placement)
+    option = typed.model_dump() if typed is not None else None  # the rules read plain dicts
     if option is not None:
         if option["key"] == key or any(p.get("key") == key for p in option.get("sites") or ()):
             return option, f"the chosen placement, {option['label']}"

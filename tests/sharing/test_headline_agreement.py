@@ -25,7 +25,7 @@ def test_demo_headline_figures_agree_in_the_plan_currency(client, signed_in, pla
     tco, placement = snap["tco"], snap["placement"]
     assert plan.currency == "EUR" and tco["currency"] == "EUR"
     assert tco["fx"]["from"] == "USD" and tco["fx"]["to"] == "EUR" and tco["fx"]["date"]
-    chosen = headline_option(tco, placement)
+    chosen = headline_option(tco, placement).model_dump(mode="json")
     assert chosen is not None
 
     # TCO page (the consultant's): the same run, the same option, the same figures.

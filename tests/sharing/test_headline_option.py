@@ -6,19 +6,34 @@ TCO = {
     "available": True,
     "cheapest": "cloud_committed_3yr:aws",
     "options": [
-        {"key": "cloud_on_demand:aws", "kind": "cloud_on_demand", "npv_usd": "900.00"},
-        {"key": "cloud_committed_3yr:aws", "kind": "cloud_committed", "npv_usd": "400.00"},
-        {"key": "cloud_on_demand:lambda", "kind": "cloud_on_demand", "npv_usd": "500.00"},
-        {"key": "site-7", "kind": "colocation", "npv_usd": "2000.00"},
-        {"key": "site-8", "kind": "owned", "npv_usd": "2500.00"},
-        {"key": "hybrid", "kind": "hybrid", "npv_usd": "900.00"},
+        {
+            "key": "cloud_on_demand:aws",
+            "label": "cloud_on_demand:aws",
+            "kind": "cloud_on_demand",
+            "npv_usd": "900.00",
+        },
+        {
+            "key": "cloud_committed_3yr:aws",
+            "label": "cloud_committed_3yr:aws",
+            "kind": "cloud_committed",
+            "npv_usd": "400.00",
+        },
+        {
+            "key": "cloud_on_demand:lambda",
+            "label": "cloud_on_demand:lambda",
+            "kind": "cloud_on_demand",
+            "npv_usd": "500.00",
+        },
+        {"key": "site-7", "label": "site-7", "kind": "colocation", "npv_usd": "2000.00"},
+        {"key": "site-8", "label": "site-8", "kind": "owned", "npv_usd": "2500.00"},
+        {"key": "hybrid", "label": "hybrid", "kind": "hybrid", "npv_usd": "900.00"},
     ],
 }
 
 
 def _key(placement):
     option = headline_option(TCO, placement)
-    return option["key"] if option else None
+    return option.key if option else None
 
 
 def test_a_chosen_site_leads_with_its_own_figures():
@@ -47,12 +62,12 @@ def test_a_chosen_site_of_the_pooled_deployment_leads_with_the_one_owned_option(
         "available": True,
         "cheapest": "cloud_on_demand:aws",
         "options": [
-            {"key": "cloud_on_demand:aws", "kind": "cloud_on_demand", "npv_usd": "900.00"},
-            {"key": "owned", "kind": "colocation", "npv_usd": "2000.00",
+            {"key": "cloud_on_demand:aws", "label": "cloud_on_demand:aws", "kind": "cloud_on_demand", "npv_usd": "900.00"},
+            {"key": "owned", "label": "owned", "kind": "colocation", "npv_usd": "2000.00",
              "sites": [{"key": "site-7"}, {"key": "site-8"}]},
         ],
     }  # fmt: skip
     chosen = headline_option(pooled, {"chosen_kind": "colocation", "chosen_key": "site-8"})
-    assert chosen["key"] == "owned"
+    assert chosen.key == "owned"
     chosen = headline_option(pooled, {"chosen_kind": "owned_dc", "chosen_key": "owned_dc"})
-    assert chosen["key"] == "owned"
+    assert chosen.key == "owned"
