@@ -94,6 +94,7 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
             offers=line_offers, initial=_line_initial(line), prefix=f"line{line.pk}", record=line
         )
         rows.append({"line": line, "form": form, "offer_count": len(line_offers)})
+    groups = services.bom_site_groups(plan=plan, items=rows, line_of=lambda row: row["line"])
     last = selectors.plan_event_list(plan=plan).filter(kind="bom").first()
     try:
         deployment, catalog_gap = plan_deployment(plan=plan), ""
@@ -105,6 +106,8 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         "tab": "bom",
         "settings": settings,
         "rows": rows,
+        "groups": groups,
+        "plan_subtotal": services.bom_plan_subtotal(groups),
         "add_form": add_form or BomLineAddForm(prefix="add"),
         "deployments": deployment.per_workload if deployment else [],
         "deployment": deployment,
