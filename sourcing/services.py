@@ -926,6 +926,7 @@ class TimelineReport:
     item_lines: dict[str, BomLine] = field(default_factory=dict)
     power_unknown: bool = False
     site_powers: list[SitePower] = field(default_factory=list)
+    task_sites: dict[str, str] = field(default_factory=dict)  # task key → its site's name
 
     @property
     def site_rows(self) -> list[dict]:
@@ -1059,10 +1060,10 @@ def _timeline_tasks(
     plan: Plan,
     power_ready: date,
     sites: tuple[cp.SiteReadiness, ...] = (),
-) -> tuple[tuple[cp.Task, ...], list[str], dict[str, BomLine]]:
+) -> tuple[tuple[cp.Task, ...], list[str], dict[str, BomLine], dict[str, str]]:
     """Items: each purchase order as one consignment from the supplier's country (lead time =
     its slowest line), and each BOM line not ordered yet at its chosen offer, each delivered
-    to its line's site (one shipment set per site)."""
+    to its line's site (one shipment set per site). Also returns each item's site key."""
     items, notes, by_key = [], [], {}
     installs: dict[str, list] = defaultdict(list)
     actual: dict[str, dict] = defaultdict(dict)
@@ -1079,9 +1080,15 @@ def _timeline_tasks(
              if line.bom_line is not None and line.bom_line.site_id),
             "",
         )  # fmt: skip
+        site_name = next(
+            (line.bom_line.site.name for line in lines
+             if line.bom_line is not None and line.bom_line.site_id),
+            "",
+        )  # fmt: skip
         items.append(
             _timeline_item(
-                key, f"{order.reference} from {order.supplier}",
+                key, f"{order.reference} from {order.supplier}"
+                + (f" to {site_name}" if site_name else ""),
                 max(line.offer.lead_time_days for line in lines), order.supplier.country,
                 lc.normalise_country(order.destination_country), order.shipping_mode, notes,
                 site,
@@ -1115,7 +1122,8 @@ def _timeline_tasks(
             )
         )  # fmt: skip
     if not items:
-        return (), notes, by_key
+        return (), notes, by_key, {}
+    item_sites = {i.key: i.site for i in items}
     tasks = cp.plan_timeline(
         valuation_date(settings),
         items,
@@ -1138,7 +1146,7 @@ def _timeline_tasks(
         if start and finish and finish < start:
             values.pop("actual_finish")
         out.append(cp.Task(**{**_task_fields(task), **values}))
-    return tuple(out), notes, by_key
+    return tuple(out), notes, by_key, item_sites
 
 
 def _task_fields(task: cp.Task) -> dict:
@@ -1180,8 +1188,16 @@ def timeline_report(
         if p.site.pk in with_goods
     )
     try:
-        tasks, notes, by_key = _timeline_tasks(report, settings, plan, power_ready, readiness)
+        tasks, notes, by_key, item_sites = _timeline_tasks(
+            report, settings, plan, power_ready, readiness
+        )
         result.notes, result.item_lines = notes, by_key
+        if len(readiness) >= 2:
+            names = {r.key: r.name for r in readiness}
+            for task in tasks:
+                item, _, rest = task.key.partition(":")
+                site = item_sites.get(item) if item in item_sites else rest
+                result.task_sites[task.key] = names.get(site, "All sites")
         if not tasks:
             result.problem = (
                 "No BOM line has a chosen offer yet: add offers for the parts, then the "

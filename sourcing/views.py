@@ -282,6 +282,7 @@ def timeline_view(request: HttpRequest, plan_id: int) -> HttpResponse:
             baseline_go_live=timeline.slips.baseline_go_live,
             target_go_live=plan.target_go_live,
             slipped_keys=frozenset(slipped),
+            task_sites=timeline.task_sites,
         )
     context = {
         "plan": plan, "section": "sourcing", "tab": "timeline", "timeline": timeline,

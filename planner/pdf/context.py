@@ -135,6 +135,7 @@ class QuoteLine:
     lead_time_days: int | None
     status: str
     priced: bool = True  # False: no offer, no rule or no rate — shown "not priced", never 0
+    site: str = ""  # the site the units go to ("" = plan-wide, or a revision before sites)
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,7 @@ def cost_sheet_context(snapshot: dict, **head) -> CostSheetContext:
                 lead_time_days=row.get("lead_time_days"),
                 status=row.get("problem") or "",
                 priced=_line_priced(row),
+                site=row.get("site") or "",
             )
         )
     totals = bom.get("totals") or {}
@@ -274,6 +276,7 @@ class SellLine:
     unit_sell: Decimal | None
     sell: Decimal | None
     lead_time_days: int | None
+    site: str = ""  # the site the units go to ("" = plan-wide, or a revision before sites)
 
 
 @dataclass(frozen=True)
@@ -345,11 +348,12 @@ def quote_context(snapshot: dict, **head) -> QuoteContext:
     sell_lines = sell.get("lines", []) if bom.get("available") else []
     for i, row in enumerate(sell_lines, start=1):
         lead = bom_rows[i - 1].get("lead_time_days") if i <= len(bom_rows) else None
+        site = (bom_rows[i - 1].get("site") or "") if i <= len(bom_rows) else ""
         lines.append(SellLine(
             position=i, description=row["description"], quantity=row["quantity"],
             unit_sell=Decimal(row["unit_sell"]) if row.get("unit_sell") else None,
             sell=Decimal(row["sell"]) if row.get("sell") is not None else None,
-            lead_time_days=lead,
+            lead_time_days=lead, site=site,
         ))  # fmt: skip
     fees = tuple(
         FeeLine(f["description"], Decimal(f["quantity"]), f["unit"], Decimal(f["unit_price"]),
@@ -438,6 +442,9 @@ class ReportContext:
     risks: tuple[str, ...]
     charts: dict[str, Chart] = field(default_factory=dict)
     operations: dict = field(default_factory=dict)
+    # Per site of a multi-site revision: (site, into, servers, racks, sell of its priced
+    # lines, lines not priced); empty for revisions before sites.
+    bom_by_site: tuple[tuple[str, str, int, int, Decimal | None, int], ...] = ()
 
 
 def _cheapest_option(tco: dict) -> dict | None:
@@ -610,6 +617,20 @@ def report_context(snapshot: dict, **head) -> ReportContext:
             row[1] = (row[1] or Decimal(0)) + Decimal(line["sell"])
         else:
             row[2] += 1
+    by_site: dict[str, list] = {s["site"]: [None, 0] for s in bom.get("sites", [])}
+    for i, line in enumerate(sell.get("lines", [])):
+        site = (bom_rows[i].get("site") if i < len(bom_rows) else "") or ""
+        if site in by_site:
+            if line.get("sell") is not None:
+                by_site[site][0] = (by_site[site][0] or Decimal(0)) + Decimal(line["sell"])
+            else:
+                by_site[site][1] += 1
+    bom_by_site = tuple(
+        (s["site"], s.get("destination", ""), s.get("servers", 0), s.get("racks", 0),
+         *by_site[s["site"]])
+        for s in bom.get("sites", [])
+        if s.get("servers") or s.get("racks")
+    )  # fmt: skip
     unpriced = int(sell.get("unpriced_lines") or 0)
     has_sell = bool(bom.get("available")) and bool(sell.get("available", True))
     items = checklist_items(snapshot)
@@ -643,4 +664,5 @@ def report_context(snapshot: dict, **head) -> ReportContext:
         risks=tuple(_risks(snapshot, items)),
         charts=report_charts(snapshot),
         operations=snapshot.get("operations") or {},
+        bom_by_site=bom_by_site if len(bom_by_site) > 1 else (),
     )

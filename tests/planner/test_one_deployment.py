@@ -233,6 +233,34 @@ def test_the_demo_plan_agrees_on_every_page(client, org_a, consultant_a, catalog
     assert _per_site(plan, "rack") == {k: v[1] for k, v in per_site.items()}
     assert sum(_per_site(plan, "server").values()) == deployment.servers
     assert sum(_per_site(plan, "rack").values()) == summary.racks
+    # Landed cost per site: each site's lines into its own country, the plan = the sum.
+    report = sourcing_services.landed_cost_report(plan=plan, organisation=org_a)
+    countries = {s.name: s.country for s in deployment.sites}
+    landed = {s.label: s for s in report.sites if s.site is not None}
+    assert {name: s.destination for name, s in landed.items()} == countries
+    assert set(countries.values()) == {"DE", "US"}
+    for site in landed.values():
+        assert all(c.destination == site.destination for c in site.lines)
+    frankfurt = next(s for s in landed.values() if s.destination == "DE")
+    ashburn = next(s for s in landed.values() if s.destination == "US")
+    # Into DE: the Dutch distributor's goods are intra-EU (reverse charge), into the US the
+    # same distributor's goods are imports; nothing is an import VAT into the US.
+    rules_de = {c.landed.supply_rule for c in frankfurt.lines if c.landed}
+    rules_us = {c.landed.supply_rule for c in ashburn.lines if c.landed}
+    assert "intra-EU" in rules_de and "intra-EU" not in rules_us
+    assert all(c.landed.vat.amount == 0 for c in ashburn.lines if c.landed and c.landed.vat)
+    assert report.complete
+    assert report.total_net.amount == sum(s.totals.net.amount for s in report.sites)
+    assert report.total_gross.amount == sum(s.totals.gross.amount for s in report.sites)
+    landed_page = client.get(reverse("sourcing:landed_cost", args=[plan.pk])).content.decode()
+    assert landed_page.count('data-testid="landed-site"') == len(report.sites)
+    # Timeline: one shipment set per site; go-live is the last site ready.
+    timeline = sourcing_services.timeline_report(plan=plan, organisation=org_a, report=report)
+    rows = timeline.site_rows
+    assert {r["site"] for r in rows} == set(countries)
+    assert timeline.go_live == max(r["ready"] for r in rows)
+    assert set(timeline.task_sites.values()) >= set(countries)
+    assert 'data-testid="timeline-site"' in _pages(client, plan)["timeline"]
     run = TcoRun.objects.filter(plan=plan).latest("requested_at")
     assert run.inputs["inputs"]["hardware"]["server_count"] == deployment.servers
     # Two sites, one per continent, and the chat and the catalogue job share Frankfurt's servers.
