@@ -433,8 +433,9 @@ def bom_line_add(
     server: ServerPlatform | None = None,
     service: str = "",
     hs_code: str = "",
+    site: Site | None = None,
 ) -> BomLine:
-    """Add a line by hand (kept through regeneration).
+    """Add a line by hand (kept through regeneration), for one site or plan-wide.
 
     Raises:
         SourcingError: The item is already on the BOM (override its quantity instead).
@@ -447,7 +448,9 @@ def bom_line_add(
         key, category = f"manual:service:{service}", "service"
     else:
         key, category = f"manual:{description.strip().lower()[:150]}", "other"
-    if BomLine.objects.filter(plan=plan, part_key=key).exists():
+    if site is not None and site.plan_id != plan.pk:
+        raise SourcingError("The site is not one of this plan's sites.")
+    if BomLine.objects.filter(plan=plan, site=site, part_key=key).exists():
         raise SourcingError("This item is already on the bill of materials; change its quantity.")
     hs = (
         hs_code
@@ -459,11 +462,12 @@ def bom_line_add(
         plan=plan, part_key=key, category=category,
         description=description or str(part or server or service), quantity=quantity,
         reason=reason or "added by hand", origin=LineOrigin.MANUAL, part=part, server=server,
-        service=service, hs_code=hs, position=(last.position + 1) if last else 0,
+        service=service, hs_code=hs, position=(last.position + 1) if last else 0, site=site,
     )  # fmt: skip
     event_record(
         plan=plan, user=user, kind="bom",
-        message=f"Line added by hand: {quantity} × {line.description} ({line.reason}).",
+        message=f"Line added by hand: {quantity} × {line.description} ({line.reason})"
+        + (f" for {site.name}." if site else "."),
     )  # fmt: skip
     return line
 

@@ -108,7 +108,7 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         "rows": rows,
         "groups": groups,
         "plan_subtotal": services.bom_plan_subtotal(groups),
-        "add_form": add_form or BomLineAddForm(prefix="add"),
+        "add_form": add_form or BomLineAddForm(prefix="add", plan=plan),
         "deployments": deployment.per_workload if deployment else [],
         "deployment": deployment,
         "summary": deployment_summary(plan=plan),
@@ -156,7 +156,7 @@ def bom_line_add_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     plan = plan_or_404(request, plan_id)
     if refused := _post_only(request):
         return refused
-    form = BomLineAddForm(request.POST, prefix="add")
+    form = BomLineAddForm(request.POST, prefix="add", plan=plan)
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -164,6 +164,7 @@ def bom_line_add_view(request: HttpRequest, plan_id: int) -> HttpResponse:
                 plan=plan, user=request.user, description=data["description"].strip(),
                 quantity=data["quantity"], reason=data["reason"], part=data["part"],
                 server=data["server"], service=data["service"], hs_code=data["hs_code"],
+                site=data["site"],
             )  # fmt: skip
         except services.SourcingError as exc:
             form.add_error(None, str(exc))
