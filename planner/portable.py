@@ -153,8 +153,10 @@ def plan_export(plan: Plan) -> dict[str, Any]:
         .order_by("position", "pk")
     )
     bom_lines = [
-        _row(line, "plan", ["pinned_offer"]) | {"pinned_offer": refs.get(line.pinned_offer_id)}
-        for line in lines
+        _row(line, "plan", ["pinned_offer"])
+        | {"pinned_offer": refs.get(line.pinned_offer_id)}
+        | {"site": line.site.name if line.site_id else None}  # by name: sites are the file's
+        for line in lines.select_related("site")
     ]
 
     def single(model, extra_skip=()):
@@ -421,19 +423,28 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
             row = imp.build(key, model, document[key], "plan", skip=skip, plan=plan)
             if row is not None and not imp.errors:
                 row.save()
-    part_keys: set[str] = set()
+    part_keys: set[tuple[str, str]] = set()
+    site_by_name = {site.name.lower(): site for site in Site.objects.filter(plan=plan)}
     lines = imp.rows("bom_lines", document.get("bom_lines"), "bom_lines")
     for n, data in enumerate(lines):
         where = f"bom_lines[{n}]"
         line = imp.build(
-            where, BomLine, data, "plan", extra=("pinned_offer",), skip=("pinned_offer",), plan=plan
-        )
+            where, BomLine, data, "plan", extra=("pinned_offer", "site"),
+            skip=("pinned_offer", "site"), plan=plan,
+        )  # fmt: skip
         if line is None:
             continue
-        if line.part_key in part_keys:
-            imp.error(f"{where}.part_key", "Two lines for the same part.")
+        site_name = data.get("site")
+        if site_name is not None:
+            site = site_by_name.get(str(site_name).lower()) if isinstance(site_name, str) else None
+            if site is None:
+                imp.error(f"{where}.site", "Must name a site of the file.")
+                continue
+            line.site = site
+        if (site_name or "", line.part_key) in part_keys:
+            imp.error(f"{where}.part_key", "Two lines for the same part at one site.")
             continue
-        part_keys.add(line.part_key)
+        part_keys.add((site_name or "", line.part_key))
         ref = data.get("pinned_offer")
         if ref is not None:
             if not isinstance(ref, str) or ref not in imp.offers:
