@@ -183,8 +183,10 @@ def plan_export(plan: Plan) -> dict[str, Any]:
         .order_by("position", "pk")
     )
     bom_lines = [
-        _row(line, "plan", ["pinned_offer"]) | {"pinned_offer": refs.get(line.pinned_offer_id)}
-        for line in lines
+        _row(line, "plan", ["pinned_offer"])
+        | {"pinned_offer": refs.get(line.pinned_offer_id)}
+        | {"site": line.site.name if line.site_id else None}  # by name: sites are the file's
+        for line in lines.select_related("site")
     ]
 
     def single(model, extra_skip=()):
@@ -243,7 +245,8 @@ def _split_export(workload: Workload, site_names: dict[str, str]) -> dict[str, i
 
 
 def _orders_export(plan: Plan, refs: dict[int, str]) -> list[dict[str, Any]]:
-    """The plan's purchase orders: supplier by name, lines by BOM part key and offer ref."""
+    """The plan's purchase orders: supplier by name, lines by BOM part key (and the line's site
+    by name: a part bought for two sites has a line per site) and offer ref."""
     orders = PurchaseOrder.objects.filter(plan=plan).select_related("supplier")
     return [
         _row(order, "plan")
@@ -253,9 +256,12 @@ def _orders_export(plan: Plan, refs: dict[int, str]) -> list[dict[str, Any]]:
                 _row(line, "order")
                 | {
                     "bom_line": line.bom_line.part_key if line.bom_line else None,
+                    "bom_line_site": (
+                        line.bom_line.site.name if line.bom_line and line.bom_line.site_id else None
+                    ),
                     "offer": refs[line.offer_id],
                 }
-                for line in order.lines.select_related("bom_line").order_by("pk")
+                for line in order.lines.select_related("bom_line__site").order_by("pk")
             ],
         }
         for order in orders.order_by("reference", "pk")
@@ -533,19 +539,28 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
         fee = imp.build(f"quote_fees[{n}]", QuoteFee, data, "plan", plan=plan)
         if fee is not None and not imp.errors:
             fee.save()
-    part_keys: set[str] = set()
+    part_keys: set[tuple[str, str]] = set()
+    site_by_name = {site.name.lower(): site for site in Site.objects.filter(plan=plan)}
     lines = imp.rows("bom_lines", document.get("bom_lines"), "bom_lines")
     for n, data in enumerate(lines):
         where = f"bom_lines[{n}]"
         line = imp.build(
-            where, BomLine, data, "plan", extra=("pinned_offer",), skip=("pinned_offer",), plan=plan
-        )
+            where, BomLine, data, "plan", extra=("pinned_offer", "site"),
+            skip=("pinned_offer", "site"), plan=plan,
+        )  # fmt: skip
         if line is None:
             continue
-        if line.part_key in part_keys:
-            imp.error(f"{where}.part_key", "Two lines for the same part.")
+        site_name = data.get("site")
+        if site_name is not None:
+            site = site_by_name.get(str(site_name).lower()) if isinstance(site_name, str) else None
+            if site is None:
+                imp.error(f"{where}.site", "Must name a site of the file.")
+                continue
+            line.site = site
+        if (site_name or "", line.part_key) in part_keys:
+            imp.error(f"{where}.part_key", "Two lines for the same part at one site.")
             continue
-        part_keys.add(line.part_key)
+        part_keys.add((site_name or "", line.part_key))
         ref = data.get("pinned_offer")
         if ref is not None:
             if not isinstance(ref, str) or ref not in imp.offers:
@@ -586,7 +601,10 @@ def _import_splits(splits, sites: dict[str, Site], imp: _Importer) -> None:
 def _import_orders(document: dict[str, Any], imp: _Importer, plan: Plan) -> None:
     """The purchase orders: each names a supplier of the file, its lines a BOM line's part key
     and an offer ref of that supplier in the file."""
-    lines_by_key = {line.part_key: line for line in BomLine.objects.filter(plan=plan)}
+    lines_by_key = {
+        (line.part_key, line.site.name.lower() if line.site_id else None): line
+        for line in BomLine.objects.filter(plan=plan).select_related("site")
+    }
     references: set[str] = set()
     total = 0
     orders = imp.rows("purchase_orders", document.get("purchase_orders"), "purchase_orders")
@@ -628,14 +646,22 @@ def _import_orders(document: dict[str, Any], imp: _Importer, plan: Plan) -> None
                 PurchaseOrderLine,
                 line_data,
                 "order",
-                extra=("bom_line", "offer"),
+                extra=("bom_line", "bom_line_site", "offer"),
                 skip=("offer",),
             )
             if line is None:
                 continue
             key, ref = line_data.get("bom_line"), line_data.get("offer")
-            if key is not None and (not isinstance(key, str) or key not in lines_by_key):
-                imp.error(f"{here}.bom_line", "Must be the part key of a BOM line of the file.")
+            site_name = line_data.get("bom_line_site")
+            if site_name is not None and not isinstance(site_name, str):
+                imp.error(f"{here}.bom_line_site", "Must be a site name of the file, or null.")
+                continue
+            line_key = (key, site_name.lower() if site_name else None)
+            if key is not None and (not isinstance(key, str) or line_key not in lines_by_key):
+                imp.error(
+                    f"{here}.bom_line",
+                    "Must be the part key of a BOM line of the file (at the named site).",
+                )
                 continue
             offer = imp.offers.get(ref) if isinstance(ref, str) else None
             if offer is None or offer.supplier_id != supplier.pk:
@@ -643,7 +669,7 @@ def _import_orders(document: dict[str, Any], imp: _Importer, plan: Plan) -> None
                     f"{here}.offer", "Must name an offer of the order's supplier ('offer-1')."
                 )
                 continue
-            line.bom_line, line.offer = lines_by_key.get(key), offer
+            line.bom_line, line.offer = lines_by_key.get(line_key), offer
             lines.append(line)
         if imp.errors:
             continue

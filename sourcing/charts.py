@@ -33,6 +33,7 @@ def gantt_figure(
     baseline_go_live: date | None = None,
     target_go_live: date | None = None,
     slipped_keys: frozenset[str] = frozenset(),
+    task_sites: dict[str, str] | None = None,
 ) -> str:
     """Bars from earliest start to earliest finish, red on the critical path; slack drawn as a
     pale extension; milestones as diamonds; vertical lines for the baseline and target go-live.
@@ -42,6 +43,9 @@ def gantt_figure(
         baseline_go_live: Go-live before any slip, drawn dashed when it differs.
         target_go_live: The plan's target date.
         slipped_keys: Tasks whose actual dates slipped (marked "slipped" in the label).
+        task_sites: Task key → site name of a plan with several sites: rows are grouped by
+            site (each site's shipments, installation and burn-in together) and labelled
+            with it.
 
     Returns:
         The figure as Plotly JSON.
@@ -51,9 +55,24 @@ def gantt_figure(
     first_seen: dict[str, int] = {}
     for i, r in enumerate(rows):
         first_seen.setdefault(r.key.split(":")[0], i)
-    rows.sort(key=lambda r: (first_seen[r.key.split(":")[0]], _STEP_ORDER.get(r.kind, 9)))
+    sites = task_sites or {}
+    site_order = {name: i for i, name in enumerate(dict.fromkeys(sites.values()))}
+    site_rank = {"lead_time": 0, "transit": 0, "customs": 0, "install": 1, "burn_in": 2}
+    rows.sort(
+        key=lambda r: (
+            site_order.get(sites.get(r.key, ""), -1),
+            site_rank.get(r.kind, 0) if sites else 0,
+            first_seen[r.key.split(":")[0]],
+            _STEP_ORDER.get(r.kind, 9),
+        )
+    )
     milestones = [r for r in gantt_rows(schedule) if r.kind in ("power_ready", "go_live")]
-    labels = [_label(r.name) + (" ⚠ slipped" if r.key in slipped_keys else "") for r in rows]
+    labels = [
+        (f"[{sites[r.key]}] " if r.key in sites and not r.name.startswith(sites[r.key]) else "")
+        + _label(r.name)
+        + (" ⚠ slipped" if r.key in slipped_keys else "")
+        for r in rows
+    ]
     figure = go.Figure()
     figure.add_trace(
         go.Bar(

@@ -77,8 +77,11 @@ NL_PART_OFFERS = [
     ("switch-eth-front-end", D("14800"), 42, "TW", ()),
 ]
 # USD from the US distributor (FCA): faster optics (backordered in Europe), and servers.
+# Its optics are made in Thailand and its fibre cables in Mexico: into the US they carry no
+# Section 301 duty, where China-origin ones have duty "unknown — confirm" (the Ashburn site).
 US_PART_OFFERS = [
-    ("optic-400g", D("720"), 95, "CN", ((100, D("690")),)),
+    ("optic-400g", D("720"), 95, "TH", ((100, D("690")),)),
+    ("cable-fiber-mpo", D("118"), 10, "MX", ()),
     ("switch-ib-64x400g", D("38900"), 70, "US", ()),
     ("pdu-3ph-208v-60a", D("2650"), 21, "US", ()),
     ("pdu-3ph-208v-30a", D("1900"), 21, "US", ()),
@@ -194,18 +197,19 @@ def _demo_orders(*, plan, user, nl: Supplier, us: Supplier) -> None:
     orders = []
     for supplier, owner in ((nl, "Joris van Dijk (Lowlands, DAP)"),
                             (us, "Mila Jansen, Northwind Compute Advisory")):  # fmt: skip
-        try:
-            orders.append(
-                services.purchase_order_create(
-                    plan=plan,
-                    organisation=plan.organisation,
-                    supplier=supplier,
-                    user=user,
-                    logistics_owner=owner,
-                )  # fmt: skip
-            )
-        except services.SourcingError:
-            continue
+        for _ in range(plan.sites.count() + 1):  # one order per site the supplier delivers to
+            try:
+                orders.append(
+                    services.purchase_order_create(
+                        plan=plan,
+                        organisation=plan.organisation,
+                        supplier=supplier,
+                        user=user,
+                        logistics_owner=owner,
+                    )  # fmt: skip
+                )
+            except services.SourcingError:
+                break
     for order in orders:
         order = PurchaseOrder.objects.get(pk=order.pk)
         if order.supplier_id == nl.pk:

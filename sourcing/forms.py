@@ -11,6 +11,8 @@ from django.utils import timezone
 
 from catalog.models import Accelerator, Part, ServerPlatform
 from planner.engine import limits
+from planner.facility.deployment import PHYSICAL_KINDS
+from planner.facility.models import Site
 from planner.validation import IsoDateInput, date_in_range, in_range
 from planner.versioning import VersionedFormMixin
 from sourcing.models import (
@@ -116,6 +118,20 @@ class BomLineAddForm(forms.Form):
     )
     reason = forms.CharField(max_length=300, required=False)
     hs_code = forms.CharField(label="HS code", required=False, max_length=14)
+    site = forms.ModelChoiceField(
+        label="for site",
+        queryset=Site.objects.none(),
+        required=False,
+        empty_label="plan-wide",
+        help_text="The site the units go to: landed into its country and shipped with it.",
+    )
+
+    def __init__(self, *args, plan=None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if plan is not None:  # only this plan's own sites (tenancy: the plan is scoped)
+            self.fields["site"].queryset = Site.objects.filter(
+                plan=plan, kind__in=PHYSICAL_KINDS
+            ).order_by("pk")
 
     def clean_hs_code(self) -> str:
         return _hs(self.cleaned_data["hs_code"])

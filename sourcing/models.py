@@ -210,6 +210,14 @@ class BomLine(VersionedModel):
     """
 
     plan = models.ForeignKey("planner.Plan", on_delete=models.CASCADE, related_name="bom_lines")
+    site = models.ForeignKey(
+        "facility.Site",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="bom_lines",
+        help_text="The site the units go to (landed into its country); empty = plan-wide.",
+    )
     part_key = models.CharField(max_length=200)
     category = models.CharField(max_length=40)
     description = models.CharField(max_length=200)
@@ -242,7 +250,11 @@ class BomLine(VersionedModel):
     class Meta:
         ordering = ["plan", "position", "pk"]
         constraints = [
-            models.UniqueConstraint(fields=["plan", "part_key"], name="unique_bom_part_per_plan"),
+            models.UniqueConstraint(
+                fields=["plan", "site", "part_key"],
+                name="unique_bom_part_per_plan_site",
+                nulls_distinct=False,
+            ),
             range_constraint("quantity", limits.QUANTITY, name="bom_line_quantity_in_range"),
         ]
 

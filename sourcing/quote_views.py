@@ -26,7 +26,8 @@ def _settings_form(request, plan, data=None):
     categories = sorted({x.category for x in lines})
     return QuoteSettingsForm(
         data, instance=quote.quote_settings_get(plan=plan), categories=categories,
-        lines=[(x.part_key, x.description) for x in lines],
+        # A part at several sites has one markup (keyed by part, as the quote applies it).
+        lines=list({x.part_key: x.description for x in lines}.items()),
     )  # fmt: skip
 
 

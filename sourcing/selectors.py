@@ -95,7 +95,7 @@ def offer_to_engine(offer: Offer, *, part_key: str) -> lc.Offer:
 
 def bom_line_list(*, plan: Plan) -> QuerySet[BomLine]:
     return BomLine.objects.filter(plan=plan).select_related(
-        "part", "server", "accelerator", "pinned_offer"
+        "site", "part", "server", "accelerator", "pinned_offer"
     )
 
 

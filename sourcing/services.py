@@ -34,6 +34,7 @@ from planner.engine.errors import CatalogGapError
 from planner.engine.limits import DATE_MIN, finite_or_none
 from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES
 from planner.facility.deployment import UNPLACED_KEY, plan_deployment, site_key
+from planner.facility.models import Site
 from planner.facility.services import site_evaluate
 from planner.models import Plan
 from planner.money import format_money
@@ -250,6 +251,7 @@ def _deployment_inputs(plan: Plan, settings: SourcingSettings):
                     scale_out=pool.spans_servers,
                     pdu_slug=pdu_slug,
                     pdu_description=pdu_description,
+                    site_key="" if site is None else site_pool.site_key,
                 )
             )
     return inputs
@@ -270,9 +272,15 @@ def _fabric(settings: SourcingSettings) -> bom_engine.FabricSpec:
     )
 
 
+def _line_site_key(row: BomLine) -> str:
+    """The engine's site key of a stored line (``""`` = plan-wide)."""
+    return f"site-{row.site_id}" if row.site_id else ""
+
+
 def _engine_line(row: BomLine, *, as_generated: bool) -> bom_engine.BomLine:
     quantity = row.generated_quantity if as_generated else row.quantity
     return bom_engine.BomLine(
+        site=_line_site_key(row),
         part_key=row.part_key,
         category=row.category,
         description=row.description,
@@ -281,6 +289,48 @@ def _engine_line(row: BomLine, *, as_generated: bool) -> bom_engine.BomLine:
         drivers=tuple((str(n), int(v)) for n, v in row.drivers),
         origin="generated" if as_generated else row.origin,
     )
+
+
+@dataclass
+class SiteGroup:
+    """A site's part of the BOM (``site`` ``None``: plan-wide lines such as services)."""
+
+    site: Site | None
+    items: list
+    subtotal: bom_engine.SiteSubtotal
+
+    @property
+    def label(self) -> str:
+        if self.site is None:
+            return "Plan-wide (services and lines not tied to a site)"
+        return f"{self.site.name} ({self.site.country})" if self.site.country else self.site.name
+
+    @property
+    def key(self) -> str:
+        return f"site-{self.site.pk}" if self.site else "plan"
+
+
+def bom_site_groups(*, plan: Plan, items: list, line_of=lambda item: item) -> list[SiteGroup]:
+    """Items (BOM lines, or rows holding one) grouped by their line's site: the plan's sites
+    in order, then the plan-wide lines; each group with its server and rack subtotal."""
+    sites = {s.pk: s for s in Site.objects.filter(plan=plan).order_by("pk")}
+    buckets: dict[int | None, list] = {pk: [] for pk in sites}
+    buckets[None] = []
+    for item in items:
+        buckets.setdefault(line_of(item).site_id, []).append(item)
+    groups = []
+    for pk, bucket in buckets.items():
+        if not bucket:
+            continue
+        engine_lines = [_engine_line(line_of(i), as_generated=False) for i in bucket]
+        subtotal = bom_engine.site_subtotals(engine_lines)[0]
+        groups.append(SiteGroup(sites.get(pk) if pk else None, bucket, subtotal))
+    return groups
+
+
+def bom_plan_subtotal(groups: list[SiteGroup]) -> bom_engine.SiteSubtotal:
+    """The plan's line, server and rack counts over every site's group."""
+    return bom_engine.plan_subtotal(g.subtotal for g in groups)
 
 
 @transaction.atomic
@@ -308,7 +358,8 @@ def bom_generate(*, plan: Plan, user) -> tuple[str, ...]:
         generated = bom_engine.generate_bom(inputs, fabric=fabric, spares=spares)
     except bom_engine.BomError as exc:
         raise SourcingError(str(exc)) from exc
-    rows = {row.part_key: row for row in BomLine.objects.filter(plan=plan)}
+    rows = {(_line_site_key(row), row.part_key): row for row in BomLine.objects.filter(plan=plan)}
+    site_ids = {site_key(s): s.pk for s in Site.objects.filter(plan=plan)}
     previous = [
         _engine_line(r, as_generated=True)
         for r in rows.values()
@@ -320,17 +371,18 @@ def bom_generate(*, plan: Plan, user) -> tuple[str, ...]:
         if r.origin in (LineOrigin.MANUAL, LineOrigin.OVERRIDE)
     ]
     lines, changes = bom_engine.regenerate(previous, manual, generated.lines)
-    new_by_key = {line.part_key: line for line in generated.lines}
+    new_by_key = {line.key: line for line in generated.lines}
     first_run = not previous
     kept = set()
     for position, line in enumerate(lines):
-        kept.add(line.part_key)
-        row = rows.get(line.part_key)
+        row = rows.get(line.key)
+        if row is not None:
+            kept.add(row.pk)
         if line.origin == "manual":
             if row is not None:
                 BomLine.objects.filter(pk=row.pk).update(position=position)
             continue
-        new = new_by_key.get(line.part_key)
+        new = new_by_key.get(line.key)
         values = {
             "category": line.category,
             "description": line.description,
@@ -344,12 +396,16 @@ def bom_generate(*, plan: Plan, user) -> tuple[str, ...]:
         }
         if row is None:
             links = _resolve(line.part_key)
-            BomLine.objects.create(plan=plan, part_key=line.part_key, **values, **links)
+            row = BomLine.objects.create(
+                plan=plan, site_id=site_ids.get(line.site), part_key=line.part_key,
+                **values, **links,
+            )  # fmt: skip
+            kept.add(row.pk)
         else:
             for name, value in values.items():
                 setattr(row, name, value)
             row.save()
-    BomLine.objects.filter(plan=plan).exclude(part_key__in=kept).exclude(
+    BomLine.objects.filter(plan=plan).exclude(pk__in=kept).exclude(
         origin=LineOrigin.MANUAL
     ).delete()
     settings.bom_generated_at = timezone.now()
@@ -377,8 +433,9 @@ def bom_line_add(
     server: ServerPlatform | None = None,
     service: str = "",
     hs_code: str = "",
+    site: Site | None = None,
 ) -> BomLine:
-    """Add a line by hand (kept through regeneration).
+    """Add a line by hand (kept through regeneration), for one site or plan-wide.
 
     Raises:
         SourcingError: The item is already on the BOM (override its quantity instead).
@@ -391,7 +448,9 @@ def bom_line_add(
         key, category = f"manual:service:{service}", "service"
     else:
         key, category = f"manual:{description.strip().lower()[:150]}", "other"
-    if BomLine.objects.filter(plan=plan, part_key=key).exists():
+    if site is not None and site.plan_id != plan.pk:
+        raise SourcingError("The site is not one of this plan's sites.")
+    if BomLine.objects.filter(plan=plan, site=site, part_key=key).exists():
         raise SourcingError("This item is already on the bill of materials; change its quantity.")
     hs = (
         hs_code
@@ -403,11 +462,12 @@ def bom_line_add(
         plan=plan, part_key=key, category=category,
         description=description or str(part or server or service), quantity=quantity,
         reason=reason or "added by hand", origin=LineOrigin.MANUAL, part=part, server=server,
-        service=service, hs_code=hs, position=(last.position + 1) if last else 0,
+        service=service, hs_code=hs, position=(last.position + 1) if last else 0, site=site,
     )  # fmt: skip
     event_record(
         plan=plan, user=user, kind="bom",
-        message=f"Line added by hand: {quantity} × {line.description} ({line.reason}).",
+        message=f"Line added by hand: {quantity} × {line.description} ({line.reason})"
+        + (f" for {site.name}." if site else "."),
     )  # fmt: skip
     return line
 
@@ -484,6 +544,7 @@ class LineCost:
     service_cost: lc.ConvertedAmount | None = None
     problem: str = ""
     warnings: list[str] = field(default_factory=list)
+    destination: str = ""
 
     @property
     def status(self) -> str:
@@ -505,6 +566,30 @@ class ShipmentCost:
     result: lc.ShipmentLandedCost | None = None
     error: str = ""
     cross_border: bool = True
+    destination: str = ""
+
+
+@dataclass
+class SiteLandedCost:
+    """One site's lines landed into its own country (``site`` ``None``: plan-wide lines,
+    landed into the settings' destination)."""
+
+    site: Site | None
+    destination: str
+    lines: list[LineCost]
+    shipments: list[ShipmentCost]
+    totals: lc.LandedTotals | None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        if self.site is None:
+            return "Plan-wide (services and lines not tied to a site)"
+        return self.site.name
+
+    @property
+    def key(self) -> str:
+        return f"site-{self.site.pk}" if self.site else "plan"
 
 
 @dataclass
@@ -523,6 +608,7 @@ class LandedCostReport:
     problems: list[str]
     reverse_charge_vat: lc.Money | None = None
     unpriced_lines: int = 0
+    sites: list[SiteLandedCost] = field(default_factory=list)
 
 
 _OFFER_WARNING = re.compile(r"^(Pinned offer|Offer) (\d+) ")
@@ -548,6 +634,7 @@ def _offer_words(warnings: list[str], by_id: dict) -> list[str]:
 def _choose(
     cost: LineCost, *, settings: SourcingSettings, plan: Plan, tariffs, fx, basis, as_of: date
 ) -> None:
+    """Choose the line's offer by its landed cost into the line's own destination."""
     line = cost.line
     engine_offers = [selectors.offer_to_engine(o, part_key=line.part_key) for o in cost.offers]
     by_id = {str(o.pk): o for o in cost.offers}
@@ -594,7 +681,7 @@ def _choose(
             engine_offers,
             quantity=line.quantity,
             hs_code=line.hs_code,
-            destination=settings.destination_country,
+            destination=cost.destination,
             tariffs=tariffs,
             fx=fx,
             plan_currency=plan.currency,
@@ -639,7 +726,7 @@ def _shipment(
         group.result = lc.shipment_landed_cost(
             lc.Shipment(
                 key=group.key,
-                destination=settings.destination_country,
+                destination=group.destination,
                 lines=tuple(lines),
                 freight=freight,
                 brokerage=lc.Money(settings.brokerage_per_shipment, plan.currency),
@@ -659,72 +746,111 @@ def _ship_from(offer: Offer) -> str:
     return offer.ship_from_country or offer.supplier.country
 
 
+def line_destination(line: BomLine, settings: SourcingSettings) -> str:
+    """Where a line is landed: its site's country, else the settings' destination."""
+    country = line.site.country if line.site_id and line.site.country else ""
+    return lc.normalise_country(country or settings.destination_country)
+
+
 def landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
     """Choose an offer for every BOM line and price the consignments, in the plan currency.
 
-    Lines without offers, without an HS code or without a tariff rule are reported as such and
-    make the total incomplete; they are never counted as zero duty.
+    Each site's lines are landed into that site's country (duty, import VAT, domestic VAT or
+    reverse charge by where the offer ships from), in shipments of their own; plan-wide lines
+    (services, lines without a site) into the settings' destination. Totals per site and for
+    the plan come from the landed-cost engine. Lines without offers, without an HS code or
+    without a tariff rule are reported as such and make the total incomplete; they are never
+    counted as zero duty.
     """
     settings = sourcing_settings_get(plan=plan)
     as_of = valuation_date(settings)
+    bom = [line for line in selectors.bom_line_list(plan=plan) if line.quantity]
+    destinations = list(dict.fromkeys(line_destination(line, settings) for line in bom))
+    shown = " · ".join(destinations) or lc.normalise_country(settings.destination_country)
     if plan.currency not in lc.MINOR_UNITS:  # saved before currencies were validated
         problem = f"plan currency {plan.currency!r} unknown — set an ISO code on the plan"
         costs = [
-            LineCost(line=line, problem=problem)
-            for line in selectors.bom_line_list(plan=plan)
-            if line.quantity
+            LineCost(line=line, problem=problem, destination=line_destination(line, settings))
+            for line in bom
         ]
         return LandedCostReport(
-            currency=plan.currency, as_of=as_of,
-            destination=lc.normalise_country(settings.destination_country), lines=costs,
+            currency=plan.currency, as_of=as_of, destination=shown, lines=costs,
             shipments=[], total_net=None, total_gross=None, vat_recoverable=None,
             complete=False, problems=[f"The {problem}."], unpriced_lines=len(costs),
         )  # fmt: skip
     offers = list(selectors.offer_list(organisation=organisation))
-    tariffs = selectors.tariff_rules(destination=settings.destination_country)
+    tariffs = {d: selectors.tariff_rules(destination=d) for d in destinations}
     fx = selectors.fx_table()
     basis = selectors.customs_valuation_rules()
-    costs: list[LineCost] = []
-    for line in selectors.bom_line_list(plan=plan):
-        if line.quantity == 0:
-            continue
-        cost = LineCost(line=line, offers=selectors.offers_for_line(offers, line))
+    by_site: dict[int | None, list[LineCost]] = {}
+    sites: dict[int | None, Site | None] = {None: None}
+    for line in bom:
+        cost = LineCost(
+            line=line, offers=selectors.offers_for_line(offers, line),
+            destination=line_destination(line, settings),
+        )  # fmt: skip
         if not cost.offers:
             cost.problem = "no offer"
         else:
-            _choose(cost, settings=settings, plan=plan, tariffs=tariffs, fx=fx, basis=basis,
-                    as_of=as_of)  # fmt: skip
-        costs.append(cost)
+            _choose(cost, settings=settings, plan=plan, tariffs=tariffs[cost.destination], fx=fx,
+                    basis=basis, as_of=as_of)  # fmt: skip
+        by_site.setdefault(line.site_id, []).append(cost)
+        sites[line.site_id] = line.site
+    order = sorted(by_site, key=lambda pk: (pk is None, pk or 0))
+    site_costs = [
+        _site_landed(
+            sites[pk],
+            by_site[pk],
+            settings=settings,
+            plan=plan,
+            tariffs=tariffs,
+            fx=fx,
+            basis=basis,
+            as_of=as_of,
+        )  # fmt: skip
+        for pk in order
+    ]
+    totals = lc.plan_landed_totals((s.totals for s in site_costs), plan.currency)
+    problems = [p for s in site_costs for p in s.problems]
+    return LandedCostReport(
+        currency=plan.currency, as_of=as_of, destination=shown,
+        lines=[c for s in site_costs for c in s.lines],
+        shipments=[g for s in site_costs for g in s.shipments], total_net=totals.net,
+        total_gross=totals.gross, vat_recoverable=totals.vat_recoverable,
+        complete=not problems, problems=problems, reverse_charge_vat=totals.reverse_charge_vat,
+        unpriced_lines=totals.unpriced_lines, sites=site_costs,
+    )  # fmt: skip
+
+
+def _site_landed(
+    site: Site | None, costs: list[LineCost], *, settings, plan, tariffs, fx, basis, as_of
+) -> SiteLandedCost:
+    """One site's consignments (one per supplier and Incoterm) landed into its country."""
+    dest = costs[0].destination if costs else lc.normalise_country(settings.destination_country)
     groups: dict[tuple, ShipmentCost] = {}
     for cost in costs:
         if cost.chosen is None or cost.line.service or cost.problem:
             continue
-        key = (cost.chosen.supplier_id, cost.chosen.incoterm)
+        key = (cost.destination, cost.chosen.supplier_id, cost.chosen.incoterm)
         if key not in groups:
+            where = f"{site.name}: " if site is not None else ""
             groups[key] = ShipmentCost(
-                key=f"{cost.chosen.supplier.name} ({cost.chosen.incoterm})",
+                key=f"{where}{cost.chosen.supplier.name} ({cost.chosen.incoterm})",
                 supplier=cost.chosen.supplier,
                 incoterm=cost.chosen.incoterm,
                 lines=[],
+                destination=cost.destination,
             )
         groups[key].lines.append(cost)
-    dest = lc.normalise_country(settings.destination_country)
     for group in groups.values():
         group.cross_border = any(
-            lc.supply_rule(_ship_from(c.chosen), dest) == "import" for c in group.lines
+            lc.supply_rule(_ship_from(c.chosen), group.destination) == "import" for c in group.lines
         )
-        _shipment(group, settings=settings, plan=plan, tariffs=tariffs, fx=fx, basis=basis,
-                  as_of=as_of)  # fmt: skip
-    zero = lc.Money.zero(plan.currency)
-    net, gross, recoverable, reverse_charge = zero, zero, zero, zero
-    problems = []
-    unpriced = 0
+        _shipment(group, settings=settings, plan=plan, tariffs=tariffs[group.destination],
+                  fx=fx, basis=basis, as_of=as_of)  # fmt: skip
+    problems, failed = [], 0
     for group in groups.values():
         if group.result:
-            net, gross = net + group.result.landed_cost_net, gross + group.result.landed_cost_gross
-            recoverable = recoverable + group.result.vat_recoverable
-            reverse_charge = reverse_charge + (group.result.reverse_charge_vat or zero)
-            unpriced += group.result.unpriced_lines
             if not group.result.complete:
                 n = group.result.unpriced_lines
                 problems.append(
@@ -732,20 +858,17 @@ def landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
                     "unknown — see the line)."
                 )
         else:
-            unpriced += len(group.lines)
+            failed += len(group.lines)
             problems.append(f"{group.key}: {group.error}")
     for cost in costs:
-        if cost.service_cost:
-            net, gross = net + cost.service_cost.money, gross + cost.service_cost.money
         if cost.problem:
-            unpriced += 1
+            failed += 1
             problems.append(f"{cost.line.description}: {cost.problem}")
-    return LandedCostReport(
-        currency=plan.currency, as_of=as_of, destination=dest, lines=costs,
-        shipments=list(groups.values()), total_net=net, total_gross=gross,
-        vat_recoverable=recoverable, complete=not problems, problems=problems,
-        reverse_charge_vat=reverse_charge, unpriced_lines=unpriced,
+    totals = lc.landed_totals(
+        (g.result for g in groups.values() if g.result), plan.currency,
+        local=(c.service_cost.money for c in costs if c.service_cost), unpriced_lines=failed,
     )  # fmt: skip
+    return SiteLandedCost(site, dest, costs, list(groups.values()), totals, problems)
 
 
 def purchase_order_landed_cost(
@@ -806,6 +929,32 @@ class TimelineReport:
     problem: str = ""
     item_lines: dict[str, BomLine] = field(default_factory=dict)
     power_unknown: bool = False
+    site_powers: list[SitePower] = field(default_factory=list)
+    task_sites: dict[str, str] = field(default_factory=dict)  # task key → its site's name
+
+    @property
+    def site_rows(self) -> list[dict]:
+        """Per site of a multi-site schedule: its power date, installation end and ready date."""
+        sched = self.schedule
+        if sched is None or len(self.site_powers) < 2:
+            return []
+        rows = []
+        for power in self.site_powers:
+            key = f"site-{power.site.pk}"
+            try:
+                install = sched.get(cp.site_task_key("install", key))
+                burn_in = sched.get(cp.site_task_key("burn_in", key))
+            except KeyError:
+                continue
+            rows.append(
+                {
+                    "site": power.site.name, "country": power.site.country,
+                    "power_ready": power.ready, "power_source": power.source,
+                    "installed": install.earliest_finish, "ready": burn_in.earliest_finish,
+                    "critical": burn_in.critical,
+                }
+            )  # fmt: skip
+        return rows
 
     @property
     def schedule(self) -> cp.Schedule | None:
@@ -822,40 +971,79 @@ class TimelineReport:
         return None
 
 
-def power_ready_date(*, plan: Plan, settings: SourcingSettings) -> tuple[date | None, str]:
-    """The date power is ready for the plan's servers, and where it comes from.
+@dataclass(frozen=True)
+class SitePower:
+    """When one site's power carries that site's servers (``ready`` ``None``: unknown)."""
 
-    The facility checks' date (``planner.engine.facility``): for each site holding servers of
-    the pooled deployment, the first day its capacity, planned upgrades included, carries that
-    site's load (and its base power is energised); the latest of them. ``None`` when no site
-    holds the servers or a site never reaches its load: the date is then unknown.
+    site: Site
+    ready: date | None
+    source: str
+
+
+def site_power_ready(*, plan: Plan, settings: SourcingSettings) -> list[SitePower]:
+    """Each site holding servers of the pooled deployment: the first day its capacity,
+    planned upgrades included, carries that site's load (``planner.engine.facility``).
+
+    The settings' date, when set, overrides every site's.
     """
-    if settings.power_ready_on:
-        return settings.power_ready_on, "set in the sourcing settings"
     try:
         deployment = plan_deployment(plan=plan)
     except CatalogGapError:
-        return None, ""
-    latest, reasons, checked = None, [], 0
+        return []
+    out = []
     for site in deployment.sites:
+        if settings.power_ready_on:
+            out.append(SitePower(site, settings.power_ready_on, "set in the sourcing settings"))
+            continue
         report = site_evaluate(plan=plan, site=site, deployment=deployment).report
         if report is None:
             continue
-        checked += 1
         check = report.by_key("power_ready")
         if check.status == "fail" and finite_or_none(check.value) is None:
-            return None, f"{site.name} never has the power: {check.reason}"
-        if report.power_ready_on and (latest is None or report.power_ready_on > latest):
-            latest = report.power_ready_on
-            reasons = [f"{site.name} carries its {report.it_load_kw:.1f} kW"]
-    if latest is not None:
-        return latest, (f"facility checks: {reasons[0]} from this date (planned upgrades included)")
-    if checked:
-        return valuation_date(settings), "facility checks: every site has the power already"
-    return None, ""
+            out.append(SitePower(site, None, f"{site.name} never has the power: {check.reason}"))
+        elif report.power_ready_on:
+            out.append(
+                SitePower(
+                    site, report.power_ready_on,
+                    f"facility checks: {site.name} carries its {report.it_load_kw:.1f} kW from "
+                    "this date (planned upgrades included)",
+                )
+            )  # fmt: skip
+        else:
+            out.append(
+                SitePower(site, valuation_date(settings), f"facility checks: {site.name} has "
+                          "the power already")
+            )  # fmt: skip
+    return out
 
 
-def _timeline_item(key, name, lead, origin, dest, mode, notes) -> cp.TimelineItem:
+def power_ready_date(
+    *, plan: Plan, settings: SourcingSettings, sites: list[SitePower] | None = None
+) -> tuple[date | None, str]:
+    """The date power is ready for the plan's servers, and where it comes from.
+
+    The latest of the sites' dates (:func:`site_power_ready`, given as ``sites`` when already
+    computed). ``None`` when no site holds the servers or a site never reaches its load: the
+    date is then unknown.
+    """
+    if settings.power_ready_on:
+        return settings.power_ready_on, "set in the sourcing settings"
+    if sites is None:
+        sites = site_power_ready(plan=plan, settings=settings)
+    for power in sites:
+        if power.ready is None:
+            return None, power.source
+    if not sites:
+        return None, ""
+    latest = max(sites, key=lambda p: p.ready)
+    if latest.source.endswith("has the power already") and all(
+        p.source.endswith("has the power already") for p in sites
+    ):
+        return latest.ready, "facility checks: every site has the power already"
+    return latest.ready, latest.source
+
+
+def _timeline_item(key, name, lead, origin, dest, mode, notes, site="") -> cp.TimelineItem:
     lane = (cp.COUNTRY_REGION.get(origin), cp.COUNTRY_REGION.get(dest), mode)
     transit = None
     if origin != dest and lane not in cp.LANE_TRANSIT_DAYS:
@@ -866,17 +1054,22 @@ def _timeline_item(key, name, lead, origin, dest, mode, notes) -> cp.TimelineIte
         )
     return cp.TimelineItem(
         key=key, name=name, lead_time_days=lead, origin_country=origin,
-        destination_country=dest, mode=mode, transit_days=transit,
+        destination_country=dest, mode=mode, transit_days=transit, site=site,
     )  # fmt: skip
 
 
 def _timeline_tasks(
-    report: LandedCostReport, settings: SourcingSettings, plan: Plan, power_ready: date
-) -> tuple[tuple[cp.Task, ...], list[str], dict[str, BomLine]]:
+    report: LandedCostReport,
+    settings: SourcingSettings,
+    plan: Plan,
+    power_ready: date,
+    sites: tuple[cp.SiteReadiness, ...] = (),
+) -> tuple[tuple[cp.Task, ...], list[str], dict[str, BomLine], dict[str, str]]:
     """Items: each purchase order as one consignment from the supplier's country (lead time =
-    its slowest line), and each BOM line not ordered yet at its chosen offer."""
-    dest = lc.normalise_country(settings.destination_country)
+    its slowest line), and each BOM line not ordered yet at its chosen offer, each delivered
+    to its line's site (one shipment set per site). Also returns each item's site key."""
     items, notes, by_key = [], [], {}
+    installs: dict[str, list] = defaultdict(list)
     actual: dict[str, dict] = defaultdict(dict)
     installed = []
     ordered_lines = set()
@@ -886,11 +1079,23 @@ def _timeline_tasks(
             continue
         ordered_lines |= {line.bom_line_id for line in lines}
         key = f"order-{order.pk}"
+        site = next(
+            (f"site-{line.bom_line.site_id}" for line in lines
+             if line.bom_line is not None and line.bom_line.site_id),
+            "",
+        )  # fmt: skip
+        site_name = next(
+            (line.bom_line.site.name for line in lines
+             if line.bom_line is not None and line.bom_line.site_id),
+            "",
+        )  # fmt: skip
         items.append(
             _timeline_item(
-                key, f"{order.reference} from {order.supplier}",
+                key, f"{order.reference} from {order.supplier}"
+                + (f" to {site_name}" if site_name else ""),
                 max(line.offer.lead_time_days for line in lines), order.supplier.country,
                 lc.normalise_country(order.destination_country), order.shipping_mode, notes,
+                site,
             )
         )  # fmt: skip
         # Actual dates replace the plan. Later steps start when the previous one actually
@@ -902,6 +1107,7 @@ def _timeline_tasks(
         actual[f"{key}:transit"] = {"actual_finish": order.customs_actual}
         actual[f"{key}:customs"] = {"actual_finish": order.delivered_actual}
         installed.append(order.installed_actual)
+        installs[site].append(order.installed_actual)
     for cost in report.lines:
         if cost.line.service or cost.line.quantity == 0 or cost.line.pk in ordered_lines:
             continue
@@ -910,22 +1116,32 @@ def _timeline_tasks(
             continue
         key = f"line-{cost.line.pk}"
         by_key[key] = cost.line
+        site = f"site-{cost.line.site_id}" if cost.line.site_id else ""
+        name = cost.line.description + (f" for {cost.line.site.name}" if site else "")
         items.append(
             _timeline_item(
-                key, cost.line.description, cost.chosen.lead_time_days,
-                cost.chosen.origin_country, dest, settings.shipping_mode, notes,
+                key, name, cost.chosen.lead_time_days, cost.chosen.origin_country,
+                cost.destination or lc.normalise_country(settings.destination_country),
+                settings.shipping_mode, notes, site,
             )
         )  # fmt: skip
     if not items:
-        return (), notes, by_key
+        return (), notes, by_key, {}
+    item_sites = {i.key: i.site for i in items}
     tasks = cp.plan_timeline(
         valuation_date(settings),
         items,
         installation_days=settings.installation_days,
         burn_in_days=settings.burn_in_days,
         power_ready_date=power_ready,
+        sites=sites,
     )
-    if installed and not by_key and all(installed):
+    if len(sites) >= 2:
+        pending = {i.site for i in items if i.key in by_key}
+        for site, dates in installs.items():
+            if site and site not in pending and "" not in pending and all(dates):
+                actual[cp.site_task_key("install", site)] = {"actual_finish": max(dates)}
+    elif installed and not by_key and all(installed):
         actual["install"] = {"actual_finish": max(installed)}
     out = []
     for task in tasks:
@@ -934,7 +1150,7 @@ def _timeline_tasks(
         if start and finish and finish < start:
             values.pop("actual_finish")
         out.append(cp.Task(**{**_task_fields(task), **values}))
-    return tuple(out), notes, by_key
+    return tuple(out), notes, by_key, item_sites
 
 
 def _task_fields(task: cp.Task) -> dict:
@@ -952,7 +1168,8 @@ def timeline_report(
     and power readiness; with purchase-order actuals, the slips that moved it."""
     settings = sourcing_settings_get(plan=plan)
     order_date = valuation_date(settings)
-    power_ready, source = power_ready_date(plan=plan, settings=settings)
+    site_powers = site_power_ready(plan=plan, settings=settings)
+    power_ready, source = power_ready_date(plan=plan, settings=settings, sites=site_powers)
     note = source
     unknown = power_ready is None
     if unknown:
@@ -964,10 +1181,27 @@ def timeline_report(
         )
     result = TimelineReport(order_date, power_ready, note, plan.target_go_live)
     result.power_unknown = unknown
+    result.site_powers = site_powers
     report = report or landed_cost_report(plan=plan, organisation=organisation)
+    with_goods = {c.line.site_id for c in report.lines if c.line.site_id and not c.line.service}
+    # One shipment set per site: each site's own power date (unknown → the order date, and the
+    # go-live says so), installation and burn-in.
+    readiness = tuple(
+        cp.SiteReadiness(f"site-{p.site.pk}", p.site.name, p.ready or order_date)
+        for p in site_powers
+        if p.site.pk in with_goods
+    )
     try:
-        tasks, notes, by_key = _timeline_tasks(report, settings, plan, power_ready)
+        tasks, notes, by_key, item_sites = _timeline_tasks(
+            report, settings, plan, power_ready, readiness
+        )
         result.notes, result.item_lines = notes, by_key
+        if len(readiness) >= 2:
+            names = {r.key: r.name for r in readiness}
+            for task in tasks:
+                item, _, rest = task.key.partition(":")
+                site = item_sites.get(item) if item in item_sites else rest
+                result.task_sites[task.key] = names.get(site, "All sites")
         if not tasks:
             result.problem = (
                 "No BOM line has a chosen offer yet: add offers for the parts, then the "
@@ -1022,6 +1256,13 @@ def purchase_order_create(
             f"No BOM line left to order from {supplier}: no line has its offer as the choice, "
             "or every such line is already on an order."
         )
+    # One order per destination site: each site's goods are shipped and cleared on their own.
+    # The first site with lines left is ordered now; creating again orders the next one.
+    first = picks[0]
+    picks = [
+        c for c in picks
+        if c.line.site_id == first.line.site_id and c.destination == first.destination
+    ]  # fmt: skip
     fx, as_of = selectors.fx_table(), report.as_of
     freight = lc.Money.zero(plan.currency)
     for c in picks:
@@ -1038,7 +1279,7 @@ def purchase_order_create(
             raise SourcingError(str(exc)) from exc
     order = PurchaseOrder.objects.create(
         plan=plan, supplier=supplier, reference=_next_reference(plan),
-        destination_country=settings.destination_country, shipping_mode=settings.shipping_mode,
+        destination_country=first.destination, shipping_mode=settings.shipping_mode,
         logistics_owner=logistics_owner, charges_currency=plan.currency,
         freight=lc.round_money(freight.amount, plan.currency),
         brokerage=settings.brokerage_per_shipment, allocation=settings.allocation,
@@ -1056,11 +1297,19 @@ def purchase_order_create(
         order.shipped_expected = sched.get(f"{key}:lead_time").earliest_finish
         order.customs_expected = sched.get(f"{key}:transit").earliest_finish
         order.delivered_expected = sched.get(f"{key}:customs").earliest_finish
-        order.installed_expected = sched.get("install").earliest_finish
+        install_key = cp.site_task_key(
+            "install", f"site-{picks[0].line.site_id}" if picks[0].line.site_id else ""
+        )
+        try:
+            order.installed_expected = sched.get(install_key).earliest_finish
+        except KeyError:
+            order.installed_expected = sched.get("install").earliest_finish
         order.save()
     event_record(
         plan=plan, user=user, kind="order",
-        message=f"{order.reference} to {supplier} created with {len(picks)} lines: "
+        message=f"{order.reference} to {supplier} created with {len(picks)} lines"
+        + (f" for {first.line.site.name} ({first.destination})" if first.line.site_id else "")
+        + ": "
         + ", ".join(f"{c.line.quantity} × {c.line.description}" for c in picks) + ".",
     )  # fmt: skip
     return order

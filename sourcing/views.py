@@ -94,6 +94,7 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
             offers=line_offers, initial=_line_initial(line), prefix=f"line{line.pk}", record=line
         )
         rows.append({"line": line, "form": form, "offer_count": len(line_offers)})
+    groups = services.bom_site_groups(plan=plan, items=rows, line_of=lambda row: row["line"])
     last = selectors.plan_event_list(plan=plan).filter(kind="bom").first()
     try:
         deployment, catalog_gap = plan_deployment(plan=plan), ""
@@ -105,7 +106,9 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         "tab": "bom",
         "settings": settings,
         "rows": rows,
-        "add_form": add_form or BomLineAddForm(prefix="add"),
+        "groups": groups,
+        "plan_subtotal": services.bom_plan_subtotal(groups),
+        "add_form": add_form or BomLineAddForm(prefix="add", plan=plan),
         "deployments": deployment.per_workload if deployment else [],
         "deployment": deployment,
         "summary": deployment_summary(plan=plan),
@@ -153,7 +156,7 @@ def bom_line_add_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     plan = plan_or_404(request, plan_id)
     if refused := _post_only(request):
         return refused
-    form = BomLineAddForm(request.POST, prefix="add")
+    form = BomLineAddForm(request.POST, prefix="add", plan=plan)
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -161,6 +164,7 @@ def bom_line_add_view(request: HttpRequest, plan_id: int) -> HttpResponse:
                 plan=plan, user=request.user, description=data["description"].strip(),
                 quantity=data["quantity"], reason=data["reason"], part=data["part"],
                 server=data["server"], service=data["service"], hs_code=data["hs_code"],
+                site=data["site"],
             )  # fmt: skip
         except services.SourcingError as exc:
             form.add_error(None, str(exc))
@@ -279,6 +283,7 @@ def timeline_view(request: HttpRequest, plan_id: int) -> HttpResponse:
             baseline_go_live=timeline.slips.baseline_go_live,
             target_go_live=plan.target_go_live,
             slipped_keys=frozenset(slipped),
+            task_sites=timeline.task_sites,
         )
     context = {
         "plan": plan, "section": "sourcing", "tab": "timeline", "timeline": timeline,

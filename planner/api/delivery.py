@@ -41,6 +41,7 @@ class BomLineOut(Schema):
     service: str
     hs_code: str
     pinned_offer: int | None
+    site: int | None = Field(None, description="The site the units go to; null = plan-wide.")
 
 
 def _slug(row) -> str | None:
@@ -63,6 +64,7 @@ def bom_line_out(line) -> dict[str, Any]:
         "service": line.service,
         "hs_code": line.hs_code,
         "pinned_offer": line.pinned_offer_id,
+        "site": line.site_id,
     }
 
 
@@ -109,6 +111,10 @@ class LandedCostOut(Schema):
     unpriced_lines: int
     lines: list[dict[str, Any]]
     shipments: list[dict[str, Any]]
+    sites: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Per site: the country its lines are landed into and its totals.",
+    )
 
 
 @router.get(
@@ -121,6 +127,10 @@ def landed_cost(request, plan_id: Id):
     report = sourcing_services.landed_cost_report(plan=plan, organisation=request.organisation)
     out = plain(report)
     out["lines"] = [plain(line) | {"status": line.status} for line in report.lines]
+    out["sites"] = [
+        {"site": plain(s.site), "destination": s.destination, "totals": plain(s.totals)}
+        for s in report.sites
+    ]
     return out
 
 

@@ -40,11 +40,14 @@ __all__ = [
     "FabricPlan",
     "FabricSpec",
     "GeneratedBom",
+    "SiteSubtotal",
     "SparesPolicy",
     "ServicesPolicy",
     "generate_bom",
     "plan_fabric",
+    "plan_subtotal",
     "regenerate",
+    "site_subtotals",
 ]
 
 LineOrigin = Literal["generated", "manual", "override"]
@@ -80,6 +83,9 @@ class DeploymentInput:
             per server by default) for requests and management.
         pdu_slug: Catalog slug of the PDU matching the site's voltage, phase and breaker.
         pdu_description: Its description ("Rack PDU, 3-phase 208 V 30 A").
+        site_key: Key of the site the units go to (e.g. ``"site-12"``); the lines it yields
+            belong to that site and are never merged with another site's (each site is
+            bought, shipped and landed on its own). ``""`` = no site entered.
     """
 
     key: str
@@ -98,6 +104,7 @@ class DeploymentInput:
     scale_out: bool = True
     pdu_slug: str = "rack"
     pdu_description: str = "Rack PDU"
+    site_key: str = ""
 
     @property
     def effective_nics_per_server(self) -> int:
@@ -166,6 +173,8 @@ class BomLine:
         drivers: The inputs behind the quantity as (name, value) pairs, used to explain changes.
         origin: ``"generated"``, ``"manual"`` (added by hand) or ``"override"`` (a hand-set
             quantity for a generated part_key).
+        site: Key of the site the line belongs to (``DeploymentInput.site_key``); ``""`` for
+            plan-wide lines (services, lines of a plan without a site).
     """
 
     part_key: str
@@ -175,6 +184,12 @@ class BomLine:
     reason: str
     drivers: tuple[tuple[str, int], ...] = ()
     origin: LineOrigin = "generated"
+    site: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(site, part_key): a part appears once per site; plan-wide lines have site ``""``."""
+        return (self.site, self.part_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +406,7 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
                 (("servers", s), ("drives per server", d.storage_per_server)),
             )
         )
-    return lines, fabric
+    return [replace(line, site=d.site_key) for line in lines], fabric
 
 
 def _spare_lines(lines: Iterable[BomLine], policy: SparesPolicy) -> list[BomLine]:
@@ -420,6 +435,7 @@ def _spare_lines(lines: Iterable[BomLine], policy: SparesPolicy) -> list[BomLine
                     qty,
                     reason,
                     ((line.description, line.quantity),),
+                    site=line.site,
                 )
             )
     return spares
@@ -439,17 +455,18 @@ def _service_lines(servers: int, policy: ServicesPolicy) -> list[BomLine]:
 
 
 def _merge(lines: Iterable[BomLine]) -> list[BomLine]:
-    """Sum lines that share a part_key (several deployments), joining their reasons."""
-    merged: dict[str, BomLine] = {}
+    """Sum lines that share a site and part_key (several platforms at one site), joining
+    their reasons; lines of different sites stay apart."""
+    merged: dict[tuple[str, str], BomLine] = {}
     for line in lines:
-        old = merged.get(line.part_key)
+        old = merged.get(line.key)
         if old is None:
-            merged[line.part_key] = line
+            merged[line.key] = line
             continue
         drivers = dict(old.drivers)
         for name, value in line.drivers:
             drivers[name] = drivers.get(name, 0) + value
-        merged[line.part_key] = replace(
+        merged[line.key] = replace(
             old,
             quantity=old.quantity + line.quantity,
             reason=f"{old.reason} + {line.reason}",
@@ -467,8 +484,9 @@ def generate_bom(
 ) -> GeneratedBom:
     """Generate the bill of materials for the chosen deployments.
 
-    Each deployment gets its own fabric. Lines for the same part across deployments are summed.
-    Spares are computed on the summed lines; services have quantity = servers.
+    Each deployment gets its own fabric. Lines for the same part at one site are summed (two
+    platforms at one site share its rack and PDU lines); each site keeps its own lines. Spares
+    are computed per site on the summed lines; services are plan-wide with quantity = servers.
 
     Args:
         deployments: The chosen configurations.
@@ -527,9 +545,9 @@ def regenerate(
         lines, and human-readable changes such as ``"Scale-out NIC: 64 → 128 (servers 8 → 16)"``,
         ``"added …"``, ``"removed …"``.
     """
-    before = {line.part_key: line for line in previous_lines}
-    after = {line.part_key: line for line in new_generated}
-    overrides = {line.part_key: line for line in manual_lines if line.origin == "override"}
+    before = {line.key: line for line in previous_lines}
+    after = {line.key: line for line in new_generated}
+    overrides = {line.key: line for line in manual_lines if line.origin == "override"}
     changes: list[str] = []
     out: list[BomLine] = []
     for key, new in after.items():
@@ -569,3 +587,47 @@ def regenerate(
             out.append(override)
     out.extend(line for line in manual_lines if line.origin == "manual")
     return tuple(out), tuple(changes)
+
+
+@dataclass(frozen=True, slots=True)
+class SiteSubtotal:
+    """Units of one site's lines (``site`` ``""``: the plan-wide lines).
+
+    Attributes:
+        site: The lines' site key.
+        lines: Lines counted (units > 0).
+        servers: Servers bought for the site (spare parts excluded: the deployment's N+1
+            servers are already in the server line).
+        racks: Racks for the site.
+    """
+
+    site: str
+    lines: int
+    servers: int
+    racks: int
+
+
+def site_subtotals(lines: Iterable[BomLine]) -> tuple[SiteSubtotal, ...]:
+    """Per-site line, server and rack counts, in the order the sites first appear."""
+    totals: dict[str, list[int]] = {}
+    for line in lines:
+        counts = totals.setdefault(line.site, [0, 0, 0])
+        if line.quantity <= 0:
+            continue
+        counts[0] += 1
+        if line.category == "server":
+            counts[1] += line.quantity
+        elif line.category == "rack":
+            counts[2] += line.quantity
+    return tuple(SiteSubtotal(site, *counts) for site, counts in totals.items())
+
+
+def plan_subtotal(subtotals: Iterable[SiteSubtotal]) -> SiteSubtotal:
+    """The plan's counts: the sum of its sites' subtotals."""
+    subtotals = list(subtotals)
+    return SiteSubtotal(
+        "",
+        sum(t.lines for t in subtotals),
+        sum(t.servers for t in subtotals),
+        sum(t.racks for t in subtotals),
+    )

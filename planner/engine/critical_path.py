@@ -46,6 +46,8 @@ __all__ = [
     "assess_slips",
     "gantt_rows",
     "plan_timeline",
+    "SiteReadiness",
+    "site_task_key",
     "schedule",
 ]
 
@@ -312,6 +314,7 @@ class TimelineItem:
         mode: ``"air"`` or ``"sea"``.
         transit_days: Override of the lane default (days); required for lanes without one.
         customs_days: Override of the destination's clearance days; 0 for domestic goods.
+        site: Key of the site the item is delivered to; ``""`` = needed by every site.
     """
 
     key: str
@@ -322,6 +325,21 @@ class TimelineItem:
     mode: Literal["air", "sea"] = "air"
     transit_days: int | None = None
     customs_days: int | None = None
+    site: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SiteReadiness:
+    """A site of the plan in the timeline: its name and the day its power is ready."""
+
+    key: str
+    name: str
+    power_ready_date: date
+
+
+def site_task_key(kind: str, site: str) -> str:
+    """Key of a site's install/burn-in/power-ready task (``kind`` alone for a one-site plan)."""
+    return f"{kind}:{site}" if site else kind
 
 
 def _transit_days(item: TimelineItem, lanes: Mapping[tuple[str, str, str], TransitDefault]) -> int:
@@ -347,8 +365,14 @@ def plan_timeline(
     power_ready_date: date,
     lanes: Mapping[tuple[str, str, str], TransitDefault] | None = None,
     customs_clearance_days: Mapping[str, int] | None = None,
+    sites: Sequence[SiteReadiness] = (),
 ) -> tuple[Task, ...]:
     """Task graph from order to go-live.
+
+    With two or more ``sites`` each site has its own shipment set, power-ready milestone,
+    installation and burn-in (``install:<site>`` after that site's items, the items for every
+    site and its power date); ``go_live`` waits for the last site's burn-in, so go-live is the
+    latest site ready. With fewer sites the one graph below is used (``power_ready_date``).
 
     Per item: ``<key>:lead_time`` (from the order date) → ``<key>:transit`` →
     ``<key>:customs``. Then ``install`` after every item's customs and after ``power_ready``
@@ -399,6 +423,8 @@ def plan_timeline(
             Task(f"{k}:customs", f"{item.name}: customs clearance", customs_days,
                  (f"{k}:transit",), kind="customs"),
         ]  # fmt: skip
+    if len(sites) >= 2:
+        return (*tasks, *_site_tasks(items, sites, installation_days, burn_in_days))
     customs_keys = tuple(f"{i.key}:customs" for i in items)
     tasks += [
         Task("power_ready", "Facility power ready", 0, earliest_start=power_ready_date,
@@ -409,6 +435,40 @@ def plan_timeline(
         Task("go_live", "Go-live", 0, ("burn_in",), kind="go_live"),
     ]  # fmt: skip
     return tuple(tasks)
+
+
+def _site_tasks(
+    items: Sequence[TimelineItem],
+    sites: Sequence[SiteReadiness],
+    installation_days: int,
+    burn_in_days: int,
+) -> list[Task]:
+    """Each site's power-ready → install → burn-in, and the go-live after the last site."""
+    known = {s.key for s in sites}
+    unknown = sorted({i.site for i in items if i.site and i.site not in known})
+    if unknown:
+        raise CriticalPathError(f"Items are delivered to sites not in the plan: {unknown}.")
+    shared = tuple(f"{i.key}:customs" for i in items if not i.site)
+    tasks: list[Task] = []
+    for site in sites:
+        own = tuple(f"{i.key}:customs" for i in items if i.site == site.key)
+        ready, install, burn_in = (
+            site_task_key("power_ready", site.key),
+            site_task_key("install", site.key),
+            site_task_key("burn_in", site.key),
+        )
+        tasks += [
+            Task(ready, f"{site.name}: facility power ready", 0,
+                 earliest_start=site.power_ready_date, kind="power_ready"),
+            Task(install, f"{site.name}: installation", installation_days,
+                 (*own, *shared, ready), kind="install"),
+            Task(burn_in, f"{site.name}: burn-in", burn_in_days, (install,), kind="burn_in"),
+        ]  # fmt: skip
+    tasks.append(
+        Task("go_live", "Go-live (last site ready)", 0,
+             tuple(site_task_key("burn_in", s.key) for s in sites), kind="go_live")
+    )  # fmt: skip
+    return tasks
 
 
 # ---------------------------------------------------------------------------------------------

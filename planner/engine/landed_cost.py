@@ -55,6 +55,7 @@ __all__ = [
     "FxRate",
     "FxTable",
     "LandedCostError",
+    "LandedTotals",
     "LandedCostLine",
     "LineStatus",
     "Money",
@@ -73,8 +74,10 @@ __all__ = [
     "customs_value",
     "duty_components",
     "find_tariff_rule",
+    "landed_totals",
     "normalise_country",
     "normalise_hs",
+    "plan_landed_totals",
     "price_for_quantity",
     "round_money",
     "shipment_landed_cost",
@@ -1354,7 +1357,8 @@ def choose_offer(
     """Choose among offers for one part.
 
     Cheapest = lowest net landed cost among valid offers (ties: earlier ready date); fastest =
-    earliest ready date (ties: cheaper). Expired offers are flagged and never chosen unless
+    earliest ready date (ties: cheaper). An offer whose landed cost is incomplete (duty
+    unknown into ``destination``) comes after every complete one for the cheapest choice. Expired offers are flagged and never chosen unless
     pinned, in which case the choice carries a warning.
 
     Args:
@@ -1400,11 +1404,12 @@ def choose_offer(
         ready = as_of + timedelta(days=offer.lead_time_days + transit_days)
         evaluations.append(OfferEvaluation(offer, landed, ready, offer.valid_until < as_of))
 
+    # An offer whose duty is unknown never wins on price: its total leaves the duty out.
     def cost_key(e: OfferEvaluation):
-        return (e.net_cost.amount, e.ready_on, e.offer.ident)
+        return (not e.landed.complete, e.net_cost.amount, e.ready_on, e.offer.ident)
 
     def speed_key(e: OfferEvaluation):
-        return (e.ready_on, e.net_cost.amount, e.offer.ident)
+        return (e.ready_on, not e.landed.complete, e.net_cost.amount, e.offer.ident)
 
     evaluations.sort(key=cost_key)
     warnings = []
@@ -1437,3 +1442,74 @@ def choose_offer(
     if not chosen.landed.complete:
         warnings.append("Duty unknown for the chosen offer: its landed cost is incomplete.")
     return OfferChoice(strategy, chosen, alternative, tuple(evaluations), tuple(warnings))
+
+
+# ---------------------------------------------------------------------------------------------
+# Totals per site and per plan
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LandedTotals:
+    """Landed cost of a set of shipments and local (service) purchases, in one currency.
+
+    Attributes:
+        net: Landed cost net of recoverable VAT (what the buyer bears).
+        gross: Landed cost including all VAT paid.
+        vat_recoverable: VAT paid that a VAT-registered buyer deducts.
+        reverse_charge_vat: VAT self-accounted on intra-EU acquisitions (deducted: net 0).
+        unpriced_lines: Lines whose duty or VAT is unknown (not in the totals).
+        complete: True when nothing is unpriced.
+    """
+
+    net: Money
+    gross: Money
+    vat_recoverable: Money
+    reverse_charge_vat: Money
+    unpriced_lines: int
+    complete: bool
+
+
+def landed_totals(
+    shipments: Iterable[ShipmentLandedCost],
+    currency: str,
+    *,
+    local: Iterable[Money] = (),
+    unpriced_lines: int = 0,
+) -> LandedTotals:
+    """Sum shipments' landed cost with locally bought amounts (services carry no import).
+
+    Args:
+        shipments: Landed shipments, all in ``currency``.
+        currency: The plan currency.
+        local: Amounts bought locally (no duty, no import VAT), in ``currency``.
+        unpriced_lines: Lines that could not be landed at all (no offer, no shipment result),
+            added to the shipments' own unpriced lines.
+
+    Returns:
+        The totals; ``complete`` only when no line is unpriced.
+    """
+    zero = Money.zero(currency)
+    net = gross = recoverable = reverse = zero
+    unpriced = unpriced_lines
+    for s in shipments:
+        net, gross = net + s.landed_cost_net, gross + s.landed_cost_gross
+        recoverable = recoverable + s.vat_recoverable
+        reverse = reverse + (s.reverse_charge_vat or zero)
+        unpriced += s.unpriced_lines
+    for amount in local:
+        net, gross = net + amount, gross + amount
+    return LandedTotals(net, gross, recoverable, reverse, unpriced, unpriced == 0)
+
+
+def plan_landed_totals(sites: Iterable[LandedTotals], currency: str) -> LandedTotals:
+    """The plan's landed cost: the sum of its sites' (each site landed into its own country)."""
+    zero = Money.zero(currency)
+    net = gross = recoverable = reverse = zero
+    unpriced = 0
+    for t in sites:
+        net, gross = net + t.net, gross + t.gross
+        recoverable = recoverable + t.vat_recoverable
+        reverse = reverse + t.reverse_charge_vat
+        unpriced += t.unpriced_lines
+    return LandedTotals(net, gross, recoverable, reverse, unpriced, unpriced == 0)

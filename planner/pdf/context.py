@@ -114,6 +114,7 @@ class QuoteLine:
     lead_time_days: int | None
     status: str
     priced: bool = True  # False: no offer, no rule or no rate — shown "not priced", never 0
+    site: str = ""  # the site the units go to ("" = plan-wide, or a revision before sites)
 
 
 @dataclass(frozen=True)
@@ -200,6 +201,7 @@ def cost_sheet_context(snapshot: dict | Snapshot, **head) -> CostSheetContext:
                 lead_time_days=row.lead_time_days,
                 status=row.problem or "",
                 priced=row.is_priced,
+                site=row.site,
             )
         )
 
@@ -249,6 +251,7 @@ class SellLine:
     unit_sell: Decimal | None
     sell: Decimal | None
     lead_time_days: int | None
+    site: str = ""  # the site the units go to ("" = plan-wide, or a revision before sites)
 
 
 @dataclass(frozen=True)
@@ -311,6 +314,7 @@ def quote_context(snapshot: dict | Snapshot, **head) -> QuoteContext:
             position=i, description=row.description, quantity=row.quantity,
             unit_sell=row.unit_sell, sell=row.sell,
             lead_time_days=bom.lines[i - 1].lead_time_days if i <= len(bom.lines) else None,
+            site=bom.lines[i - 1].site if i <= len(bom.lines) else "",
         )
         for i, row in enumerate(sell_lines, start=1)
     )  # fmt: skip
@@ -401,6 +405,9 @@ class ReportContext:
     risks: tuple[str, ...]
     charts: dict[str, Chart] = field(default_factory=dict)
     operations: schema.Operations | None = None
+    # Per site of a multi-site revision: (site, into, servers, racks, sell of its priced
+    # lines, lines not priced); empty for revisions before sites.
+    bom_by_site: tuple[tuple[str, str, int, int, Decimal | None, int], ...] = ()
 
 
 _KINDS_OF_PLACEMENT = {
@@ -579,6 +586,19 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
             row[1] = (row[1] or Decimal(0)) + line.sell
         else:
             row[2] += 1
+    by_site: dict[str, list] = {s.site: [None, 0] for s in bom.sites}
+    for i, line in enumerate(sell.lines):
+        site = (bom.lines[i].site if i < len(bom.lines) else "") or ""
+        if site in by_site:
+            if line.sell is not None:
+                by_site[site][0] = (by_site[site][0] or Decimal(0)) + line.sell
+            else:
+                by_site[site][1] += 1
+    bom_by_site = tuple(
+        (s.site, s.destination, s.servers, s.racks, *by_site[s.site])
+        for s in bom.sites
+        if s.servers or s.racks
+    )
     has_sell = bom.available and sell.available
     items = checklist_items(snap)
     return ReportContext(
@@ -611,4 +631,5 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
         risks=tuple(_risks(snap, items)),
         charts=report_charts(snap),
         operations=snap.operations,
+        bom_by_site=bom_by_site if len(bom_by_site) > 1 else (),
     )

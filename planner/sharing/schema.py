@@ -215,6 +215,23 @@ class BomLine(Part):
     duty: Money | None = None
     vat: Money | None = None
     landed_net: Money | None = None
+    site: str = ""  # the site the units go to ("" = plan-wide; revisions before sites: "")
+    destination: str = ""  # the country the line is landed into
+
+
+class BomSite(Part):
+    """One site's part of the BOM and its landed cost (absent in revisions before sites)."""
+
+    site: str
+    destination: str = ""
+    servers: int = 0
+    racks: int = 0
+    complete: bool = False
+    unpriced_lines: int = 0
+    total_net: Money | None = None
+    total_gross: Money | None = None
+    vat_recoverable: Money | None = None
+    reverse_charge_vat: Money | None = None
 
     @property
     def is_priced(self) -> bool:
@@ -241,6 +258,7 @@ class Bom(Section):
     total_net: Money | None = None
     total_gross: Money | None = None
     offers_valid_until: IsoDate = None
+    sites: list[BomSite] = Field(default_factory=list)
 
     @property
     def unpriced_count(self) -> int:
@@ -254,6 +272,19 @@ class Task(Part):
     name: str
     start: IsoDate
     finish: IsoDate
+    critical: bool = False
+    site: str = ""  # the site of a multi-site plan's task ("" = one site or all)
+
+
+class TimelineSite(Part):
+    """One site's power date, installation and ready date (plans with several sites)."""
+
+    site: str
+    country: str = ""
+    power_ready: IsoDate = None
+    power_source: str = ""
+    installed: IsoDate = None
+    ready: IsoDate = None
     critical: bool = False
 
 
@@ -271,6 +302,7 @@ class Timeline(Section):
     late_against_target_days: int | None = None
     tasks: list[Task] = Field(default_factory=list)
     slips: list[Slip] = Field(default_factory=list)
+    sites: list[TimelineSite] = Field(default_factory=list)
 
 
 class Orders(Section):

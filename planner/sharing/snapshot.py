@@ -439,6 +439,8 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
             "supply_rule_note": "",
             "reverse_charge_vat": None,
             "priced": False,
+            "site": line.site.name if line.site_id else "",
+            "destination": cost.destination,
         }
         if offer is not None:
             valid_until.append(offer.valid_until)
@@ -526,11 +528,40 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
         "total_net": _money(report.total_net),
         "total_gross": _money(report.total_gross),
         "offers_valid_until": _iso(min(valid_until)) if valid_until else None,
+        "sites": _bom_sites(plan, report),
         "spares_mode": settings.spares_mode,
         "spares_mode_label": settings.get_spares_mode_display(),
         "spares_pct": _dec(settings.spares_pct),
         "shipping_mode": settings.shipping_mode,
     }
+
+
+def _bom_sites(plan: Plan, report) -> list[dict[str, Any]]:
+    """Each site's servers, racks and landed cost into its own country."""
+    from sourcing import services as ssvc
+
+    groups = ssvc.bom_site_groups(
+        plan=plan, items=[c for c in report.lines], line_of=lambda c: c.line
+    )
+    counts = {g.key: g.subtotal for g in groups}
+    out = []
+    for site in report.sites:
+        t, sub = site.totals, counts.get(site.key)
+        out.append(
+            {
+                "site": site.label,
+                "destination": site.destination,
+                "servers": sub.servers if sub else 0,
+                "racks": sub.racks if sub else 0,
+                "complete": bool(t and t.complete),
+                "unpriced_lines": t.unpriced_lines if t else 0,
+                "total_net": _money(t.net) if t else None,
+                "total_gross": _money(t.gross) if t else None,
+                "vat_recoverable": _money(t.vat_recoverable) if t else None,
+                "reverse_charge_vat": _money(t.reverse_charge_vat) if t else None,
+            }
+        )
+    return out
 
 
 def _timeline(plan: Plan, report) -> dict[str, Any]:
@@ -553,6 +584,7 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
         "tasks": [],
         "critical_path": [],
         "slips": [],
+        "sites": [],
     }
     if result.slips is not None:
         schedule = result.slips.schedule
@@ -569,8 +601,18 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
                 "finish": _iso(s.earliest_finish),
                 "slack_days": s.slack_days,
                 "critical": s.task.key in critical,
+                "site": result.task_sites.get(s.task.key, ""),
             }
             for s in schedule.tasks
+        ]
+        data["sites"] = [
+            {
+                **row,
+                "power_ready": _iso(row["power_ready"]),
+                "installed": _iso(row["installed"]),
+                "ready": _iso(row["ready"]),
+            }
+            for row in result.site_rows
         ]
         data["slips"] = [
             {

@@ -183,31 +183,80 @@ def test_regenerate_without_changes_reports_nothing():
     assert out == lines
 
 
+def _at(lines, site: str):
+    return {line.part_key: line for line in lines if line.site == site}
+
+
 def test_single_server_replicas_get_a_front_end_network_per_site_and_site_pdus():
     # Frankfurt: 3 DGX (pooled incl. spare) in 3 racks at 400 V; Ashburn: 2 DGX in 2 racks
     # at 208 V. Every replica fits one server → no scale-out NICs, one front-end NIC per
-    # server: 3 + 2 = 5 NICs, one front-end leaf per site (3 and 2 ports ≤ 64).
+    # server, one front-end leaf per site (3 and 2 ports ≤ 64). Each site keeps its own lines.
     fra = _deployment(
-        servers=3, racks=3, key="fra", site="Frankfurt", scale_out=False,
+        servers=3, racks=3, key="fra", site="Frankfurt", scale_out=False, site_key="site-1",
         pdu_slug="pdu-3ph-415v-32a", pdu_description="Rack PDU, 3-phase 415 V 32 A",
     )  # fmt: skip
     iad = _deployment(
-        servers=2, racks=2, key="iad", site="Ashburn", scale_out=False,
+        servers=2, racks=2, key="iad", site="Ashburn", scale_out=False, site_key="site-2",
         pdu_slug="pdu-3ph-208v-30a", pdu_description="Rack PDU, 3-phase 208 V 30 A",
     )  # fmt: skip
-    lines = _by_key(generate_bom([fra, iad]).lines)
-    assert "nic:scale-out" not in lines
-    nic = lines["nic:nic-eth-front-end"]
-    assert nic.quantity == 5
-    assert nic.reason.startswith("Frankfurt: 3 servers × 1 NICs")
-    assert "Ashburn: 2 servers × 1 NICs" in nic.reason
-    assert lines["switch:switch-eth-front-end:leaf"].quantity == 2
-    assert (
-        lines["switch:switch-eth-front-end:leaf"].description == "Front-end leaf switch (64-port)"
-    )
-    # 5 links → 10 optics, 5 cables. Racks 3 + 2; PDUs by each site's electrics, 2 per rack.
-    assert lines["optic:optic-400g"].quantity == 10
-    assert lines["rack:42u"].quantity == 5
-    assert lines["pdu:pdu-3ph-415v-32a"].quantity == 6
-    assert lines["pdu:pdu-3ph-208v-30a"].quantity == 4
-    assert lines["server:dgx-h100"].reason == "Frankfurt: 3 servers + Ashburn: 2 servers"
+    generated = generate_bom([fra, iad]).lines
+    f, a = _at(generated, "site-1"), _at(generated, "site-2")
+    assert "nic:scale-out" not in f and "nic:scale-out" not in a
+    assert f["nic:nic-eth-front-end"].quantity == 3
+    assert f["nic:nic-eth-front-end"].reason.startswith("Frankfurt: 3 servers × 1 NICs")
+    assert a["nic:nic-eth-front-end"].quantity == 2
+    assert f["switch:switch-eth-front-end:leaf"].quantity == 1
+    assert a["switch:switch-eth-front-end:leaf"].quantity == 1
+    assert f["switch:switch-eth-front-end:leaf"].description == "Front-end leaf switch (64-port)"
+    # 3 + 2 links → 6 + 4 optics. Racks 3 and 2; PDUs by each site's electrics, 2 per rack,
+    # each only at its own site.
+    assert (f["optic:optic-400g"].quantity, a["optic:optic-400g"].quantity) == (6, 4)
+    assert (f["rack:42u"].quantity, a["rack:42u"].quantity) == (3, 2)
+    assert f["pdu:pdu-3ph-415v-32a"].quantity == 6 and "pdu:pdu-3ph-208v-30a" not in f
+    assert a["pdu:pdu-3ph-208v-30a"].quantity == 4 and "pdu:pdu-3ph-415v-32a" not in a
+    assert f["server:dgx-h100"].reason == "Frankfurt: 3 servers"
+    # Spares per site (5 % rounded up of each site's line); services plan-wide on 5 servers.
+    assert f["spare:pdu:pdu-3ph-415v-32a"].quantity == 1
+    assert a["spare:pdu:pdu-3ph-208v-30a"].quantity == 1
+    assert _at(generated, "")["service:installation"].quantity == 5
+
+
+def test_two_platforms_at_one_site_share_its_lines_and_subtotals_count_each_site():
+    from planner.engine.bom import plan_subtotal, site_subtotals
+
+    # Frankfurt holds 2 DGX H100 (1 rack) and 1 HGX B200 (1 rack); Ashburn 2 DGX H100 (2 racks).
+    fra_h = _deployment(servers=2, racks=1, key="f-h", site_key="site-1", storage_per_server=0)
+    fra_b = _deployment(
+        servers=1, racks=1, key="f-b", site_key="site-1", server_slug="hgx-b200",
+        server_name="HGX B200", storage_per_server=0,
+    )  # fmt: skip
+    iad = _deployment(servers=2, racks=2, key="a", site_key="site-2", storage_per_server=0)
+    lines = generate_bom([fra_h, fra_b, iad], spares=SparesPolicy(mode="none")).lines
+    f = _at(lines, "site-1")
+    assert f["rack:42u"].quantity == 2  # 1 + 1 racks at the same site: one line
+    assert f["pdu:rack"].quantity == 4
+    subtotals = {t.site: t for t in site_subtotals(lines)}
+    assert (subtotals["site-1"].servers, subtotals["site-1"].racks) == (3, 2)
+    assert (subtotals["site-2"].servers, subtotals["site-2"].racks) == (2, 2)
+    assert (subtotals[""].servers, subtotals[""].racks) == (0, 0)  # services only
+    total = plan_subtotal(subtotals.values())
+    assert (total.servers, total.racks) == (5, 4)
+
+
+def test_regenerate_matches_lines_by_site_and_part():
+    # A hand-set quantity on Frankfurt's racks stays on Frankfurt's racks only.
+    old = [
+        BomLine("rack:42u", "rack", "Rack", 2, "Frankfurt: 2 racks", site="site-1"),
+        BomLine("rack:42u", "rack", "Rack", 2, "Ashburn: 2 racks", site="site-2"),
+    ]
+    new = [
+        BomLine("rack:42u", "rack", "Rack", 3, "Frankfurt: 3 racks", site="site-1"),
+        BomLine("rack:42u", "rack", "Rack", 2, "Ashburn: 2 racks", site="site-2"),
+    ]
+    manual = [BomLine("rack:42u", "rack", "Rack", 4, "", origin="override", site="site-1")]
+    lines, changes = regenerate(old, manual, new)
+    by_site = {line.site: line for line in lines}
+    assert by_site["site-1"].quantity == 4 and by_site["site-1"].origin == "override"
+    assert by_site["site-2"].quantity == 2 and by_site["site-2"].origin == "generated"
+    assert changes == ("Rack: 2 → 3 (Frankfurt: 2 racks → Frankfurt: 3 racks)",
+                       "Rack: manual quantity 4 kept (generated 3)")  # fmt: skip

@@ -184,3 +184,52 @@ def test_graph_errors():
         schedule([Task("a", "A", -1)], START)
     with pytest.raises(CriticalPathError, match="used twice"):
         schedule([Task("a", "A", 1), Task("a", "A", 1)], START)
+
+
+def test_each_site_has_its_own_shipments_power_date_and_installation():
+    from planner.engine.critical_path import SiteReadiness, site_task_key
+
+    # Order Jan 5. Frankfurt: servers from TW by air, lead 60 → Mar 6, transit 6 → Mar 12,
+    # customs 3 → Mar 15; power ready Feb 1 → install Mar 15 → Mar 20, burn-in → Mar 27.
+    # Ashburn: a US-made rack, domestic, lead 20 → Jan 25 (no transit, no customs); power
+    # ready Apr 1 (its upgrade) → install Apr 1 → Apr 6, burn-in → Apr 13.
+    # Go-live = the last site ready = Apr 13, on Ashburn's power date.
+    items = [
+        TimelineItem("srv", "Servers for Frankfurt", 60, "TW", "DE", site="site-1"),
+        TimelineItem("rack", "Racks for Ashburn", 20, "US", "US", site="site-2"),
+    ]
+    sites = (
+        SiteReadiness("site-1", "Frankfurt", date(2026, 2, 1)),
+        SiteReadiness("site-2", "Ashburn", date(2026, 4, 1)),
+    )
+    tasks = plan_timeline(
+        date(2026, 1, 5), items, installation_days=5, burn_in_days=7,
+        power_ready_date=date(2026, 4, 1), sites=sites,
+    )  # fmt: skip
+    result = schedule(tasks, date(2026, 1, 5))
+    fra_ready = result.get(site_task_key("burn_in", "site-1")).earliest_finish
+    iad_ready = result.get(site_task_key("burn_in", "site-2")).earliest_finish
+    assert fra_ready == date(2026, 3, 27)
+    assert iad_ready == date(2026, 4, 13)
+    assert result.go_live == date(2026, 4, 13)
+    assert result.critical_path == (
+        "power_ready:site-2", "install:site-2", "burn_in:site-2", "go_live",
+    )  # fmt: skip
+    # Frankfurt's servers do not wait for Ashburn's power: they only feed Frankfurt.
+    assert "srv:customs" in result.get("install:site-1").task.depends_on
+    assert "srv:customs" not in result.get("install:site-2").task.depends_on
+
+
+def test_items_for_an_unknown_site_are_refused():
+    from planner.engine.critical_path import SiteReadiness
+
+    items = [TimelineItem("x", "X", 10, "US", "US", site="site-9")]
+    sites = (
+        SiteReadiness("site-1", "Frankfurt", date(2026, 2, 1)),
+        SiteReadiness("site-2", "Ashburn", date(2026, 2, 1)),
+    )
+    with pytest.raises(CriticalPathError, match="site-9"):
+        plan_timeline(
+            date(2026, 1, 5), items, installation_days=1, burn_in_days=1,
+            power_ready_date=date(2026, 2, 1), sites=sites,
+        )  # fmt: skip

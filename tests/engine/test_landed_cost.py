@@ -795,3 +795,83 @@ def test_catalog_hs_lines_have_a_sourced_rule(dest, hs):
 def test_jp_storage_is_ita_zero():
     rule = find_tariff_rule(DEFAULT_TARIFF_RULES, "8471.70", "JP", AS_OF)
     assert rule.duty_pct == 0 and "ITA" in rule.source and rule.vat_pct == 10
+
+
+# --- One plan, two sites: each site landed into its own country ---------------------------------
+
+
+def test_a_de_site_and_a_us_site_are_landed_into_their_own_countries():
+    from planner.engine.landed_cost import landed_totals, plan_landed_totals
+
+    # Frankfurt (DE), plan currency EUR:
+    #   server 10,000 EUR from a Dutch distributor, DAP (ship from NL, made in TW): intra-EU,
+    #   zero-rated, reverse charge 19 % × 10,000 = 1,900 self-accounted and deducted;
+    #   net = gross = 10,000.
+    #   rack 1,000 EUR from a German supplier (ship from DE): domestic, no duty or import VAT,
+    #   domestic VAT 19 % × 1,000 = 190 (recoverable); gross 1,190, net 1,000.
+    nl = offer(origin="TW", ship_from="NL", incoterm="DAP")
+    de = offer("rack:42u", "1000", origin="DE", ship_from="DE", incoterm="DAP")
+    frankfurt_nl = cost([ShipmentLine(nl, 1, "847150")], "DE", "0", "0")
+    frankfurt_de = cost([ShipmentLine(de, 1, "847150")], "DE", "0", "0")
+    assert frankfurt_nl.lines[0].supply_rule == "intra-EU"
+    assert frankfurt_de.lines[0].supply_rule == "domestic"
+    frankfurt = landed_totals([frankfurt_nl, frankfurt_de], "EUR")
+    assert frankfurt.net.rounded() == D("11000.00")
+    assert frankfurt.gross.rounded() == D("11190.00")
+    assert frankfurt.vat_recoverable.rounded() == D("190.00")
+    assert frankfurt.reverse_charge_vat.rounded() == D("1900.00")
+    assert frankfurt.complete
+    # Ashburn (US): a TW-made GPU board 10,000 USD shipped from TW, freight 500, insurance 50:
+    #   customs value = transaction value 10,000 (freight excluded), 8473.30 duty 0 % (ITA),
+    #   no VAT; landed 10,550 USD × 0.92 EUR/USD (30 May 2025) = 9,706 EUR.
+    ashburn_ship = cost([us_board("TW")], "US", "500", "50", ccy="USD", plan="EUR")
+    line = ashburn_ship.lines[0]
+    assert line.supply_rule == "import" and line.customs_value_basis == "TRANSACTION_VALUE"
+    assert line.duty.amount == 0 and line.vat.amount == 0
+    ashburn = landed_totals([ashburn_ship], "EUR")
+    assert ashburn.net.rounded() == D("9706.00") == ashburn.gross.rounded()
+    # The same board landed in Frankfurt is an import at CIF with 19 % import VAT:
+    #   CIF 10,550 USD = 9,706 EUR; VAT 19 % = 1,844.14; gross 11,550.14, net 9,706.
+    as_if_de = cost([us_board("TW")], "DE", "500", "50", ccy="USD", plan="EUR")
+    assert as_if_de.landed_cost_gross.rounded() == D("11550.14")
+    # Services bought locally (2,400 EUR installation) join the plan without import.
+    local = landed_totals([], "EUR", local=[Money(D(2400), "EUR")])
+    plan = plan_landed_totals([frankfurt, ashburn, local], "EUR")
+    # net 11,000 + 9,706 + 2,400 = 23,106; gross 11,190 + 9,706 + 2,400 = 23,296.
+    assert plan.net.rounded() == D("23106.00")
+    assert plan.gross.rounded() == D("23296.00")
+    assert plan.vat_recoverable.rounded() == D("190.00")
+    assert plan.reverse_charge_vat.rounded() == D("1900.00")
+    assert plan.complete
+
+
+def test_a_cn_switch_into_the_us_site_leaves_that_site_and_the_plan_incomplete():
+    from planner.engine.landed_cost import landed_totals, plan_landed_totals
+
+    # 8517.62 switch made in China into the US on 1 Jun 2025: Section 301 list coverage is not
+    # confirmed in the seed, so the duty is unknown — the line is not priced, never 0 %.
+    switch = offer("switch:leaf", "20000", ccy="USD", origin="CN", ship_from="CN")
+    ashburn_ship = cost([ShipmentLine(switch, 1, "851762")], "US", "0", "0", ccy="USD", plan="EUR")
+    assert ashburn_ship.lines[0].landed_cost_net is None
+    ashburn = landed_totals([ashburn_ship], "EUR")
+    assert ashburn.unpriced_lines == 1 and not ashburn.complete
+    frankfurt = landed_totals(
+        [cost([ShipmentLine(offer(origin="TW", ship_from="NL"), 1, "847150")], "DE", "0", "0")],
+        "EUR",
+    )
+    plan = plan_landed_totals([frankfurt, ashburn], "EUR")
+    assert not plan.complete and plan.unpriced_lines == 1
+    assert plan.net.rounded() == D("10000.00")  # the priced Frankfurt line only
+
+
+def test_an_offer_with_unknown_duty_never_wins_on_price():
+    # Into the US: a CN-made switch at 15,000 (duty unknown) against a TW-made one at 16,000
+    # (ITA 0 %): the cheapest choice is the one whose landed cost is known.
+    cn = offer("switch:leaf", "15000", ccy="USD", origin="CN", ship_from="CN", offer_id="cn")
+    tw = offer("switch:leaf", "16000", ccy="USD", origin="TW", ship_from="TW", offer_id="tw")
+    choice = choose_offer(
+        [cn, tw], quantity=1, hs_code="851762", destination="US",
+        tariffs=DEFAULT_TARIFF_RULES, fx=FX, plan_currency="USD", as_of=AS_OF,
+    )  # fmt: skip
+    assert choice.chosen.offer.offer_id == "tw"
+    assert choice.chosen.landed.complete

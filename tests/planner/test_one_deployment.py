@@ -81,8 +81,35 @@ def _pages(client, plan) -> dict[str, str]:
     }
 
 
-def _lines(plan) -> dict[str, BomLine]:
-    return {line.part_key: line for line in BomLine.objects.filter(plan=plan)}
+def _lines(plan) -> dict[tuple[str, str], BomLine]:
+    """(site name or "plan", part key) → line: each site has its own lines."""
+    return {
+        (line.site.name if line.site else "plan", line.part_key): line
+        for line in BomLine.objects.filter(plan=plan).select_related("site")
+    }
+
+
+def _per_site(plan, category: str) -> dict[str, int]:
+    """Units of a category per site, as the BOM stores them."""
+    out: dict[str, int] = {}
+    for (site, _), line in _lines(plan).items():
+        if line.category == category:
+            out[site] = out.get(site, 0) + line.quantity
+    return out
+
+
+def _deployment_per_site(plan) -> dict[str, tuple[int, int]]:
+    """Site name → (servers, racks) as the deployment and the facility checks count them."""
+    deployment = plan_deployment(plan=plan)
+    out = {}
+    for site in deployment.sites:
+        pool = deployment.site_pool(site)
+        if pool is None:
+            continue
+        evaluation = facility_services.site_evaluate(plan=plan, site=site, deployment=deployment)
+        racks = sum(v.racks_needed for v in evaluation.rack_views)
+        out[site.name] = (pool.servers, racks)
+    return out
 
 
 def test_two_workloads_on_one_platform_over_two_sites_agree_on_every_page(
@@ -121,13 +148,31 @@ def test_two_workloads_on_one_platform_over_two_sites_agree_on_every_page(
     assert "2 × NVIDIA DGX H100" in pages["sites"]
     # BOM: 4 servers, 4 racks, PDUs by each site's electrics, a front-end network (every
     # replica fits one server) and no scale-out NICs.
+    # Each site has its own lines: 2 servers and 2 racks in Frankfurt with its 415 V PDUs,
+    # 2 and 2 in Ashburn with 208 V PDUs; services are plan-wide.
     lines = _lines(plan)
-    assert lines["server:nvidia-dgx-h100"].quantity == 4
-    assert lines["rack:42u"].quantity == 4
-    assert lines["pdu:pdu-3ph-415v-32a"].quantity == 4
-    assert lines["pdu:pdu-3ph-208v-60a"].quantity == 4
-    assert lines["nic:nic-eth-front-end"].quantity == 4
-    assert "nic:scale-out" not in lines
+    assert lines[("Frankfurt", "server:nvidia-dgx-h100")].quantity == 2
+    assert lines[("Ashburn", "server:nvidia-dgx-h100")].quantity == 2
+    assert lines[("Frankfurt", "rack:42u")].quantity == 2
+    assert lines[("Ashburn", "rack:42u")].quantity == 2
+    assert lines[("Frankfurt", "pdu:pdu-3ph-415v-32a")].quantity == 4
+    assert lines[("Ashburn", "pdu:pdu-3ph-208v-60a")].quantity == 4
+    assert ("Ashburn", "pdu:pdu-3ph-415v-32a") not in lines
+    assert ("Frankfurt", "pdu:pdu-3ph-208v-60a") not in lines
+    assert lines[("Frankfurt", "nic:nic-eth-front-end")].quantity == 2
+    assert lines[("Ashburn", "nic:nic-eth-front-end")].quantity == 2
+    assert not any(key == "nic:scale-out" for _, key in lines)
+    assert lines[("plan", "service:installation")].quantity == 4
+    # Per-site BOM counts equal the deployment's per-site counts.
+    per_site = _deployment_per_site(plan)
+    assert per_site == {"Frankfurt": (2, 2), "Ashburn": (2, 2)}
+    assert _per_site(plan, "server") == {k: v[0] for k, v in per_site.items()}
+    assert _per_site(plan, "rack") == {k: v[1] for k, v in per_site.items()}
+    # The BOM page groups by site with each site's subtotal and the plan total.
+    subtotals = re.findall(r'data-testid="bom-site-subtotal">— (.*?)</span>', pages["bom"])
+    frankfurt_lines = sum(1 for (site, _), line in lines.items() if site == "Frankfurt")
+    assert subtotals[:2] == [f"2 servers · 2 racks · {frankfurt_lines} lines"] * 2
+    assert "Plan total — 4 servers · 4 racks" in pages["bom"]
     # TCO: the same servers and power.
     hardware = facility_services.tco_inputs_build(plan=plan).inputs.hardware
     assert hardware.server_count == 4
@@ -181,10 +226,41 @@ def test_the_demo_plan_agrees_on_every_page(client, org_a, consultant_a, catalog
     }
     for name, html in _pages(client, plan).items():
         assert _summary(html) == expected, name
-    lines = _lines(plan)
-    servers = sum(v.quantity for k, v in lines.items() if k.startswith("server:"))
-    assert servers == deployment.servers
-    assert lines["rack:42u"].quantity == summary.racks
+    # Per site: the BOM's servers and racks are the deployment's and the facility checks'.
+    per_site = _deployment_per_site(plan)
+    assert len(per_site) == 2
+    assert _per_site(plan, "server") == {k: v[0] for k, v in per_site.items()}
+    assert _per_site(plan, "rack") == {k: v[1] for k, v in per_site.items()}
+    assert sum(_per_site(plan, "server").values()) == deployment.servers
+    assert sum(_per_site(plan, "rack").values()) == summary.racks
+    # Landed cost per site: each site's lines into its own country, the plan = the sum.
+    report = sourcing_services.landed_cost_report(plan=plan, organisation=org_a)
+    countries = {s.name: s.country for s in deployment.sites}
+    landed = {s.label: s for s in report.sites if s.site is not None}
+    assert {name: s.destination for name, s in landed.items()} == countries
+    assert set(countries.values()) == {"DE", "US"}
+    for site in landed.values():
+        assert all(c.destination == site.destination for c in site.lines)
+    frankfurt = next(s for s in landed.values() if s.destination == "DE")
+    ashburn = next(s for s in landed.values() if s.destination == "US")
+    # Into DE: the Dutch distributor's goods are intra-EU (reverse charge), into the US the
+    # same distributor's goods are imports; nothing is an import VAT into the US.
+    rules_de = {c.landed.supply_rule for c in frankfurt.lines if c.landed}
+    rules_us = {c.landed.supply_rule for c in ashburn.lines if c.landed}
+    assert "intra-EU" in rules_de and "intra-EU" not in rules_us
+    assert all(c.landed.vat.amount == 0 for c in ashburn.lines if c.landed and c.landed.vat)
+    assert report.complete
+    assert report.total_net.amount == sum(s.totals.net.amount for s in report.sites)
+    assert report.total_gross.amount == sum(s.totals.gross.amount for s in report.sites)
+    landed_page = client.get(reverse("sourcing:landed_cost", args=[plan.pk])).content.decode()
+    assert landed_page.count('data-testid="landed-site"') == len(report.sites)
+    # Timeline: one shipment set per site; go-live is the last site ready.
+    timeline = sourcing_services.timeline_report(plan=plan, organisation=org_a, report=report)
+    rows = timeline.site_rows
+    assert {r["site"] for r in rows} == set(countries)
+    assert timeline.go_live == max(r["ready"] for r in rows)
+    assert set(timeline.task_sites.values()) >= set(countries)
+    assert 'data-testid="timeline-site"' in _pages(client, plan)["timeline"]
     run = TcoRun.objects.filter(plan=plan).latest("requested_at")
     assert run.inputs["inputs"]["hardware"]["server_count"] == deployment.servers
     # Two sites, one per continent, and the chat and the catalogue job share Frankfurt's servers.

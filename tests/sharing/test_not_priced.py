@@ -37,21 +37,23 @@ def _flat(text: str) -> str:
 def test_snapshot_counts_the_unpriced_lines(unpriced_revision):
     bom = unpriced_revision.snapshot["bom"]
     unpriced = [line for line in bom["lines"] if not line["priced"]]
-    # racks, storage, fibre and the spare drive and spare fibre
+    # racks, storage, fibre and the spare drive and spare fibre, at each of the demo's two
+    # sites (each site has its own lines): 5 × 2.
     assert {line["category"] for line in unpriced} == {"rack", "storage", "cable", "spares"}
-    assert bom["unpriced_lines"] == len(unpriced) == 5 and not bom["complete"]
+    assert {line["site"] for line in unpriced} == {s["site"] for s in bom["sites"] if s["servers"]}
+    assert bom["unpriced_lines"] == len(unpriced) == 10 and not bom["complete"]
 
 
 def test_the_plan_report_pdf_says_not_priced_never_zero(unpriced_revision):
     doc = services.document_context(revision=unpriced_revision, kind="report")
     by_category = {name: (amount, n) for name, _, amount, n in doc.bom_by_category}
-    assert by_category["rack"] == (None, 1) and by_category["storage"] == (None, 1)
+    assert by_category["rack"] == (None, 2) and by_category["storage"] == (None, 2)
 
     text = _flat(pdf_text(services.document_render(revision=unpriced_revision, kind="report"))[0])
 
     assert re.search(r"rack \d+ not priced", text) and re.search(r"storage \d+ not priced", text)
     assert re.search(r"cable \d+ not priced", text)
-    assert "incomplete: 5 lines not priced" in text
+    assert "incomplete: 10 lines not priced" in text
     assert not re.search(r"\b0\.00 EUR", text)
 
 
@@ -61,12 +63,12 @@ def test_the_quote_pdf_marks_each_unpriced_line_and_its_total(unpriced_revision)
     for item in ("Rack", "Storage drive", "Fibre cable"):
         assert re.search(item + r"\b.{0,160}?not priced", text), item
     assert "Hardware, delivered (priced lines only)" in text
-    assert "incomplete: 5 lines not priced" in text
+    assert "incomplete: 10 lines not priced" in text
     sheet = _flat(
         pdf_text(services.document_render(revision=unpriced_revision, kind="cost_sheet"))[0]
     )
     assert "Converted to EUR (priced lines only)" in sheet
-    assert "incomplete: 5 lines not priced" in sheet
+    assert "incomplete: 10 lines not priced" in sheet
 
 
 def test_the_share_page_body_says_incomplete(unpriced_revision):
@@ -74,8 +76,8 @@ def test_the_share_page_body_says_incomplete(unpriced_revision):
 
     html = _flat(render_to_string(BODY_TEMPLATE, revision_view_context(unpriced_revision)))
 
-    assert "incomplete: 5 lines not priced" in html
-    assert html.count("not priced") >= 5
+    assert "incomplete: 10 lines not priced" in html
+    assert html.count("not priced") >= 10
     assert not re.search(r"\b0\.00 EUR", html)
 
 
@@ -84,5 +86,5 @@ def test_the_landed_cost_page_headline_is_incomplete_not_a_sum(signed_in, plan, 
 
     page = _flat(signed_in.get(reverse("sourcing:landed_cost", args=[plan.pk])).content.decode())
 
-    assert 'data-testid="landed-incomplete">incomplete: 5 lines not priced' in page
+    assert 'data-testid="landed-incomplete">incomplete: 10 lines not priced' in page
     assert "priced lines only:" in page

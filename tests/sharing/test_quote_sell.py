@@ -30,7 +30,7 @@ def priced(plan, consultant):
     from sourcing.quote import quote_settings_get
 
     settings = quote_settings_get(plan=plan)
-    rack = BomLine.objects.get(plan=plan, category="rack")
+    rack = BomLine.objects.filter(plan=plan, category="rack").first()  # one per site: same part
     settings.markup_pct = D(10)
     settings.category_markups = {"server": "5"}
     settings.line_markups = {rack.part_key: "25"}
@@ -45,8 +45,15 @@ def priced(plan, consultant):
 
 
 def test_sell_prices_by_hand_from_the_snapshot(priced):
-    bom = {row["description"]: row for row in priced.snapshot["bom"]["lines"]}
-    sell = {row["description"]: row for row in priced.snapshot["quote"]["sell"]["lines"]}
+    # Each site has its own lines (the demo: Frankfurt and Ashburn): checked site by site.
+    bom_lines = priced.snapshot["bom"]["lines"]
+    sell_lines = priced.snapshot["quote"]["sell"]["lines"]
+    assert len(bom_lines) == len(sell_lines)
+    site = next(row["site"] for row in bom_lines if row["category"] == "server")
+    bom = {row["description"]: row for row in bom_lines if row["site"] == site}
+    sell = {
+        s["description"]: s for b, s in zip(bom_lines, sell_lines, strict=True) if b["site"] == site
+    }
 
     def expected_unit(description, pct):
         row = bom[description]
@@ -64,7 +71,7 @@ def test_sell_prices_by_hand_from_the_snapshot(priced):
     goods = sum(D(x["sell"]) for x in quote["lines"])
     assert D(quote["fees_total"]) == D("12") * 1200 + 3 * D("9500")  # 42,900.00
     assert D(quote["total_sell"]) == goods + D("42900")
-    cost = sum(D(x["landed_net"]["amount"]) for x in bom.values())
+    cost = sum(D(x["landed_net"]["amount"]) for x in bom_lines)
     assert D(quote["margin"]) == goods - cost > 0
 
 
@@ -149,7 +156,7 @@ def test_quote_settings_form_validates_and_saves_markups(signed_in, plan):
     from sourcing.models import BomLine
     from sourcing.quote import quote_settings_get
 
-    rack = BomLine.objects.get(plan=plan, category="rack")
+    rack = BomLine.objects.filter(plan=plan, category="rack").first()
     url = reverse("sourcing:quote", args=[plan.pk])
     page = signed_in.get(url)
     assert page.status_code == 200 and "Markup % on server" in page.content.decode()

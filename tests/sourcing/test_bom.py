@@ -1,5 +1,6 @@
 """The bill of materials: generated from the chosen configuration, edited by hand, regenerated."""
 
+import pytest
 from django.urls import reverse
 
 from sourcing.models import BomLine, PlanEvent
@@ -149,3 +150,75 @@ def test_viewers_read_but_cannot_change(client, org_a, plan_a, settings_a, consu
     assert response.status_code == 403
     assert client.post(reverse("sourcing:settings", args=[plan_a.pk]), {}).status_code == 403
     assert PlanEvent.objects.filter(plan=plan_a).count() == 1
+
+
+def _site(plan, name: str, country: str, volts: str = "415", amps: str = "32"):
+    from decimal import Decimal
+
+    from planner.facility.models import Site
+
+    return Site.objects.create(
+        plan=plan, name=name, kind="colocation", country=country, racks_available=4,
+        site_it_capacity_kw=Decimal("80"), voltage_v=Decimal(volts), phase=3,
+        amperage_a=Decimal(amps), cooling_method="rear_door",
+    )  # fmt: skip
+
+
+def test_a_line_added_by_hand_belongs_to_the_site_chosen(client, consultant_a, plan_a, settings_a):
+    from sourcing.services import SourcingError, bom_line_add
+
+    frankfurt = _site(plan_a, "Frankfurt", "DE")
+    line = bom_line_add(
+        plan=plan_a, user=consultant_a, description="Console", quantity=1, reason="",
+        site=frankfurt,
+    )  # fmt: skip
+    assert line.site == frankfurt
+    # The same item plan-wide is another line; twice for one site is refused.
+    bom_line_add(plan=plan_a, user=consultant_a, description="Console", quantity=1, reason="")
+    with pytest.raises(SourcingError):
+        bom_line_add(
+            plan=plan_a, user=consultant_a, description="Console", quantity=2, reason="",
+            site=frankfurt,
+        )  # fmt: skip
+    # Through the page: the form offers this plan's sites only.
+    client.force_login(consultant_a)
+    page = client.get(reverse("sourcing:bom", args=[plan_a.pk])).content.decode()
+    assert f'<option value="{frankfurt.pk}">Frankfurt' in page
+
+
+def test_a_site_of_another_plan_is_refused(client, consultant_a, plan_a, settings_a, org_b):
+    from planner.models import Client, Plan
+
+    other = Plan.objects.create(
+        organisation=org_b, client=Client.objects.create(organisation=org_b, name="B"),
+        name="B", currency="EUR",
+    )  # fmt: skip
+    foreign = _site(other, "Elsewhere", "FR")
+    client.force_login(consultant_a)
+    response = client.post(
+        reverse("sourcing:bom_line_add", args=[plan_a.pk]),
+        {"add-description": "Console", "add-quantity": 1, "add-site": foreign.pk},
+    )
+    assert response.status_code in (200, 400)
+    assert not BomLine.objects.filter(plan=plan_a, site=foreign).exists()
+
+
+def test_each_site_gets_its_own_lines_and_pdus(consultant_a, plan_a, settings_a):
+    # Two sites, one replica of TP 16 spanning two servers: the replica goes whole to one
+    # site (the nearest to its users, no regions → the first). Regenerating keeps the lines.
+    _site(plan_a, "Frankfurt", "DE")
+    _site(plan_a, "Ashburn", "US", volts="208", amps="60")
+    bom_generate(plan=plan_a, user=consultant_a)
+    lines = list(BomLine.objects.filter(plan=plan_a).select_related("site"))
+    servers = {(x.site.name if x.site else "plan"): x.quantity for x in lines
+               if x.category == "server"}  # fmt: skip
+    assert sum(servers.values()) == 2
+    for line in lines:
+        if line.category == "pdu":
+            assert ("415" in line.part_key) == (line.site.country == "DE")
+        if line.category == "service":
+            assert line.site is None
+    before = {(x.site_id, x.part_key, x.quantity) for x in lines}
+    assert bom_generate(plan=plan_a, user=consultant_a) == ()
+    after = {(x.site_id, x.part_key, x.quantity) for x in BomLine.objects.filter(plan=plan_a)}
+    assert after == before

@@ -239,8 +239,15 @@ def test_demo_plan_has_bom_orders_and_a_late_shipment(db, catalog, org_a, consul
     sourcing_demo_build(plan=plan, user=consultant_a)  # idempotent
 
     assert BomLine.objects.filter(plan=plan).count() > 10
-    assert PurchaseOrder.objects.filter(plan=plan).count() == 2
-    orders = {o.supplier.country: o for o in PurchaseOrder.objects.filter(plan=plan)}
+    # One order per supplier and site (each site's goods ship and clear on their own).
+    sites = {line.site_id for line in BomLine.objects.filter(plan=plan, site__isnull=False)}
+    all_orders = list(PurchaseOrder.objects.filter(plan=plan).order_by("pk"))
+    assert len(all_orders) == 2 * len(sites)
+    for order in all_orders:
+        assert len({line.bom_line.site_id for line in order.lines.all()}) == 1
+        site = order.lines.first().bom_line.site
+        assert order.destination_country == site.country
+    orders = {o.supplier.country: o for o in reversed(all_orders)}  # each supplier's first
     # On time so far: the steps whose expected date has passed happened on it, none later.
     nl = orders["NL"]
     assert nl.ordered_actual == nl.ordered_expected
