@@ -272,12 +272,84 @@ class RecomputeError(ValueError):
     """A result that cannot be recomputed now; the message says why."""
 
 
-def recompute(*, plan: Plan, kind: str, user) -> str:
+def _changed_inputs(old: Any, new: Any, path: str = "", depth: int = 3) -> list[str]:
+    """The dotted names of the inputs that differ between two canonical snapshots."""
+    if old == new:
+        return []
+    if depth and isinstance(old, dict) and isinstance(new, dict):
+        changed = []
+        for key in sorted(set(old) | set(new)):
+            name = f"{path}.{key}" if path else str(key)
+            changed += _changed_inputs(old.get(key), new.get(key), name, depth - 1)
+        return changed
+    return [path or "inputs"]
+
+
+def _when(moment) -> str:
+    return f"{moment:%Y-%m-%d %H:%M:%S} UTC" if moment else "the last run"
+
+
+def _record(*, plan: Plan, user, before: Freshness, section: str, why: str, result: str, data):
+    """Append the recompute to the plan's history (the sourcing app keeps it) when it was due."""
+    if before.is_current or not apps.is_installed("sourcing"):
+        return
+    from sourcing import services as ssvc
+
+    message = f"{section} recomputed: it was {before.state_label} ({why}); {result}."
+    ssvc.event_record(
+        plan=plan,
+        user=user,
+        kind="recomputed",
+        message=message,
+        data={"section": before.kind, "was": before.state, "reason": why, **data},
+    )
+
+
+def _tco_recompute(*, plan: Plan, user, inline: bool) -> str:
+    """Run the TCO for the current inputs; a stale or failed one is recorded in the history."""
+    from planner.facility import services as fsvc
+
+    state = fsvc.tco_state(plan=plan)
+    before = tco_freshness(plan, state=state)
+    old = state.run
+    try:
+        if inline:  # the demo builder: computed here, same request as the page's
+            run = fsvc.tco_run_sync(plan=plan, user=user)
+            created = old is None or run.pk != old.pk or old.status != run.status
+        else:
+            run, created = fsvc.tco_run_request(plan=plan, user=user)
+    except fsvc.TcoNotReady as exc:
+        raise RecomputeError(str(exc)) from exc
+    data: dict[str, Any] = {"run": run.pk, "status": run.status}
+    if old is None:
+        why = before.reason
+    else:
+        since = old.finished_at or old.created_at
+        changed = _changed_inputs(old.inputs, run.inputs) if old.pk != run.pk else []
+        why = f"its inputs changed since the run of {_when(since)}"
+        if changed:
+            shown = ", ".join(changed[:6]) + (
+                f" and {len(changed) - 6} more" if len(changed) > 6 else ""
+            )
+            why += f": {shown}"
+        elif before.state == FAILED:
+            why = before.reason
+        data.update(previous_run=old.pk, since=since.isoformat() if since else "", changed=changed)
+    _record(
+        plan=plan, user=user, before=before, section="TCO", why=why,
+        result=f"run #{run.pk} {run.status}", data=data,
+    )  # fmt: skip
+    return "TCO run queued for the current inputs." if created else "The TCO is up to date."
+
+
+def recompute(*, plan: Plan, kind: str, user, inline: bool = False) -> str:
     """Recompute one kind of stored result from the plan's current inputs.
 
     The chosen configurations are re-planned (same accelerator, precision and TP); the TCO
-    is run (queued) for the current inputs; the BOM is regenerated, which also brings the
-    landed cost and the timeline priced from it up to date.
+    is run (queued, or computed here when ``inline``) for the current inputs; the BOM is
+    regenerated, which also brings the landed cost and the timeline priced from it up to
+    date. A result that was not current is recorded in the plan's history: which section,
+    why it was stale and what it is now.
 
     Returns:
         What was done, in plain words.
@@ -292,26 +364,36 @@ def recompute(*, plan: Plan, kind: str, user) -> str:
 
         replanned = 0
         for workload in plan_selectors.workload_list(plan=plan):
-            if workload.has_choice and chosen_freshness(workload).state == STALE:
+            before = chosen_freshness(workload)
+            if workload.has_choice and before.state == STALE:
                 sizing.chosen_replan(workload)
                 workload.save()
                 replanned += 1
+                _record(
+                    plan=plan, user=user, before=before, section=before.label,
+                    why="its sizing inputs changed since it was planned",
+                    result=f"{workload.chosen_replicas} replicas", data={"workload": workload.pk},
+                )  # fmt: skip
         return f"Re-planned {replanned} chosen configuration{'s' if replanned != 1 else ''}."
     if kind == TCO:
-        from planner.facility import services as fsvc
-
-        try:
-            _run, created = fsvc.tco_run_request(plan=plan, user=user)
-        except fsvc.TcoNotReady as exc:
-            raise RecomputeError(str(exc)) from exc
-        return "TCO run queued for the current inputs." if created else "The TCO is up to date."
+        return _tco_recompute(plan=plan, user=user, inline=inline)
     if kind in (BOM, LANDED_COST, TIMELINE):
         from sourcing import services as ssvc
 
+        before = bom_freshness(plan)
+        generated_at = ssvc.sourcing_settings_get(plan=plan).bom_generated_at
         try:
             changes = ssvc.bom_generate(plan=plan, user=user)
         except ssvc.SourcingError as exc:
             raise RecomputeError(str(exc)) from exc
+        why = before.reason
+        if before.state == STALE:
+            why = f"its inputs changed since it was generated at {_when(generated_at)}"
+        _record(
+            plan=plan, user=user, before=before, section=before.label, why=why,
+            result=f"{len(changes)} line change{'s' if len(changes) != 1 else ''}",
+            data={"changes": list(changes)},
+        )  # fmt: skip
         done = "Bill of materials regenerated"
         return done + (": " + "; ".join(changes) + "." if changes else "; nothing changed.")
     raise RecomputeError("Unknown result.")

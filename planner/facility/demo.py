@@ -9,6 +9,7 @@ import contextlib
 from datetime import date
 from decimal import Decimal
 
+from planner import freshness
 from planner import selectors as plan_selectors
 from planner.facility import services
 from planner.facility.deployment import plan_deployment
@@ -116,7 +117,9 @@ def facility_costing_demo_build(*, plan, user) -> None:
     """
     if not plan_deployment(plan=plan).servers:
         return
-    services.tco_run_sync(plan=plan, user=user)
+    # Through the stale banner's recompute, so the plan's history shows the first run going
+    # stale when the BOM was generated and being recomputed (same run as a direct call).
+    freshness.recompute(plan=plan, kind=freshness.TCO, user=user, inline=True)
     _placement_choose(plan=plan, user=user)
 
 
