@@ -276,7 +276,7 @@ def timeline_gantt(timeline: Any) -> Gantt | None:
     for i in bars:
         name = str(_field(rows[i], "name"))
         site = sites[i]
-        label = f"[{site}] {name}" if site and not name.startswith(site) else name
+        label = f"[{site}] {name}" if site and site not in name else name
         tasks.append(
             GanttTask(
                 key=keys[i], label=label, site=site, start=_day(_field(rows[i], "start")),
