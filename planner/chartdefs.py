@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from planner.labels import DRIVER_LABELS
@@ -197,4 +198,113 @@ def tco_monte_carlo(tco: Any) -> BandChart | None:
         y_label=f"Cumulative cost ({currency})",
         x=tuple(months if len(months) == n else range(1, n + 1)),
         bands=bands,
+    )
+
+
+# --- Timeline Gantt ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GanttTask:
+    """One bar: a task from its earliest start to its earliest finish, at its site."""
+
+    key: str
+    label: str
+    site: str
+    start: date
+    finish: date
+    critical: bool
+    slack_days: int = 0
+
+
+@dataclass(frozen=True)
+class Milestone:
+    """A dated event drawn on the axis: go-live, a site's power ready, the target, a baseline."""
+
+    kind: str  # go_live, power_ready, target, baseline
+    label: str
+    when: date
+
+
+@dataclass(frozen=True)
+class Gantt:
+    title: str
+    tasks: tuple[GanttTask, ...]
+    milestones: tuple[Milestone, ...]
+    go_live: date | None
+
+
+def _day(value: Any) -> date | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, date):
+        return value
+    return date.fromisoformat(str(value)[:10])
+
+
+_STEP_ORDER = {"lead_time": 0, "transit": 1, "customs": 2}
+_SITE_RANK = {"lead_time": 0, "transit": 0, "customs": 0, "install": 1, "burn_in": 2}
+
+
+def timeline_gantt(timeline: Any) -> Gantt | None:
+    """The delivery Gantt (``planner.engine.critical_path``) from a timeline section (the
+    snapshot's ``timeline``, or ``TimelineReport.section()`` on the page); ``None`` without
+    tasks. Tasks are grouped by site (each site's shipments, installation and burn-in
+    together), one item's steps together; milestones are go-live, each site's power ready,
+    the target go-live and, when it differs, the go-live before slips."""
+    rows = list(_optional(timeline, "tasks") or ())
+    if not rows:
+        return None
+    kinds = [_optional(r, "kind") or "" for r in rows]
+    keys = [_optional(r, "key") or f"task-{i}" for i, r in enumerate(rows)]
+    sites = [_optional(r, "site") or "" for r in rows]
+    multi = len({s for s in sites if s}) > 0
+    site_order = {name: i for i, name in enumerate(dict.fromkeys(s for s in sites if s))}
+    first_seen: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        first_seen.setdefault(key.split(":")[0], i)
+    bars = [i for i, kind in enumerate(kinds) if kind not in ("power_ready", "go_live")]
+    bars.sort(
+        key=lambda i: (
+            site_order.get(sites[i], -1),
+            _SITE_RANK.get(kinds[i], 0) if multi else 0,
+            first_seen[keys[i].split(":")[0]],
+            _STEP_ORDER.get(kinds[i], 9),
+        )
+    )
+    tasks = []
+    for i in bars:
+        name = str(_field(rows[i], "name"))
+        site = sites[i]
+        label = f"[{site}] {name}" if site and site not in name else name
+        tasks.append(
+            GanttTask(
+                key=keys[i], label=label, site=site, start=_day(_field(rows[i], "start")),
+                finish=_day(_field(rows[i], "finish")), critical=bool(_field(rows[i], "critical")),
+                slack_days=int(_optional(rows[i], "slack_days") or 0),
+            )
+        )  # fmt: skip
+    milestones = []
+    for i, kind in enumerate(kinds):
+        if kind == "power_ready":
+            when = _day(_field(rows[i], "start"))
+            label = f"Power ready: {sites[i]}" if sites[i] else "Facility power ready"
+            milestones.append(Milestone("power_ready", label, when))
+    go_live = _day(_optional(timeline, "go_live"))
+    if go_live is None:
+        go_live = next((_day(_field(r, "start")) for r, k in zip(rows, kinds, strict=True) if k == "go_live"),
+                       None)  # fmt: skip
+    if go_live:
+        milestones.append(Milestone("go_live", "Go-live", go_live))
+    baseline = _day(_optional(timeline, "baseline_go_live"))
+    if baseline and baseline != go_live:
+        milestones.append(Milestone("baseline", "Go-live before slips", baseline))
+    target = _day(_optional(timeline, "target_go_live"))
+    if target:
+        milestones.append(Milestone("target", "Target", target))
+    return Gantt(
+        title="Timeline to go-live" + (f" ({go_live:%Y-%m-%d})" if go_live else ""),
+        tasks=tuple(tasks),
+        milestones=tuple(milestones),
+        go_live=go_live,
     )

@@ -236,12 +236,7 @@ def workload_sweep(
 ) -> sweep_engine.SweepResult:
     """Every accelerator × TP candidate for the workload (its precision, or all four)."""
     base, target = _workload_sweep_base(workload, all_precisions=all_precisions, measured=measured)
-    candidates = tuple(_with_fleet(c, target) for c in base.candidates)
-    best = next(
-        (c for c in candidates if c.feasible and c.usd_per_million_output_tokens is not None),
-        None,
-    )
-    return sweep_engine.SweepResult(candidates, best)
+    return sweep_engine.ranked_result(_with_fleet(c, target) for c in base.candidates)
 
 
 def _layout_suffix(pipeline_parallel: int, expert_parallel: int) -> str:

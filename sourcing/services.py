@@ -970,6 +970,71 @@ class TimelineReport:
             return (self.go_live - self.target_go_live).days
         return None
 
+    def section(self, clean=None) -> dict:
+        """The timeline as the revision snapshot stores it (``planner.sharing.schema.Timeline``):
+        the one shape the page's Gantt and the PDF's Gantt are both defined from
+        (``planner.chartdefs.timeline_gantt``). ``clean`` rewrites texts (supplier names)."""
+        clean = clean or (lambda text: text)
+
+        def iso(value):
+            return value.isoformat() if value else None
+
+        data: dict = {
+            "available": self.slips is not None,
+            "reason": self.problem,
+            "order_date": iso(self.order_date),
+            "power_ready": iso(self.power_ready),
+            "power_ready_note": self.power_ready_note,
+            "target_go_live": iso(self.target_go_live),
+            "go_live": iso(self.go_live),
+            "baseline_go_live": None,
+            "delay_days": 0,
+            "late_against_target_days": self.late_against_target_days,
+            "notes": [clean(n) for n in self.notes],
+            "tasks": [],
+            "critical_path": [],
+            "slips": [],
+            "sites": [],
+        }
+        if self.slips is None:
+            return data
+        schedule = self.slips.schedule
+        critical = set(schedule.critical_path)
+        data["baseline_go_live"] = iso(self.slips.baseline_go_live)
+        data["delay_days"] = self.slips.delay_days
+        data["critical_path"] = list(schedule.critical_path)
+        data["tasks"] = [
+            {
+                "key": s.task.key,
+                "name": clean(s.task.name),
+                "kind": s.task.kind,
+                "start": iso(s.earliest_start),
+                "finish": iso(s.earliest_finish),
+                "slack_days": s.slack_days,
+                "critical": s.task.key in critical,
+                "site": self.task_sites.get(s.task.key, ""),
+            }
+            for s in schedule.tasks
+        ]
+        data["sites"] = [
+            {
+                **row,
+                "power_ready": iso(row["power_ready"]),
+                "installed": iso(row["installed"]),
+                "ready": iso(row["ready"]),
+            }
+            for row in self.site_rows
+        ]
+        data["slips"] = [
+            {
+                "name": clean(s.name),
+                "slip_days": s.slip_days,
+                "go_live_delay_days": s.go_live_delay_days,
+            }
+            for s in self.slips.responsible
+        ]
+        return data
+
 
 @dataclass(frozen=True)
 class SitePower:

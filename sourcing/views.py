@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from catalog.csv_io import CatalogImportError, read_csv_text
-from planner import freshness
+from planner import chartdefs, freshness
 from planner.engine.errors import CatalogGapError
 from planner.facility.deployment import plan_deployment
 from planner.facility.services import deployment_summary
@@ -278,13 +278,10 @@ def timeline_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     figure = None
     if timeline.slips:
         slipped = {s.key for s in timeline.slips.responsible + timeline.slips.absorbed}
-        figure = gantt_figure(
-            timeline.slips.schedule,
-            baseline_go_live=timeline.slips.baseline_go_live,
-            target_go_live=plan.target_go_live,
-            slipped_keys=frozenset(slipped),
-            task_sites=timeline.task_sites,
-        )
+        # The same definition as the PDF's Gantt, from the same section shape.
+        gantt = chartdefs.timeline_gantt(timeline.section())
+        if gantt is not None:
+            figure = gantt_figure(gantt, slipped_keys=frozenset(slipped))
     context = {
         "plan": plan, "section": "sourcing", "tab": "timeline", "timeline": timeline,
         "summary": deployment_summary(plan=plan),

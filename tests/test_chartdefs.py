@@ -147,3 +147,106 @@ def test_web_and_pdf_monte_carlo_share_title_bands_and_values():
 def test_no_options_no_cumulative_chart():
     assert chartdefs.tco_cumulative({"options": [], "months": []}) is None
     assert chartdefs.tco_monte_carlo({"options": [], "monte_carlo": {}}) is None
+
+
+# --- Timeline Gantt: one definition, two renderings --------------------------------------------
+
+
+def _two_site_timeline() -> dict:
+    """A timeline section as ``TimelineReport.section()`` gives it (and the snapshot stores)."""
+
+    def task(key, name, kind, start, finish, site="", critical=False, slack=0):
+        return {"key": key, "name": name, "kind": kind, "start": start, "finish": finish,
+                "critical": critical, "site": site, "slack_days": slack}  # fmt: skip
+
+    return {
+        "available": True,
+        "go_live": "2027-06-20",
+        "baseline_go_live": "2027-06-10",
+        "target_go_live": "2027-07-01",
+        "tasks": [
+            task("power_ready@fra", "Facility power ready", "power_ready", "2027-03-01",
+                 "2027-03-01", "Frankfurt"),
+            task("power_ready@ash", "Facility power ready", "power_ready", "2027-04-15",
+                 "2027-04-15", "Ashburn"),
+            task("srv-ash:lead_time", "DGX B200: lead time", "lead_time", "2027-01-04",
+                 "2027-04-04", "Ashburn", critical=True),
+            task("srv-fra:lead_time", "DGX B200: lead time", "lead_time", "2027-01-04",
+                 "2027-03-15", "Frankfurt", slack=20),
+            task("srv-fra:transit", "DGX B200: transit", "transit", "2027-03-15", "2027-03-20",
+                 "Frankfurt", slack=20),
+            task("install@fra", "Installation", "install", "2027-03-20", "2027-04-01",
+                 "Frankfurt", slack=20),
+            task("install@ash", "Installation", "install", "2027-04-15", "2027-06-01",
+                 "Ashburn", critical=True),
+            task("go_live", "Go-live (last site ready)", "go_live", "2027-06-20", "2027-06-20"),
+        ],
+    }  # fmt: skip
+
+
+def test_web_and_pdf_gantt_share_title_bars_dates_and_milestones():
+    from datetime import date
+
+    from sourcing.charts import gantt_figure
+
+    section = _two_site_timeline()
+    spec = chartdefs.timeline_gantt(section)
+    # Grouped by site (Frankfurt first seen), one item's steps together; milestones not bars.
+    assert [t.label for t in spec.tasks] == [
+        "[Frankfurt] DGX B200: lead time", "[Frankfurt] DGX B200: transit",
+        "[Frankfurt] Installation", "[Ashburn] DGX B200: lead time", "[Ashburn] Installation",
+    ]  # fmt: skip
+    assert [(m.kind, m.label, m.when) for m in spec.milestones] == [
+        ("power_ready", "Power ready: Frankfurt", date(2027, 3, 1)),
+        ("power_ready", "Power ready: Ashburn", date(2027, 4, 15)),
+        ("go_live", "Go-live", date(2027, 6, 20)),
+        ("baseline", "Go-live before slips", date(2027, 6, 10)),
+        ("target", "Target", date(2027, 7, 1)),
+    ]
+
+    web = json.loads(gantt_figure(spec))
+    snapshot = sample_snapshot(bom_lines=2, months=24)
+    snapshot["timeline"] = {**snapshot["timeline"], **section}
+    pdf = pdf_context.report_charts(snapshot)["gantt"].svg
+    pdf_title, pdf_texts, pdf_tips = _svg_facts(pdf)
+
+    # Title: the same on both.
+    assert web["layout"]["title"]["text"] == pdf_title == spec.title
+    assert spec.title == "Timeline to go-live (2027-06-20)"
+
+    # Bars: the same labels, dates and critical flags, in the same order.
+    bars = web["data"][0]
+    assert bars["y"] == [t.label for t in spec.tasks]
+    assert [c[:2] for c in bars["customdata"]] == [
+        [t.start.isoformat(), t.finish.isoformat()] for t in spec.tasks
+    ]
+    bar_tips = [t for t in pdf_tips if "→" in t]
+    assert bar_tips == [f"{t.label}: {t.start} → {t.finish}" for t in spec.tasks]
+    web_critical = [c == "#dc2626" for c in bars["marker"]["color"]]
+    pdf_critical = [
+        fill == svg_palette_critical()
+        for fill in re.findall(r'<rect class="bar"[^>]*fill="([^"]+)"', pdf)
+    ]
+    assert web_critical == pdf_critical == [t.critical for t in spec.tasks]
+
+    # Milestones: every one on both, with its date.
+    web_marks = {a["text"] for a in web["layout"]["annotations"]}
+    points = next(d for d in web["data"] if d.get("name") == "Milestone")
+    web_marks |= {f"{y} {x}" for y, x in zip(points["y"], points["x"], strict=True)}
+    pdf_marks = {" ".join(t.rsplit(": ", 1)) for t in pdf_tips if "→" not in t}
+    expected = {f"{m.label} {m.when}" for m in spec.milestones}
+    assert web_marks == expected
+    assert expected <= pdf_marks and expected <= set(pdf_texts)
+
+
+def svg_palette_critical() -> str:
+    from planner.pdf import svg
+
+    return svg.PALETTE[4]
+
+
+def test_no_tasks_no_gantt():
+    assert chartdefs.timeline_gantt({"tasks": []}) is None
+    snapshot = sample_snapshot(bom_lines=2, months=24)
+    snapshot["timeline"] = {**snapshot["timeline"], "tasks": []}
+    assert "gantt" not in pdf_context.report_charts(snapshot)

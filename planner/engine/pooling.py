@@ -36,6 +36,8 @@ from planner.engine.errors import EngineInputError
 from planner.engine.network import haversine_km, rtt_ms
 
 __all__ = [
+    "EmptyPool",
+    "FleetFix",
     "PlacedWorkload",
     "Platform",
     "PlatformPool",
@@ -44,6 +46,7 @@ __all__ = [
     "SiteLocation",
     "WorkloadChoice",
     "default_site_shares",
+    "empty_pools",
     "largest_remainder",
     "pack_replicas",
     "plan_pooled",
@@ -435,6 +438,93 @@ def plan_pooled(choices: Sequence[WorkloadChoice], site_keys: Sequence[str]) -> 
 def servers_per_workload(choices: Sequence[WorkloadChoice], site_keys: Sequence[str]) -> int:
     """Servers if every workload had its own servers and spare (the unpooled comparison)."""
     return sum(plan_pooled([c], site_keys).servers for c in choices)
+
+
+# --- Mostly empty pools and what would fill them ----------------------------------------------
+
+EMPTY_POOL_THRESHOLD = 0.5  # a pool using less than half of its installed accelerators
+
+
+@dataclass(frozen=True, slots=True)
+class FleetFix:
+    """One way to install fewer accelerators for the same replicas.
+
+    Attributes:
+        kind: ``smaller_server`` (the same accelerator in a server with fewer of them),
+            ``one_site`` (the platform's replicas of every site pooled at this one, one spare
+            instead of one per site) or ``cloud`` (this pool's replicas rented in the cloud).
+        servers: Servers installed for the pool(s) the fix covers after it.
+        accelerators_installed: Accelerators installed after it (owned).
+        accelerators_before: Accelerators installed today for what the fix covers.
+        cloud_accelerators: Accelerators rented instead (``cloud`` only).
+        platform: The smaller server (``smaller_server`` only).
+    """
+
+    kind: str
+    servers: int
+    accelerators_installed: int
+    accelerators_before: int
+    cloud_accelerators: int = 0
+    platform: Platform | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EmptyPool:
+    """A pool using less than :data:`EMPTY_POOL_THRESHOLD` of its accelerators, with fixes."""
+
+    pool: PlatformPool
+    fixes: tuple[FleetFix, ...]
+
+    @property
+    def used_fraction(self) -> float:
+        return self.pool.accelerators_used / self.pool.accelerators_installed
+
+
+def _repack(site_key: str, platform: Platform, pools: Sequence[PlatformPool]) -> PlatformPool:
+    """The workloads of ``pools`` packed together on ``platform`` (one spare when any had)."""
+    placed = [(w, p.spare_servers > 0) for p in pools for w in p.workloads]
+    return _pool(site_key, platform, placed)
+
+
+def empty_pools(
+    deployment: PooledDeployment,
+    smaller_platforms: Sequence[Platform] = (),
+    threshold: float = EMPTY_POOL_THRESHOLD,
+) -> tuple[EmptyPool, ...]:
+    """Pools (a platform at a site) whose replicas use less than ``threshold`` of the
+    accelerators installed, each with the fixes that install fewer: a smaller server of the
+    same accelerator (from ``smaller_platforms``, where every replica still fits one server),
+    one site for the platform's replicas instead of several, or the cloud for this share.
+    Counts use the same packing and N+1 rule as :func:`plan_pooled`."""
+    out = []
+    for pool in deployment.pools:
+        installed = pool.accelerators_installed
+        if not installed or pool.accelerators_used >= threshold * installed:
+            continue
+        fixes = []
+        widest = max((w.tensor_parallel for w in pool.workloads), default=1)
+        for alt in smaller_platforms:
+            if (
+                alt.accelerator_slug != pool.platform.accelerator_slug
+                or alt.accelerators_per_server >= pool.platform.accelerators_per_server
+                or alt.accelerators_per_server < widest
+            ):
+                continue
+            repacked = _repack(pool.site_key, alt, [pool])
+            if repacked.accelerators_installed < installed:
+                fixes.append(FleetFix("smaller_server", repacked.servers,
+                                      repacked.accelerators_installed, installed,
+                                      platform=alt))  # fmt: skip
+        same = [p for p in deployment.pools if p.platform.key == pool.platform.key]
+        if len(same) > 1:
+            merged = _repack(pool.site_key, pool.platform, same)
+            before = sum(p.accelerators_installed for p in same)
+            if merged.accelerators_installed < before:
+                fixes.append(FleetFix("one_site", merged.servers,
+                                      merged.accelerators_installed, before))  # fmt: skip
+        fixes.append(FleetFix("cloud", 0, 0, installed, cloud_accelerators=pool.accelerators_used))
+        out.append(EmptyPool(pool, tuple(fixes)))
+    return tuple(out)
 
 
 # --- Default split by the users' regions -------------------------------------------------------

@@ -543,11 +543,22 @@ def sweep(
                                             calibration, price, memory_plans, shapes)
                 )  # fmt: skip
 
-    def order(c: SweepCandidate) -> tuple:
-        cost = c.usd_per_million_output_tokens
-        return (not c.feasible, cost is None, cost or 0.0, -c.output_tokens_per_s_per_replica)
+    return ranked_result(candidates)
 
-    ranked = tuple(sorted(candidates, key=order))
+
+def cost_order(c: SweepCandidate) -> tuple:
+    """The one ranking by cost: feasible first, then priced, cheapest per million output
+    tokens, then the higher throughput per replica. The sizing table's cost sort and the
+    "cheapest" badge (``SweepResult.best``) both use it."""
+    cost = c.usd_per_million_output_tokens
+    return (not c.feasible, cost is None, cost or 0.0, -c.output_tokens_per_s_per_replica)
+
+
+def ranked_result(candidates: Iterable[SweepCandidate]) -> SweepResult:
+    """Candidates ranked by :func:`cost_order`, with the first feasible priced one as ``best``;
+    called again whenever candidates change after the sweep (a load test's measured capacity,
+    the fleet), so that ``best`` is always the cheapest row shown."""
+    ranked = tuple(sorted(candidates, key=cost_order))
     best = next(
         (c for c in ranked if c.feasible and c.usd_per_million_output_tokens is not None), None
     )

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 
 from planner import selectors as plan_selectors
 from planner.engine import pooling as po
-from planner.engine.deployment import Deployment
+from planner.engine.deployment import Deployment, estimate_server
+from planner.engine.errors import CatalogGapError
 from planner.engine.network import REGIONS
 from planner.facility import selectors
 from planner.facility.models import Site, SiteKind, WorkloadSiteSplit
@@ -52,6 +53,46 @@ class PlanDeployment:
     labels: dict[str, str]
     split_source: dict[int, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    smaller_platforms: tuple[po.Platform, ...] = ()
+
+    @property
+    def empty_pool_rows(self) -> list[dict]:
+        """Pools mostly empty (``engine.pooling.empty_pools``), said plainly, with each fix
+        and the accelerators it would install."""
+        rows = []
+        for empty in po.empty_pools(self.pooled, self.smaller_platforms):
+            pool = empty.pool
+            site = self.labels.get(pool.site_key, pool.site_key)
+            fixes = []
+            for fix in empty.fixes:
+                if fix.kind == "smaller_server":
+                    text = (f"a smaller server of the same accelerator, {fix.platform.name}: "
+                            f"{fix.servers} servers, {fix.accelerators_installed} accelerators "
+                            f"instead of {fix.accelerators_before}")  # fmt: skip
+                elif fix.kind == "one_site":
+                    text = (f"one site for every {pool.platform.name} replica (one spare "
+                            f"instead of one per site): {fix.servers} servers, "
+                            f"{fix.accelerators_installed} accelerators instead of "
+                            f"{fix.accelerators_before} over the sites")  # fmt: skip
+                else:
+                    text = (f"the cloud for this share: rent {fix.cloud_accelerators} "
+                            f"accelerators, install none of the {fix.accelerators_before} "
+                            f"at {site}")  # fmt: skip
+                fixes.append({"kind": fix.kind, "text": text})
+            has_smaller = any(f.kind == "smaller_server" for f in empty.fixes)
+            rows.append(
+                {
+                    "site": site,
+                    "platform": pool.platform.name,
+                    "accelerators_used": pool.accelerators_used,
+                    "accelerators_installed": pool.accelerators_installed,
+                    "used_pct": f"{empty.used_fraction:.0%}",
+                    "fixes": fixes,
+                    "no_smaller_server": not has_smaller,
+                    "accelerator": pool.platform.accelerator_name,
+                }
+            )
+        return rows
 
     @property
     def servers(self) -> int:
@@ -232,7 +273,48 @@ def plan_deployment(*, plan: Plan) -> PlanDeployment:
         labels=labels,
         split_source=sources,
         notes=tuple(notes),
+        smaller_platforms=smaller_platforms(per_workload),
     )
+
+
+def smaller_platforms(per_workload) -> tuple[po.Platform, ...]:
+    """Catalog servers of the chosen accelerators holding fewer of them than the chosen
+    server (a 4-GPU or PCIe server for an 8-GPU one), for the mostly-empty-pool advice."""
+    from catalog.models import ServerPlatform
+
+    widest = {}
+    for d in per_workload:
+        widest[d.accelerator_slug] = max(
+            widest.get(d.accelerator_slug, 0), d.accelerators_per_server
+        )
+    rows = ServerPlatform.objects.filter(
+        accelerator__slug__in=list(widest), accelerators_per_server__isnull=False
+    ).select_related("accelerator")
+    out = []
+    for server in rows:
+        accelerator = server.accelerator
+        if server.accelerators_per_server >= widest[accelerator.slug]:
+            continue
+        try:
+            power_kw, rack_units, assumptions = estimate_server(
+                accelerators_per_server=server.accelerators_per_server,
+                accelerator_tdp_w=accelerator.tdp_w,
+                platform_power_kw=server.max_power_kw,
+                platform_rack_units=server.rack_units,
+                accelerator_name=accelerator.name,
+            )
+        except CatalogGapError:
+            continue  # a server without the figures its power needs is no advice
+        out.append(
+            po.Platform(
+                key=server.slug, name=str(server), accelerator_slug=accelerator.slug,
+                accelerator_name=accelerator.name,
+                accelerators_per_server=server.accelerators_per_server,
+                server_power_kw=power_kw, server_rack_units=rack_units,
+                accelerator_tdp_w=accelerator.tdp_w, assumptions=assumptions,
+            )
+        )  # fmt: skip
+    return tuple(sorted(out, key=lambda p: (p.accelerator_slug, -p.accelerators_per_server)))
 
 
 def _allowed_locations(workload, rule, sites, locations) -> list[po.SiteLocation]:

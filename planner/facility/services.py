@@ -312,6 +312,30 @@ class PlacementEvaluation:
     notes: list[str]
     cost_source: str = ""
     catalog_gap: str = ""
+    deployment_parts: dict[str, str] = field(default_factory=dict)
+
+
+def deployment_parts(results: dict | None) -> dict[str, str]:
+    """Site key → one sentence saying that the site is part of the TCO's one owned option for
+    the pooled deployment, with the site's share (its servers and NPV) named: the placement
+    page and the checklist show it, so a site never reads as an alternative of its own.
+    Empty when the run has no option split over several sites."""
+    parts: dict[str, str] = {}
+    currency = (results or {}).get("currency") or "USD"
+    for option in (results or {}).get("options") or ():
+        sites = option.get("sites") or ()
+        if len(sites) < 2:
+            continue
+        for p in sites:
+            npv = p.get("npv_usd")
+            share = f"{p.get('servers', 0)} servers" + (
+                f", NPV {float(npv):,.0f} {currency}" if npv is not None else ""
+            )
+            parts[p["key"]] = (
+                f"Part of one owned deployment, {option['label']}: its cost is the whole "
+                f"deployment's; this site's share is {share}."
+            )
+    return parts
 
 
 def site_location(site: Site) -> pe.Location:
@@ -509,7 +533,19 @@ def placement_evaluate(
             **_edge_need(workloads),
         )
     )
-    return PlacementEvaluation(result, budget, ttft, user_regions, latency, notes, cost_source)
+    return PlacementEvaluation(
+        result, budget, ttft, user_regions, latency, notes, cost_source,
+        deployment_parts=deployment_parts(_latest_tco_results(plan)),
+    )  # fmt: skip
+
+
+def _latest_tco_results(plan: Plan) -> dict | None:
+    run = (
+        TcoRun.objects.filter(plan=plan, status=TcoStatus.SUCCEEDED)
+        .order_by("-finished_at")
+        .first()
+    )
+    return run.results if run else None
 
 
 def _edge_need(workloads) -> dict:

@@ -28,7 +28,7 @@ from planner.engine.load_test import (
 )
 from planner.engine.performance import replica_shape
 from planner.engine.specs import accelerator_family
-from planner.engine.sweep import SweepResult, usd_per_million_output_tokens
+from planner.engine.sweep import SweepResult, ranked_result, usd_per_million_output_tokens
 from planner.measured.models import LoadTestSweep
 from planner.models import Workload
 
@@ -272,4 +272,4 @@ def apply_measurements(workload: Workload, result: SweepResult) -> SweepResult:
                     provenance=f"corrected ×{fix.factor:.2f} by a measured sweep",
                 )
         candidates.append(c)
-    return SweepResult(tuple(candidates), result.best)
+    return ranked_result(candidates)  # re-ranked: a measured row may now be the cheapest

@@ -496,14 +496,11 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
                                x_label=fan.x_label, label_every=6))  # fmt: skip
         if (tornado := chartdefs.tco_tornado(tco.tornado, cur)) is not None:
             charts["tornado"] = Chart("tornado", "Sensitivity", svg.tornado_chart(tornado))
-    timeline = snap.timeline
-    if timeline.tasks:
-        bars = [svg.GanttBar(t.name, _date(t.start), _date(t.finish), t.critical)
-                for t in timeline.tasks]  # fmt: skip
+    if (gantt := chartdefs.timeline_gantt(snap.timeline)) is not None:  # the page's definition
+        bars = [svg.GanttBar(t.label, t.start, t.finish, t.critical) for t in gantt.tasks]
+        marks = [(m.when, m.label, m.kind) for m in gantt.milestones]
         charts["gantt"] = Chart("gantt", "Timeline",
-            svg.gantt_chart(bars, title="Timeline to go-live",
-                            milestone=_date(timeline.go_live),
-                            milestone_label="go-live"))  # fmt: skip
+                                svg.gantt_chart(bars, title=gantt.title, milestones=marks))  # fmt: skip
     hourly = [w for w in snap.workloads if w.replicas_by_hour]
     if hourly:
         stacks = [svg.Series(w.name, [float(v) for v in w.replicas_by_hour]) for w in hourly]

@@ -396,18 +396,30 @@ def tornado_chart(spec, *, width: int = 640) -> str:
                            width=width, tips=tips)  # fmt: skip
 
 
+MILESTONE_COLORS = {"go_live": PALETTE[2], "power_ready": "#111827", "baseline": "#6b7280",
+                    "target": "#059669"}  # fmt: skip
+
+
 def gantt_chart(bars: Sequence[GanttBar], *, title: str, milestone: date | None = None,
-                milestone_label: str = "", width: int = 640) -> str:  # fmt: skip
-    """Tasks as bars on a date axis; an optional milestone line (e.g. go-live)."""
+                milestone_label: str = "", width: int = 640,
+                milestones: Sequence[tuple[date, str, str]] = ()) -> str:  # fmt: skip
+    """Tasks as bars on a date axis; milestones (``(date, label, kind)``: go-live, a site's
+    power ready, the target) as dashed lines, named in a key under the chart (``milestone``:
+    one go-live line labelled on the chart, as before)."""
+    marks = list(milestones)
+    if milestone:
+        marks.append((milestone, milestone_label, "go_live"))
     row = 16
-    height = 70 + row * max(len(bars), 1)
-    frame = _Frame(width, height, left=220, top=30, bottom=34)
+    key_rows = len(marks) if milestones else 0
+    height = 70 + row * max(len(bars), 1) + 12 * key_rows
+    frame = _Frame(width, height, left=220, top=30, bottom=34 + 12 * key_rows)
     if not bars:
         out = _open(width, 60, title)
         out.append(f'<text x="8" y="40" font-size="10" {FONT}>No tasks.</text></svg>')
         return "".join(out)
-    start = min([b.start for b in bars] + ([milestone] if milestone else []))
-    finish = max([b.finish for b in bars] + ([milestone] if milestone else []))
+    days = [m[0] for m in marks]
+    start = min([b.start for b in bars] + days)
+    finish = max([b.finish for b in bars] + days)
     low, high = start.toordinal(), max(finish.toordinal(), start.toordinal() + 1)
     out = _open(width, height, title, frame)
     months = []
@@ -431,16 +443,28 @@ def gantt_chart(bars: Sequence[GanttBar], *, title: str, milestone: date | None 
         x0 = min(x0, frame.x1 - 1.5)  # a one-day task at the end keeps its width inside
         color = PALETTE[4] if b.critical else PALETTE[0]
         out.append(f'<rect class="bar" x="{x0:.1f}" y="{y:.1f}" '
-                   f'width="{max(x1 - x0, 1.5):.1f}" height="{row - 5}" fill="{color}"/>')  # fmt: skip
+                   f'width="{max(x1 - x0, 1.5):.1f}" height="{row - 5}" fill="{color}">'
+                   f"<title>{esc(b.label)}: {b.start.isoformat()} → {b.finish.isoformat()}"
+                   "</title></rect>")  # fmt: skip
         label = fit_text(b.label, frame.x0 - 10, 8)
         out.append(f'<text x="{frame.x0 - 6}" y="{y + row / 2:.1f}" font-size="8" '
                    f'text-anchor="end" {FONT}>{esc(label)}</text>')  # fmt: skip
-    if milestone:
-        x = frame.sx(milestone.toordinal(), low, high)
-        out.append(f'<line x1="{x:.1f}" y1="{frame.y1 - 4}" x2="{x:.1f}" y2="{frame.y0}" '
-                   f'stroke="{PALETTE[2]}" stroke-width="1.4" stroke-dasharray="4 2"/>')  # fmt: skip
-        out.append(f'<text x="{x - 3:.1f}" y="{frame.y1 - 6}" font-size="9" text-anchor="end" '
-                   f'{FONT}>{esc(milestone_label)}</text>')  # fmt: skip
+    for k, (when, label, kind) in enumerate(marks):
+        x = frame.sx(when.toordinal(), low, high)
+        color = MILESTONE_COLORS.get(kind, PALETTE[2])
+        out.append(f'<line class="milestone" x1="{x:.1f}" y1="{frame.y1 - 4}" x2="{x:.1f}" '
+                   f'y2="{frame.y0}" stroke="{color}" stroke-width="1.4" '
+                   f'stroke-dasharray="4 2"><title>{esc(label)}: {when.isoformat()}</title>'
+                   "</line>")  # fmt: skip
+        if kind == "go_live":
+            out.append(f'<text x="{x - 3:.1f}" y="{frame.y1 - 6}" font-size="9" '
+                       f'text-anchor="end" {FONT}>{esc(label)}</text>')  # fmt: skip
+        if milestones:
+            ky = frame.y0 + 24 + 12 * k
+            out.append(f'<line x1="{frame.x0}" y1="{ky - 3}" x2="{frame.x0 + 9}" y2="{ky - 3}" '
+                       f'stroke="{color}" stroke-width="1.4"/>'
+                       f'<text x="{frame.x0 + 12}" y="{ky}" font-size="8" {FONT}>'
+                       f"{esc(label)} {when.isoformat()}</text>")  # fmt: skip
     out.append(f'<rect x="{frame.x0}" y="{height - 14}" width="9" height="9" fill="{PALETTE[4]}"/>'
                f'<text x="{frame.x0 + 12}" y="{height - 6}" font-size="9" {FONT}>critical path'
                "</text>")  # fmt: skip

@@ -158,8 +158,15 @@ def chosen_tco_option(s: dict) -> tuple[dict | None, str]:
     typed = headline_option(tco, placement)
     option = typed.model_dump() if typed is not None else None  # the rules read plain dicts
     if option is not None:
-        if option["key"] == key or any(p.get("key") == key for p in option.get("sites") or ()):
+        if option["key"] == key:
             return option, f"the chosen placement, {option['label']}"
+        part = next((p for p in option.get("sites") or () if p.get("key") == key), None)
+        if part is not None:  # a site of the pooled deployment: the deployment's one option
+            label = placement.get("chosen_label") or part.get("label") or key
+            return option, (
+                f"the chosen placement, {label}, part of the one owned deployment "
+                f"{option['label']} (this site's share: {part.get('servers', 0)} servers)"
+            )
         return option, f"the chosen {kind.replace('_', ' ')} placement, {option['label']}"
     label = placement.get("chosen_label") or key
     return None, f"The TCO run has no option for the chosen placement ({label}); re-run it."

@@ -218,6 +218,12 @@ class BomLine(Part):
     site: str = ""  # the site the units go to ("" = plan-wide; revisions before sites: "")
     destination: str = ""  # the country the line is landed into
 
+    @property
+    def is_priced(self) -> bool:
+        """The line has a landed cost (older snapshots lack the ``priced`` flag)."""
+        flag = self.priced if self.priced is not None else self.landed_net is not None
+        return bool(flag) and bool(self.landed_net)
+
 
 class BomSite(Part):
     """One site's part of the BOM and its landed cost (absent in revisions before sites)."""
@@ -232,12 +238,6 @@ class BomSite(Part):
     total_gross: Money | None = None
     vat_recoverable: Money | None = None
     reverse_charge_vat: Money | None = None
-
-    @property
-    def is_priced(self) -> bool:
-        """The line has a landed cost (older snapshots lack the ``priced`` flag)."""
-        flag = self.priced if self.priced is not None else self.landed_net is not None
-        return bool(flag) and bool(self.landed_net)
 
 
 class CurrencyTotal(Part):
@@ -274,6 +274,9 @@ class Task(Part):
     finish: IsoDate
     critical: bool = False
     site: str = ""  # the site of a multi-site plan's task ("" = one site or all)
+    key: str = ""
+    kind: str = ""  # lead_time, transit, customs, install, burn_in, power_ready, go_live
+    slack_days: int = 0
 
 
 class TimelineSite(Part):
@@ -299,6 +302,7 @@ class Timeline(Section):
     power_ready_note: str = ""
     target_go_live: IsoDate = None
     go_live: IsoDate = None
+    baseline_go_live: IsoDate = None
     late_against_target_days: int | None = None
     tasks: list[Task] = Field(default_factory=list)
     slips: list[Slip] = Field(default_factory=list)

@@ -568,61 +568,7 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
     from sourcing import services as ssvc
 
     result = ssvc.timeline_report(plan=plan, organisation=plan.organisation, report=report)
-    clean = _supplier_scrubber(plan)
-    data: dict[str, Any] = {
-        "available": result.slips is not None,
-        "reason": result.problem,
-        "order_date": _iso(result.order_date),
-        "power_ready": _iso(result.power_ready),
-        "power_ready_note": result.power_ready_note,
-        "target_go_live": _iso(result.target_go_live),
-        "go_live": _iso(result.go_live),
-        "baseline_go_live": None,
-        "delay_days": 0,
-        "late_against_target_days": result.late_against_target_days,
-        "notes": [clean(n) for n in result.notes],
-        "tasks": [],
-        "critical_path": [],
-        "slips": [],
-        "sites": [],
-    }
-    if result.slips is not None:
-        schedule = result.slips.schedule
-        critical = set(schedule.critical_path)
-        data["baseline_go_live"] = _iso(result.slips.baseline_go_live)
-        data["delay_days"] = result.slips.delay_days
-        data["critical_path"] = list(schedule.critical_path)
-        data["tasks"] = [
-            {
-                "key": s.task.key,
-                "name": clean(s.task.name),
-                "kind": s.task.kind,
-                "start": _iso(s.earliest_start),
-                "finish": _iso(s.earliest_finish),
-                "slack_days": s.slack_days,
-                "critical": s.task.key in critical,
-                "site": result.task_sites.get(s.task.key, ""),
-            }
-            for s in schedule.tasks
-        ]
-        data["sites"] = [
-            {
-                **row,
-                "power_ready": _iso(row["power_ready"]),
-                "installed": _iso(row["installed"]),
-                "ready": _iso(row["ready"]),
-            }
-            for row in result.site_rows
-        ]
-        data["slips"] = [
-            {
-                "name": clean(s.name),
-                "slip_days": s.slip_days,
-                "go_live_delay_days": s.go_live_delay_days,
-            }
-            for s in result.slips.responsible
-        ]
-    return data
+    return result.section(_supplier_scrubber(plan))
 
 
 def _supplier_scrubber(plan: Plan):

@@ -16,6 +16,7 @@ from planner import charts, freshness, selectors, sizing
 from planner.cost_target import cost_target_compare
 from planner.engine import limits
 from planner.engine.errors import CatalogGapError, EngineInputError
+from planner.engine.sweep import cost_order
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
 from planner.versioning import StaleEditError
@@ -23,10 +24,7 @@ from planner.views.plans import plan_or_404
 from planner.workload_forms import WorkloadForm
 
 SORTS = {
-    "cost": lambda c: (
-        c.usd_per_million_output_tokens is None,
-        c.usd_per_million_output_tokens or 0,
-    ),
+    "cost": cost_order,  # the engine's one ranking, the same as the "cheapest" badge's
     "accelerators": lambda c: (c.accelerators is None, c.accelerators or 0),
     "throughput": lambda c: -c.output_tokens_per_s_per_replica,
     "ttft": lambda c: (c.ttft_ms is None, c.ttft_ms or 0),

@@ -168,3 +168,46 @@ def test_every_replica_lands_in_one_server(sizes, per_server):
     assert sum(fill) == sum(fitting)
     assert wide == sum(math.ceil(s / per_server) for s in sizes if s > per_server)
     assert all(f <= per_server for f in fill)
+
+
+# --- Mostly empty pools ------------------------------------------------------------------------
+
+
+def test_a_mostly_empty_pool_gets_each_fix_with_its_accelerator_counts():
+    from planner.engine.pooling import empty_pools
+
+    # The demo's shape: 6 busy B200 (TP 1), split 4 Frankfurt / 2 Ashburn, N+1 per site:
+    # each site 1 server for load + 1 spare → 4 DGX B200, 32 accelerators for 6 busy.
+    chat = choice(1, 1, 4, shares=(("fra", 2.0), ("ash", 1.0)))
+    batch = choice(2, 1, 2, n_plus_one=False, shares=(("fra", 0.0), ("ash", 1.0)))
+    plan = plan_pooled([chat, batch], ["fra", "ash"])
+    assert (plan.servers, plan.accelerators_installed, plan.accelerators_used) == (4, 32, 6)
+    hgx4 = Platform("hgx-b200-4", "4× B200 server", "b200", "B200", 4, 7.5, 6)
+    other = Platform("pcie-h100-2", "2× H100 PCIe", "h100", "H100", 2, 2.0, 2)
+    empty = empty_pools(plan, [hgx4, other])
+    assert [(e.pool.site_key, e.pool.accelerators_used, e.pool.accelerators_installed)
+            for e in empty] == [("fra", 3, 16), ("ash", 3, 16)]  # fmt: skip
+    fra = {f.kind: f for f in empty[0].fixes}
+    assert set(fra) == {"smaller_server", "one_site", "cloud"}  # the H100 server is no fix
+    # 3 TP-1 replicas on 4-GPU servers: 1 server + 1 spare = 8 accelerators instead of 16.
+    assert (fra["smaller_server"].servers, fra["smaller_server"].accelerators_installed) == (2, 8)
+    assert fra["smaller_server"].platform == hgx4
+    # All 6 replicas at one site: 1 server + 1 spare = 16 accelerators instead of 32.
+    one = fra["one_site"]
+    assert (one.servers, one.accelerators_installed, one.accelerators_before) == (2, 16, 32)
+    cloud = fra["cloud"]
+    assert (cloud.accelerators_installed, cloud.cloud_accelerators) == (0, 3)
+
+
+def test_a_well_used_pool_or_a_wide_replica_gets_no_smaller_server():
+    from planner.engine.pooling import empty_pools
+
+    full = plan_pooled([choice(1, 1, 7)], ["a"])  # 7 + spare 8 → 7 of 16 used: < 50 %
+    assert len(empty_pools(full)) == 1
+    busy = plan_pooled([choice(1, 8, 3)], ["a"])  # 24 of 32: well used
+    assert empty_pools(busy) == ()
+    # TP 8 replicas cannot go to a 4-GPU server.
+    wide = plan_pooled([choice(1, 8, 1)], ["a"])  # 8 of 16
+    hgx4 = Platform("hgx-b200-4", "4× B200 server", "b200", "B200", 4, 7.5, 6)
+    kinds = [f.kind for f in empty_pools(wide, [hgx4], threshold=0.6)[0].fixes]
+    assert kinds == ["cloud"]

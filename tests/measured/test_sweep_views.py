@@ -170,3 +170,37 @@ def test_other_organisations_and_viewers(client, org_a, owner_b, workload):
     client.force_login(owner_b)
     url = reverse("measured:measurements", args=[workload.plan_id, workload.pk])
     assert client.get(url).status_code == 404
+
+
+def test_the_cheapest_badge_is_the_first_row_of_the_cost_sort_after_a_measurement(
+    client, consultant_a, workload
+):
+    """A load test changes its row's cost after the engine ranked the sweep: the badge and the
+    cost sort are re-derived from one ranking (engine.sweep.cost_order), never the modelled
+    best kept from before the measurement."""
+    from planner import sizing
+
+    client.force_login(consultant_a)
+    url = reverse("workload_sizing", args=[workload.plan_id, workload.pk]) + "?tp=all"
+    modelled_best = client.get(url).context["best_key"]
+    assert modelled_best == "gh200|fp8|1"
+    # The modelled cheapest row measured: slower than modelled, it is no longer the cheapest.
+    upload(client, workload, vllm_files(), accelerator=Accelerator.objects.get(slug="gh200").pk)
+    response = client.get(url)
+    rows = [(key, c) for key, c, _ in response.context["candidates"] if c.feasible]
+    priced = [(key, c.usd_per_million_output_tokens) for key, c in rows
+              if c.usd_per_million_output_tokens is not None]  # fmt: skip
+    cheapest_cost = min(cost for _, cost in priced)
+    best_key = response.context["best_key"]
+    assert best_key == priced[0][0]  # the first row of the cost sort
+    assert dict(priced)[best_key] == cheapest_cost
+    page = response.content.decode()
+    assert "cheapest</span>" in row_of(page, best_key)
+    assert page.count('badge-succeeded">cheapest') == 1
+    measured = sizing.workload_sweep(workload)
+    measured_row = next(c for c in measured.candidates if sizing.candidate_key(c) == modelled_best)
+    modelled = sizing.workload_sweep(workload, measured=False)
+    modelled_row = next(c for c in modelled.candidates if sizing.candidate_key(c) == modelled_best)
+    # The measurement moved the row's cost (else this test would not test the re-ranking).
+    assert measured_row.usd_per_million_output_tokens != modelled_row.usd_per_million_output_tokens
+    assert best_key != modelled_best
