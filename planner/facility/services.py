@@ -1151,7 +1151,12 @@ def tco_run_execute(*, job: TcoRun, recorder: jobs.JobRecorder) -> None:
     run = job
     inputs = tco_inputs_from_canonical(run.inputs)
     mc = run.inputs["monte_carlo"]
-    result = te.run_tco(inputs, progress=recorder.stage(0.0, 0.25, "Cash flows"))
+    fx = run.inputs.get("fx") or {"currency": "USD", "rate": "1"}
+    result = te.run_tco(
+        inputs,
+        progress=recorder.stage(0.0, 0.25, "Cash flows"),
+        shown=te.ShownIn(fx["currency"], float(fx["rate"])),  # the notes in the plan currency
+    )
     recorder(0.25, "Sensitivity: swinging each driver ±20 %")
     bars = te.sensitivity(inputs, swing=run.inputs["sensitivity"]["swing"])
     recorder(0.35, "Monte Carlo: starting")
@@ -1191,6 +1196,10 @@ def _opt(value: float | None, digits: int = 6) -> float | None:
     return None if value is None else round(float(value), digits)
 
 
+def _is_usd(driver_unit: str) -> bool:
+    return driver_unit.startswith("USD")
+
+
 def tco_results_serialise(
     result: te.TcoResult,
     bars: tuple[te.TornadoBar, ...],
@@ -1215,6 +1224,11 @@ def tco_results_serialise(
 
     def unit(value: float | None, places: str) -> str | None:
         return None if value is None else _money(value, rate, Decimal(places))
+
+    def driver_input(value: float, driver_unit: str) -> float:
+        """A money driver's value (server price, kWh price, GPU-hour price) in the plan's
+        currency; other drivers (PUE, utilisation...) as they are."""
+        return float(_money(value, rate, Decimal("0.0001"))) if _is_usd(driver_unit) else value
 
     return {
         "currency": fx["currency"],
@@ -1264,9 +1278,9 @@ def tco_results_serialise(
         "tornado": [
             {
                 "driver": b.driver,
-                "unit": b.unit,
-                "low_input": b.low_input,
-                "high_input": b.high_input,
+                "unit": fx["currency"] + b.unit[3:] if _is_usd(b.unit) else b.unit,
+                "low_input": driver_input(b.low_input, b.unit),
+                "high_input": driver_input(b.high_input, b.unit),
                 "low_value_usd": money(b.low_value_usd),
                 "high_value_usd": money(b.high_value_usd),
                 "base_value_usd": money(b.base_value_usd),
