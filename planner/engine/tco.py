@@ -37,6 +37,7 @@ import numpy as np
 
 from planner.engine.errors import EngineInputError
 from planner.engine.facility import DEFAULT_POWER_USD_PER_KWH, DEFAULT_PUE
+from planner.engine.shown import USD_SHOWN, ShownIn
 
 __all__ = [
     "DEFAULT_ANNUAL_CLOUD_PRICE_DECLINE",
@@ -597,21 +598,6 @@ class TcoResult:
     def cheapest(self) -> OptionResult:
         """Option with the lowest NPV of cost."""
         return min(self.options, key=lambda o: o.npv_usd)
-
-
-@dataclass(frozen=True, slots=True)
-class ShownIn:
-    """The currency the notes' amounts are written in: 1 USD = ``rate`` ``currency`` (the
-    plan's dated rate; the figures themselves stay USD and are converted when stored)."""
-
-    currency: str = "USD"
-    rate: float = 1.0
-
-    def money(self, usd: float, places: int = 0) -> str:
-        return f"{usd * self.rate:,.{places}f} {self.currency}"
-
-
-USD_SHOWN = ShownIn()
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.landed_cost import LandedCostError
 from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, flag_regions, rtt_ms
+from planner.engine.shown import USD_SHOWN, ShownIn
 from planner.facility import selectors, tco_prices
 from planner.facility.deployment import PlanDeployment, plan_deployment
 from planner.facility.deployment import rack_types as deployment_rack_types
@@ -197,6 +198,16 @@ def site_evaluate(
         )
 
 
+def _shown_in(plan: Plan) -> ShownIn:
+    """The plan's currency at the TCO's dated rate, for amounts in the checks' reasons (USD
+    when the plan has no such rate: the TCO page then says which rate is missing)."""
+    try:
+        fx = tco_fx(plan)
+    except TcoNotReady:
+        return USD_SHOWN
+    return ShownIn(fx["currency"], float(fx["rate"]))
+
+
 def _site_pool(deployment: PlanDeployment, site: Site, notes: list[str]):
     """What the deployment puts at ``site``; a new site is previewed with the whole plan."""
     if site.pk is None:
@@ -236,7 +247,7 @@ def _site_evaluate(plan, site, upgrades, deployment, go_live, assumed) -> SiteEv
         )
         notes.extend(dict.fromkeys(a for t in types for a in t.assumptions))
         loads = [selectors.rack_load(site, t) for t in types]
-        report = fe.check_site(spec, loads, go_live)
+        report = fe.check_site(spec, loads, go_live, shown=_shown_in(plan))
         for rack_type, load in zip(types, loads, strict=True):
             layout = fe.rack_layout(spec, load, max_racks=MAX_RACKS_DRAWN)
             needed = fe.check_facility(spec, load, go_live).racks_needed

@@ -43,3 +43,18 @@ def test_owed_commitment_after_the_horizon_in_the_plan_currency():
     assert owed == pytest.approx(17_520.0)
     assert "at 0.900 EUR/GPU-h" in notes[0]
     assert notes[-1] == "15,768 EUR of commitment is still owed after the horizon."
+
+
+def test_site_check_reason_gives_the_energy_cost_in_the_plan_currency():
+    from datetime import date
+
+    from planner.engine import facility as fe
+    from tests.engine.test_facility_mixed import DGX, SITE
+
+    # 2 DGX at 14.3 kW = 28.6 kW IT × PUE 1.5 (default) = 42.9 kW × 730 h × 0.08 USD/kWh
+    # = 2,505 USD a month = 2,255 EUR at 0.9; the price 0.08 USD/kWh = 0.072 EUR/kWh.
+    report = fe.check_site(SITE, [DGX], date(2027, 6, 1), shown=EUR)
+    reason = report.by_key("facility_power").reason
+    assert f"about {42.9 * 730 * 0.08 * 0.9:,.0f} EUR a month at 0.072 EUR/kWh" in reason
+    assert "USD" not in reason
+    assert report.energy_usd_per_month == pytest.approx(42.9 * 730 * 0.08)  # figure stays USD
