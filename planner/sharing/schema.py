@@ -218,6 +218,12 @@ class BomLine(Part):
     site: str = ""  # the site the units go to ("" = plan-wide; revisions before sites: "")
     destination: str = ""  # the country the line is landed into
 
+    @property
+    def is_priced(self) -> bool:
+        """The line has a landed cost (older snapshots lack the ``priced`` flag)."""
+        flag = self.priced if self.priced is not None else self.landed_net is not None
+        return bool(flag) and bool(self.landed_net)
+
 
 class BomSite(Part):
     """One site's part of the BOM and its landed cost (absent in revisions before sites)."""
@@ -232,12 +238,6 @@ class BomSite(Part):
     total_gross: Money | None = None
     vat_recoverable: Money | None = None
     reverse_charge_vat: Money | None = None
-
-    @property
-    def is_priced(self) -> bool:
-        """The line has a landed cost (older snapshots lack the ``priced`` flag)."""
-        flag = self.priced if self.priced is not None else self.landed_net is not None
-        return bool(flag) and bool(self.landed_net)
 
 
 class CurrencyTotal(Part):
