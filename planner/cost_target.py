@@ -17,50 +17,102 @@ from planner.sharing.checklist import chosen_tco_option
 
 
 @dataclass(frozen=True, slots=True)
-class CostTargetComparison:
-    """The target, the cost it is compared with, and whether it is met.
+class TargetInPlanCurrency:
+    """A workload's target in its plan's currency.
 
     Attributes:
-        target_usd: The workload's target, or None when not set.
-        cost_usd: The chosen option's cost per request, or None when there is none.
+        amount: The target, or None when not set or not convertible.
+        problem: Why a set target could not be converted ("" otherwise).
+    """
+
+    amount: Decimal | None
+    problem: str = ""
+
+
+def cost_target_in_plan_currency(workload: Workload) -> TargetInPlanCurrency:
+    """``workload``'s target in its plan's currency.
+
+    A target is stored with the currency it was entered in (the plan's at the time); one in
+    another currency (the plan's currency changed since) is converted at the plan's dated
+    rate, the rate the TCO uses (:func:`planner.facility.services.tco_fx`).
+    """
+    target = workload.cost_per_request_target
+    if target is None:
+        return TargetInPlanCurrency(None)
+    plan = workload.plan
+    stored = workload.cost_per_request_target_currency or plan.currency
+    if stored == plan.currency:
+        return TargetInPlanCurrency(target)
+    from planner.engine.landed_cost import LandedCostError, Money
+    from sourcing import selectors as ss
+    from sourcing.services import sourcing_settings_get, valuation_date
+
+    on = valuation_date(sourcing_settings_get(plan=plan))
+    try:
+        converted = ss.fx_table().convert(Money(target, stored), plan.currency, on)
+    except LandedCostError:
+        return TargetInPlanCurrency(
+            None,
+            f"the target was entered in {stored} and there is no rate into {plan.currency} on "
+            f"or before {on:%Y-%m-%d}: enter it again in {plan.currency}",
+        )
+    return TargetInPlanCurrency(converted.amount.quantize(Decimal("0.000001")))
+
+
+@dataclass(frozen=True, slots=True)
+class CostTargetComparison:
+    """The target, the cost it is compared with, and whether it is met, in ``currency``.
+
+    Attributes:
+        target: The workload's target in the plan's currency, or None when not set.
+        cost: The chosen option's cost per request (plan currency), or None when there is none.
+        currency: The plan's currency (the TCO's results are in it).
         source: Which option the cost is from, or why there is no cost.
         stale: The TCO run predates the plan's latest changes.
+        problem: Why a set target cannot be compared ("" otherwise).
         met: True/False when both are known, else None.
     """
 
-    target_usd: Decimal | None
-    cost_usd: float | None
+    target: Decimal | None
+    cost: float | None
+    currency: str
     source: str
     stale: bool = False
+    problem: str = ""
 
     @property
     def met(self) -> bool | None:
-        if self.target_usd is None or self.cost_usd is None:
+        if self.target is None or self.cost is None:
             return None
-        return self.cost_usd <= float(self.target_usd)
+        return self.cost <= float(self.target)
 
     @property
     def over_pct(self) -> float | None:
         if self.met is not False:
             return None
-        return (self.cost_usd / float(self.target_usd) - 1) * 100  # type: ignore[operator]
+        return (self.cost / float(self.target) - 1) * 100  # type: ignore[operator]
 
 
 def cost_target_compare(*, plan: Plan, workload: Workload) -> CostTargetComparison:
-    """Compare ``workload``'s target with the plan's chosen option (a TCO run must exist)."""
-    from planner.sharing.checklist import tco_amount_usd
+    """Compare ``workload``'s target with the plan's chosen option (a TCO run must exist).
+
+    Both are in the plan's currency: the TCO's results are converted into it when stored.
+    """
     from planner.sharing.snapshot import plan_tco_and_placement
 
     tco, placement = plan_tco_and_placement(plan)
     option, how = chosen_tco_option({"tco": tco, "placement": placement})
     cost = None
     if option is not None and option.get("cost_per_request_usd"):
-        cost = tco_amount_usd(option["cost_per_request_usd"], tco)  # targets are USD
+        cost = float(option["cost_per_request_usd"])  # in the run's currency (key kept)
     elif option is not None:
         how = f"the TCO gives {option['label']} no cost per request (no request volume)"
+    target = cost_target_in_plan_currency(workload)
     return CostTargetComparison(
-        target_usd=workload.cost_per_request_target_usd,
-        cost_usd=cost,
+        target=target.amount,
+        cost=cost,
+        currency=tco.get("currency") or plan.currency,
         source=how,
         stale=bool(tco.get("stale")),
+        problem=target.problem,
     )

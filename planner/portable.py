@@ -236,6 +236,20 @@ def _site_keys(row: Any, mapping: dict[str, str]) -> Any:
     return row
 
 
+def _legacy_cost_target(data: Any) -> Any:
+    """Files written before targets moved to the plan's currency hold
+    ``cost_per_request_target_usd``: read it as a target in USD (pages convert it into the
+    plan's currency at the plan's dated rate)."""
+    if not isinstance(data, dict) or "cost_per_request_target_usd" not in data:
+        return data
+    data = dict(data)
+    target = data.pop("cost_per_request_target_usd")
+    if "cost_per_request_target" not in data:
+        data["cost_per_request_target"] = target
+        data["cost_per_request_target_currency"] = "USD" if target is not None else ""
+    return data
+
+
 def _split_export(workload: Workload, site_names: dict[str, str]) -> dict[str, int] | None:
     """The hand-set split by site name (null: the users' regions decide)."""
     split = WorkloadSiteSplit.objects.filter(workload=workload).first()
@@ -475,6 +489,7 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
     splits: list[tuple[str, Workload, Any]] = []
     for n, data in enumerate(imp.rows("workloads", document.get("workloads"), "workloads")):
         where = f"workloads[{n}]"
+        data = _legacy_cost_target(data)
         workload = imp.build(
             where, Workload, data, "plan", extra=("residency", "site_split"), plan=plan
         )

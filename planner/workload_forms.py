@@ -129,7 +129,7 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
             "input_tokens_mean", "input_tokens_p95", "output_tokens_mean", "output_tokens_p95",
             "percentile", "ttft_ms", "tpot_ms", "e2e_s",
             "peak_concurrency", "peak_requests_per_s", "headroom_pct", "n_plus_one",
-            "daily_profile", "region_shares", "cost_per_request_target_usd",
+            "daily_profile", "region_shares", "cost_per_request_target",
             "weights_read_gb_per_s", "engine_start_s",
         ]  # fmt: skip
         labels = {
@@ -144,7 +144,7 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
             "peak_requests_per_s": "…or peak requests per second",
             "headroom_pct": "Headroom (%)",
             "n_plus_one": "N+1 spare replica",
-            "cost_per_request_target_usd": "Cost-per-request target (USD)",
+            "cost_per_request_target": "Cost-per-request target",
             "weights_read_gb_per_s": "Weights read bandwidth (GB/s)",
             "engine_start_s": "Engine start (s)",
         }
@@ -156,6 +156,37 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
         self._traffic_initial()
         for name in COLD_START_FIELDS:  # left empty (or not sent): the convention's default
             self.fields[name].required = False
+        self._cost_target_in_plan_currency()
+
+    def _plan_currency(self) -> str:
+        plan = getattr(self.instance, "plan", None) if self.instance.plan_id else None
+        return plan.currency if plan is not None else "USD"
+
+    def _cost_target_in_plan_currency(self) -> None:
+        """The target is entered, shown and stored in the plan's currency (one entered in an
+        earlier currency of the plan is shown converted at the plan's dated rate)."""
+        from planner.cost_target import cost_target_in_plan_currency
+
+        currency = self._plan_currency()
+        field = self.fields["cost_per_request_target"]
+        field.label = f"Cost-per-request target ({currency})"
+        field.help_text = (
+            f"The most a request may cost at the latency target, in {currency} (the plan's "
+            "currency); the checklist compares the chosen option's cost per request with it."
+        )
+        if self.instance.pk and not self.is_bound:
+            converted = cost_target_in_plan_currency(self.instance)
+            if converted.amount is not None:
+                self.initial["cost_per_request_target"] = converted.amount
+
+    def clean(self):
+        cleaned = super().clean()
+        target = cleaned.get("cost_per_request_target")
+        if target is None:
+            self.instance.cost_per_request_target_currency = ""
+        elif target != self.instance.cost_per_request_target:  # entered (or shown) anew
+            self.instance.cost_per_request_target_currency = self._plan_currency()
+        return cleaned
 
     def _clean_default(self, name: str):
         value = self.cleaned_data.get(name)

@@ -345,8 +345,16 @@ def placement(request, plan_id: Id):
 class TcoRunOut(JobOut):
     id: int
     stale: bool = Field(..., description="The plan's inputs changed since this run.")
+    currency: str | None = Field(
+        None,
+        description="When done: the currency of every amount in results (the plan's), "
+        "converted from the engine's USD at results.fx (rate and its date).",
+    )
     results: dict[str, Any] | None = Field(
-        ..., description="When done: cash flows and costs per option (money in USD strings)."
+        ...,
+        description="When done: cash flows and costs per option, money as decimal strings in "
+        "`currency` (keys keep their historical `_usd` suffix; the amounts are not USD unless "
+        "`currency` is USD).",
     )
 
 
@@ -355,6 +363,8 @@ def _run_out(run: TcoRun, *, stale: bool) -> dict[str, Any]:
         "id": run.pk,
         **job_out(run, status_url=reverse("api:tco_run", args=[run.plan_id, run.pk])),
         "stale": stale,
+        # Runs stored before amounts were converted carry no currency: they are USD.
+        "currency": (run.results or {}).get("currency", "USD") if run.is_finished else None,
         "results": run.results if run.is_finished else None,
     }
 

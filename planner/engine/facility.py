@@ -30,6 +30,7 @@ from typing import Literal
 
 from planner.engine import limits
 from planner.engine.errors import EngineInputError
+from planner.engine.shown import USD_SHOWN, ShownIn
 
 __all__ = [
     "ASHRAE_CLASSES",
@@ -644,6 +645,7 @@ def _site_checks(
     racks_text: str,
     go_live: date,
     power_ready_margin_days: int,
+    shown: ShownIn = USD_SHOWN,
 ) -> tuple[list[Check], tuple[float, float, float, float, date | None]]:
     """Checks of the whole site's load (6-9 and 12): racks, capacity, PUE, heat, power date.
 
@@ -699,7 +701,8 @@ def _site_checks(
             None,
             "kW",
             f"At PUE {site.pue:g} the site draws {facility_kw:.1f} kW for {it_kw:.1f} kW of IT, "
-            f"about {energy_usd_month:,.0f} USD a month at {site.power_usd_per_kwh:g} USD/kWh"
+            f"about {shown.money(energy_usd_month)} a month at "
+            f"{shown.per(site.power_usd_per_kwh, 'kWh', 3)}"
             + (
                 " (PUE above the 1.55-1.59 industry average)." if site.pue > PUE_WARN_ABOVE else "."
             ),
@@ -776,6 +779,7 @@ def check_facility(
     go_live: date,
     *,
     power_ready_margin_days: int = DEFAULT_POWER_READY_MARGIN_DAYS,
+    shown: ShownIn = USD_SHOWN,
 ) -> FacilityReport:
     """Run every facility check for ``load`` placed in ``site`` with a target ``go_live``.
 
@@ -787,6 +791,7 @@ def check_facility(
         load: Servers and per-rack gear.
         go_live: Target go-live date.
         power_ready_margin_days: Slack below which a power date that is in time still warns.
+        shown: The currency the reasons write amounts in (the energy cost; figures stay USD).
 
     Returns:
         A :class:`FacilityReport`.
@@ -951,7 +956,7 @@ def check_facility(
         f"{_n(load.server_count, 'server')} at {per_rack} per rack need {_n(racks_needed, 'rack')}"
     )
     site_checks, totals = _site_checks(
-        site, it_kw, racks_needed, racks_text, go_live, power_ready_margin_days
+        site, it_kw, racks_needed, racks_text, go_live, power_ready_margin_days, shown
     )
     tail = _per_rack_tail_checks(site, load, rack_kw)
     # Display order: per-rack 1-5, site 6-9, per-rack 10-11, site 12 (power ready).
@@ -996,6 +1001,7 @@ def check_site(
     go_live: date,
     *,
     power_ready_margin_days: int = DEFAULT_POWER_READY_MARGIN_DAYS,
+    shown: ShownIn = USD_SHOWN,
 ) -> FacilityReport:
     """Every facility check for several server kinds placed in one site as they are.
 
@@ -1010,11 +1016,14 @@ def check_site(
         loads: One load per server kind (at least one).
         go_live: Target go-live date.
         power_ready_margin_days: Slack below which a power date that is in time still warns.
+        shown: The currency the reasons write amounts in (the energy cost; figures stay USD).
     """
     if not loads:
         raise EngineInputError("Give at least one server kind to place in the site.")
     reports = [
-        check_facility(site, load, go_live, power_ready_margin_days=power_ready_margin_days)
+        check_facility(
+            site, load, go_live, power_ready_margin_days=power_ready_margin_days, shown=shown
+        )
         for load in loads
     ]
     if len(reports) == 1:
@@ -1030,7 +1039,7 @@ def check_site(
         + f" — {_n(racks_needed, 'rack')} in all"
     )
     site_checks, totals = _site_checks(
-        site, it_kw, racks_needed, racks_text, go_live, power_ready_margin_days
+        site, it_kw, racks_needed, racks_text, go_live, power_ready_margin_days, shown
     )
     facility_kw, energy_usd_month, heat, cap_at_go_live, ready = totals
     by_key = {c.key: c for c in site_checks}

@@ -77,8 +77,9 @@ PEAK_CONCURRENCY = Limit(1, 10_000_000, "requests", "beyond ten million concurre
                          "deployment is planned region by region")  # fmt: skip
 PEAK_REQUESTS_PER_S = Limit(0.0001, 1_000_000, "requests/s", "beyond a million requests a "
                             "second a deployment is planned region by region")  # fmt: skip
-COST_PER_REQUEST_USD = Limit(0.000001, 1_000, "USD", "a request costs between a millionth of a "
-                             "dollar and a thousand dollars")  # fmt: skip
+# In the plan's currency: the bounds only catch typing slips.
+COST_PER_REQUEST = Limit(0.000001, 1_000, "per request", "a request costs between a millionth "
+                         "and a thousand units of the plan's currency")  # fmt: skip
 # The traffic helper (planner.engine.demand.traffic_from_users).
 ACTIVE_USERS = Limit(1, 10_000_000_000, "users", "more people than are on Earth is a typing slip")
 SESSIONS_PER_USER = Limit(0.01, 10_000, "sessions", "ten thousand sessions per user in a period "

@@ -37,6 +37,7 @@ import numpy as np
 
 from planner.engine.errors import EngineInputError
 from planner.engine.facility import DEFAULT_POWER_USD_PER_KWH, DEFAULT_PUE
+from planner.engine.shown import USD_SHOWN, ShownIn
 
 __all__ = [
     "DEFAULT_ANNUAL_CLOUD_PRICE_DECLINE",
@@ -68,6 +69,7 @@ __all__ = [
     "TcoInputs",
     "TcoResult",
     "TornadoBar",
+    "ShownIn",
     "UncertaintySpec",
     "WorkloadDemand",
     "break_even_month",
@@ -929,7 +931,8 @@ def _committed_lines(
     *,
     whole: bool = False,
     unit: str = "GPUs",
-    price_unit: str = "USD/GPU-h",
+    per: str = "GPU-h",
+    shown: ShownIn = USD_SHOWN,
 ) -> tuple[dict[str, np.ndarray], float, list[str]]:
     """Committed capacity per term, the level scanned in 5 % steps of the term's peak
     (``whole``: every whole number of instances up to the peak)."""
@@ -961,10 +964,10 @@ def _committed_lines(
         share = level[best] / peak if peak else 0.0
         notes.append(
             f"Months {start + 1}-{idx[-1] + 1}: commit {level[best]:.{0 if whole else 1}f} "
-            f"{unit} ({share:.0%} of peak) at {locked:.3f} {price_unit}."
+            f"{unit} ({share:.0%} of peak) at {shown.money(locked, 3)}/{per}."
         )
     if owed_after:
-        notes.append(f"{owed_after:,.0f} USD of commitment is still owed after the horizon.")
+        notes.append(f"{shown.money(owed_after)} of commitment is still owed after the horizon.")
     return {"cloud_committed": committed, "cloud_on_demand": on_demand}, owed_after, notes
 
 
@@ -1126,7 +1129,12 @@ def instances_by_hour(gpus: np.ndarray, gpus_per_instance: int) -> np.ndarray:
 
 
 def _generic_cloud_options(
-    inputs: TcoInputs, demand: np.ndarray, gpu_hours: np.ndarray, price: np.ndarray, common: dict
+    inputs: TcoInputs,
+    demand: np.ndarray,
+    gpu_hours: np.ndarray,
+    price: np.ndarray,
+    common: dict,
+    shown: ShownIn = USD_SHOWN,
 ) -> list[OptionResult]:
     """On-demand, 1-/3-year and spot-mix options from one per-GPU-hour price (no providers)."""
     cloud = inputs.cloud
@@ -1145,7 +1153,7 @@ def _generic_cloud_options(
     od_cum = on_demand.cumulative_usd
     options = [on_demand]
     for term, discount in ((12, cloud.commit_1yr_discount), (36, cloud.commit_3yr_discount)):
-        lines, owed, notes = _committed_lines(demand, price, discount, term)
+        lines, owed, notes = _committed_lines(demand, price, discount, term, shown=shown)
         amortised = sum(lines.values(), start=np.zeros(months))
         options.append(
             _option(
@@ -1190,6 +1198,7 @@ def _provider_options(
     cloud_gpus: np.ndarray,
     reference_cum: np.ndarray | None,
     common: dict,
+    shown: ShownIn = USD_SHOWN,
 ) -> list[OptionResult]:
     """One provider's on-demand, 1-/3-year and spot-mix options, all from its own list.
 
@@ -1235,7 +1244,8 @@ def _provider_options(
             term,
             whole=True,
             unit="instances",
-            price_unit="USD/instance-h",
+            per="instance-h",
+            shown=shown,
         )
         options.append(
             _option(
@@ -1275,7 +1285,7 @@ def _provider_options(
     return options
 
 
-def run_tco(inputs: TcoInputs, progress: Progress = None) -> TcoResult:
+def run_tco(inputs: TcoInputs, progress: Progress = None, shown: ShownIn = USD_SHOWN) -> TcoResult:
     """Cash flows and figures of merit for every option.
 
     Options: ``cloud_on_demand``, ``cloud_committed_1yr``, ``cloud_committed_3yr``,
@@ -1286,6 +1296,7 @@ def run_tco(inputs: TcoInputs, progress: Progress = None) -> TcoResult:
     Args:
         inputs: Run inputs.
         progress: Optional ``(fraction, message)`` callback.
+        shown: The currency and rate the options' notes write amounts in (figures stay USD).
 
     Returns:
         A :class:`TcoResult`.
@@ -1308,17 +1319,17 @@ def run_tco(inputs: TcoInputs, progress: Progress = None) -> TcoResult:
         options = []
         od_cum = None
         for provider in inputs.providers:
-            found = _provider_options(inputs, provider, cloud_demand, od_cum, common)
+            found = _provider_options(inputs, provider, cloud_demand, od_cum, common, shown)
             od_cum = found[0].cumulative_usd if od_cum is None else od_cum
             options.extend(found)
     else:
-        options = _generic_cloud_options(inputs, demand, gpu_hours, price, common)
+        options = _generic_cloud_options(inputs, demand, gpu_hours, price, common, shown)
         od_cum = options[0].cumulative_usd
 
     report(0.4, "Owned and colocation options")
     hw = inputs.hardware
     if inputs.pooled:
-        options.append(_pooled_option(inputs, demand, od_cum, common))
+        options.append(_pooled_option(inputs, demand, od_cum, common, shown))
     else:
         for site in inputs.sites:
             paths = _base_paths(inputs, site, np.array([hw.server_count]), demand=demand)
@@ -1353,7 +1364,11 @@ def run_tco(inputs: TcoInputs, progress: Progress = None) -> TcoResult:
 
 
 def _pooled_option(
-    inputs: TcoInputs, demand: np.ndarray, od_cum: np.ndarray, common: dict
+    inputs: TcoInputs,
+    demand: np.ndarray,
+    od_cum: np.ndarray,
+    common: dict,
+    shown: ShownIn = USD_SHOWN,
 ) -> OptionResult:
     """The one owned option of a deployment split over sites, with each site's part."""
     placement = inputs.placement()
@@ -1385,7 +1400,7 @@ def _pooled_option(
         notes=(
             "One deployment over its sites: "
             + "; ".join(
-                f"{b.label} {b.servers} servers, NPV {b.npv_usd:,.0f} USD" for b in breakdown
+                f"{b.label} {b.servers} servers, NPV {shown.money(b.npv_usd)}" for b in breakdown
             )
             + " (each site at its own power price, PUE and space).",
         ),

@@ -32,6 +32,7 @@ from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.landed_cost import LandedCostError
 from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, flag_regions, rtt_ms
+from planner.engine.shown import USD_SHOWN, ShownIn
 from planner.facility import selectors, tco_prices
 from planner.facility.deployment import PlanDeployment, plan_deployment
 from planner.facility.deployment import rack_types as deployment_rack_types
@@ -197,6 +198,16 @@ def site_evaluate(
         )
 
 
+def _shown_in(plan: Plan) -> ShownIn:
+    """The plan's currency at the TCO's dated rate, for amounts in the checks' reasons (USD
+    when the plan has no such rate: the TCO page then says which rate is missing)."""
+    try:
+        fx = tco_fx(plan)
+    except TcoNotReady:
+        return USD_SHOWN
+    return ShownIn(fx["currency"], float(fx["rate"]))
+
+
 def _site_pool(deployment: PlanDeployment, site: Site, notes: list[str]):
     """What the deployment puts at ``site``; a new site is previewed with the whole plan."""
     if site.pk is None:
@@ -236,7 +247,7 @@ def _site_evaluate(plan, site, upgrades, deployment, go_live, assumed) -> SiteEv
         )
         notes.extend(dict.fromkeys(a for t in types for a in t.assumptions))
         loads = [selectors.rack_load(site, t) for t in types]
-        report = fe.check_site(spec, loads, go_live)
+        report = fe.check_site(spec, loads, go_live, shown=_shown_in(plan))
         for rack_type, load in zip(types, loads, strict=True):
             layout = fe.rack_layout(spec, load, max_racks=MAX_RACKS_DRAWN)
             needed = fe.check_facility(spec, load, go_live).racks_needed
@@ -1187,7 +1198,12 @@ def tco_run_execute(*, job: TcoRun, recorder: jobs.JobRecorder) -> None:
     run = job
     inputs = tco_inputs_from_canonical(run.inputs)
     mc = run.inputs["monte_carlo"]
-    result = te.run_tco(inputs, progress=recorder.stage(0.0, 0.25, "Cash flows"))
+    fx = run.inputs.get("fx") or {"currency": "USD", "rate": "1"}
+    result = te.run_tco(
+        inputs,
+        progress=recorder.stage(0.0, 0.25, "Cash flows"),
+        shown=te.ShownIn(fx["currency"], float(fx["rate"])),  # the notes in the plan currency
+    )
     recorder(0.25, "Sensitivity: swinging each driver ±20 %")
     bars = te.sensitivity(inputs, swing=run.inputs["sensitivity"]["swing"])
     recorder(0.35, "Monte Carlo: starting")
@@ -1227,6 +1243,10 @@ def _opt(value: float | None, digits: int = 6) -> float | None:
     return None if value is None else round(float(value), digits)
 
 
+def _is_usd(driver_unit: str) -> bool:
+    return driver_unit.startswith("USD")
+
+
 def tco_results_serialise(
     result: te.TcoResult,
     bars: tuple[te.TornadoBar, ...],
@@ -1251,6 +1271,11 @@ def tco_results_serialise(
 
     def unit(value: float | None, places: str) -> str | None:
         return None if value is None else _money(value, rate, Decimal(places))
+
+    def driver_input(value: float, driver_unit: str) -> float:
+        """A money driver's value (server price, kWh price, GPU-hour price) in the plan's
+        currency; other drivers (PUE, utilisation...) as they are."""
+        return float(_money(value, rate, Decimal("0.0001"))) if _is_usd(driver_unit) else value
 
     return {
         "currency": fx["currency"],
@@ -1300,9 +1325,9 @@ def tco_results_serialise(
         "tornado": [
             {
                 "driver": b.driver,
-                "unit": b.unit,
-                "low_input": b.low_input,
-                "high_input": b.high_input,
+                "unit": fx["currency"] + b.unit[3:] if _is_usd(b.unit) else b.unit,
+                "low_input": driver_input(b.low_input, b.unit),
+                "high_input": driver_input(b.high_input, b.unit),
                 "low_value_usd": money(b.low_value_usd),
                 "high_value_usd": money(b.high_value_usd),
                 "base_value_usd": money(b.base_value_usd),

@@ -170,14 +170,20 @@ class Workload(VersionedModel):
     n_plus_one = models.BooleanField(
         default=True, help_text="Add one replica per failure domain so a failure keeps the target."
     )
-    cost_per_request_target_usd = models.DecimalField(
+    cost_per_request_target = models.DecimalField(
         max_digits=12,
         decimal_places=6,
         null=True,
         blank=True,
-        validators=in_range(limits.COST_PER_REQUEST_USD),
-        help_text="The most a request may cost at the latency target, USD (the checklist "
+        validators=in_range(limits.COST_PER_REQUEST),
+        help_text="The most a request may cost at the latency target, in "
+        "cost_per_request_target_currency (entered in the plan's currency; the checklist "
         "compares the chosen option's cost per request with it).",
+    )
+    cost_per_request_target_currency = models.CharField(
+        max_length=3,
+        blank=True,
+        help_text="ISO 4217 code of the target: the plan's currency when it was entered.",
     )
     traffic = models.JSONField(
         default=dict,

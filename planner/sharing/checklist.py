@@ -172,11 +172,22 @@ def chosen_tco_option(s: dict) -> tuple[dict | None, str]:
     return None, f"The TCO run has no option for the chosen placement ({label}); re-run it."
 
 
-def tco_amount_usd(value, tco: dict | None) -> float:
-    """A stored TCO amount (in the run's currency) back in USD, the unit of the workloads'
-    cost-per-request targets: ÷ the run's dated USD → currency rate."""
+def workload_cost_target(w: dict, tco: dict | None) -> tuple[float | None, str]:
+    """A snapshot workload's cost-per-request target in the TCO run's currency, and why a set
+    target cannot be compared ("" otherwise).
+
+    Snapshots store it in the plan's currency; older ones stored
+    ``cost_per_request_target_usd``, converted here at the run's dated USD → currency rate.
+    """
+    if w.get("cost_per_request_target_problem"):
+        return None, w["cost_per_request_target_problem"]
+    if w.get("cost_per_request_target") not in (None, ""):
+        return float(w["cost_per_request_target"]), ""
+    legacy = w.get("cost_per_request_target_usd")
+    if legacy in (None, ""):
+        return None, ""
     rate = ((tco or {}).get("fx") or {}).get("rate") or "1"
-    return float(value) / float(rate)
+    return float(legacy) * float(rate), ""
 
 
 def _cost_per_request(s: dict) -> _Finding:
@@ -184,6 +195,8 @@ def _cost_per_request(s: dict) -> _Finding:
     if not workloads:
         return _no_workloads()
     found = _Finding()
+    tco = s.get("tco") or {}
+    currency = tco.get("currency") or (s.get("plan") or {}).get("currency") or ""
     option, how = chosen_tco_option(s)
     cost = None
     if option is None:
@@ -191,25 +204,27 @@ def _cost_per_request(s: dict) -> _Finding:
     elif not option.get("cost_per_request_usd"):
         found.fail(f"The TCO gives {option['label']} no cost per request (no request volume).")
     else:
-        cost = tco_amount_usd(option["cost_per_request_usd"], s.get("tco"))
-        found.evidence.append(f"Cost per request of {how}: {cost:.5f} USD.")
-    if (s.get("tco") or {}).get("stale"):
+        cost = float(option["cost_per_request_usd"])  # in the run's currency (key kept)
+        found.evidence.append(f"Cost per request of {how}: {cost:.5f} {currency}.")
+    if tco.get("stale"):
         found.fail("The TCO run predates the latest changes to the plan; re-run it.")
     for w in workloads:
-        target = w.get("cost_per_request_target_usd")
-        if target in (None, ""):
+        target, problem = workload_cost_target(w, tco)
+        if problem:
+            found.fail(f"{w['name']}: {problem}.")
+            continue
+        if target is None:
             found.fail(f"{w['name']}: no cost-per-request target.")
             continue
-        target = float(target)
         if cost is None:
-            found.evidence.append(f"{w['name']}: target {target:.5f} USD per request.")
+            found.evidence.append(f"{w['name']}: target {target:.5f} {currency} per request.")
         elif cost <= target:
             found.evidence.append(
-                f"{w['name']}: target {target:.5f} USD per request, met ({cost:.5f})."
+                f"{w['name']}: target {target:.5f} {currency} per request, met ({cost:.5f})."
             )
         else:
             found.fail(
-                f"{w['name']}: target {target:.5f} USD per request, not met ({cost:.5f}, "
+                f"{w['name']}: target {target:.5f} {currency} per request, not met ({cost:.5f}, "
                 f"{(cost / target - 1):.0%} over)."
             )
     return found

@@ -118,13 +118,16 @@ def _impacts(a: Snapshot, b: Snapshot) -> list[Impact]:
         )
     )
     per_a, per_b = _per_request(a), _per_request(b)
+    # Each run's amounts are in its own currency (the plan's when it ran; USD for old runs).
+    tco_a, tco_b = a.tco.currency, b.tco.currency
+    same = tco_a == tco_b
     impacts.append(
         Impact(
-            "Cost per request (cheapest option), USD",
-            _text(per_a),
+            f"Cost per request (cheapest option), {tco_b}",
+            _text(per_a) + ("" if same or per_a is None else f" {tco_a}"),
             _text(per_b),
-            f"{per_b - per_a:+.6f}" if per_a is not None and per_b is not None else "—",
-            _direction(per_a, per_b),
+            f"{per_b - per_a:+.6f}" if same and per_a is not None and per_b is not None else "—",
+            _direction(per_a, per_b) if same else "same",
         )
     )
     go_a, go_b = a.timeline.go_live, b.timeline.go_live

@@ -31,8 +31,9 @@ DEMO_OPERATIONS = {
     "replacement_parts": ("Dormedia field service", "Spares held in the Amsterdam cage"),
     "support": ("Dormedia", "Hardware support contract in the BOM"),
 }
-# What the client told us a request may cost at its latency target (USD).
-DEMO_COST_TARGETS_USD = {"chat": Decimal("0.0015"), "batch": Decimal("0.0012")}
+# What the client told us a request may cost at its latency target, in the plan's currency
+# (EUR; until 2026-11 the demo stated 0.0015 and 0.0012 USD, at the demo rate of 1 EUR = 1.087 USD).
+DEMO_COST_TARGETS = {"chat": Decimal("0.0014"), "batch": Decimal("0.0011")}
 
 
 def _operations_and_targets(plan: Plan) -> None:
@@ -42,10 +43,13 @@ def _operations_and_targets(plan: Plan) -> None:
         values[f"{key}_owner"], values[f"{key}_how"] = owner, how
     OperationsPlan.objects.get_or_create(plan=plan, defaults=values)
     for workload in plan.workloads.all():
-        target = DEMO_COST_TARGETS_USD.get(workload.kind)
-        if target is not None and workload.cost_per_request_target_usd is None:
-            workload.cost_per_request_target_usd = target
-            workload.save(update_fields=["cost_per_request_target_usd"])
+        target = DEMO_COST_TARGETS.get(workload.kind)
+        if target is not None and workload.cost_per_request_target is None:
+            workload.cost_per_request_target = target
+            workload.cost_per_request_target_currency = plan.currency
+            workload.save(
+                update_fields=["cost_per_request_target", "cost_per_request_target_currency"]
+            )
 
 
 def sharing_demo_build(*, plan: Plan, user) -> None:

@@ -26,7 +26,7 @@ from django.apps import apps
 from django.utils import timezone
 
 from planner import selectors as plan_selectors
-from planner.models import Plan
+from planner.models import Plan, Workload
 from planner.sharing import checklist
 from planner.sharing.models import SNAPSHOT_SCHEMA_VERSION, ChecklistSignOff
 
@@ -172,7 +172,8 @@ def _workload(workload) -> dict[str, Any]:
         "peak_concurrency": workload.peak_concurrency,
         "peak_requests_per_s": workload.peak_requests_per_s,
         "headroom_pct": workload.headroom_pct,
-        "cost_per_request_target_usd": _dec(workload.cost_per_request_target_usd),
+        # In the plan's currency (older snapshots: cost_per_request_target_usd, in USD).
+        **_cost_target(workload),
         "n_plus_one": workload.n_plus_one,
         "region_shares": _jsonable(workload.region_shares or {}),
         "daily_profile": _jsonable(workload.daily_profile or []),
@@ -348,6 +349,17 @@ def _tco(plan: Plan) -> dict[str, Any]:
         "tornado": results.get("tornado", []),
         "monte_carlo": results.get("monte_carlo", {}),
         "basis": _jsonable(run.basis or []),
+    }
+
+
+def _cost_target(workload: Workload) -> dict[str, Any]:
+    from planner.cost_target import cost_target_in_plan_currency
+
+    target = cost_target_in_plan_currency(workload)
+    return {
+        "cost_per_request_target": _dec(target.amount),
+        "cost_per_request_target_currency": workload.plan.currency if target.amount else "",
+        "cost_per_request_target_problem": target.problem,
     }
 
 

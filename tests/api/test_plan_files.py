@@ -3,6 +3,7 @@ hostile files that must create nothing."""
 
 import copy
 import json
+from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -250,9 +251,18 @@ def test_a_version_1_file_still_imports(demo, b_api):
     }
     old["version"] = 1
     old["workloads"] = [{k: v for k, v in w.items() if k != "site_split"} for w in old["workloads"]]
+    # Files of then held the cost-per-request target in USD under its old name.
+    for w in old["workloads"]:
+        w.pop("cost_per_request_target_currency")
+        w["cost_per_request_target_usd"] = w.pop("cost_per_request_target") and "0.0015"
     response = b_api.post("/plans/import", old)
     assert response.status_code == 201, response.content
     assert not QuoteFee.objects.filter(plan_id=response.json()["id"]).exists()
+    chat = Plan.objects.get(pk=response.json()["id"]).workloads.get(kind="chat")
+    assert (chat.cost_per_request_target, chat.cost_per_request_target_currency) == (
+        Decimal("0.0015"),
+        "USD",
+    )
 
 
 def test_unparseable_bodies_are_400(b_api):

@@ -102,6 +102,9 @@ def test_a_tco_run_is_202_with_a_status_url_that_reports_the_results(
     assert done["status"] == "succeeded" and done["progress"] == 1.0
     assert done["results"]["options"] and not done["stale"]
     assert TcoRun.objects.get().results == done["results"]
+    # Every amount is in the plan's currency, named once beside the results.
+    assert done["currency"] == sized_plan.currency == done["results"]["currency"]
+    assert started["currency"] is None or started["status"] == "succeeded"
 
 
 def test_a_plan_without_a_choice_cannot_be_costed(api, sized_plan):

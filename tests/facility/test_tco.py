@@ -170,7 +170,7 @@ def test_failing_run_retries_then_shows_the_reason(
 ):
     calls = []
 
-    def broken(inputs, progress=None):
+    def broken(inputs, progress=None, shown=None):
         calls.append(1)
         raise RuntimeError("engine exploded")
 

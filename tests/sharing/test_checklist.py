@@ -18,7 +18,7 @@ def _workload(**overrides):
         "e2e_s": None,
         "peak_concurrency": 100,
         "peak_requests_per_s": None,
-        "cost_per_request_target_usd": "0.000500",
+        "cost_per_request_target": "0.000500",
         "chosen": {"accelerator_name": "H100", "tensor_parallel": 2, "accelerators": 8},
         "memory": {
             "weights_gb_per_gpu": 35.0,
@@ -79,6 +79,8 @@ def _snapshot(**overrides):
         "tco": {
             "available": True,
             "stale": False,
+            "currency": "EUR",
+            "fx": {"from": "USD", "to": "EUR", "rate": "0.900000", "date": "2026-06-01"},
             "cheapest": "site-7",
             "options": [
                 {
@@ -160,7 +162,7 @@ def test_a_sign_off_never_turns_a_failing_fact_into_done():
     broken = {
         "latency_concurrency": {"workloads": [_workload(peak_concurrency=0)]},
         "memory_footprint": {"workloads": [_workload(memory=None)]},
-        "cost_per_request": {"workloads": [_workload(cost_per_request_target_usd=None)]},
+        "cost_per_request": {"workloads": [_workload(cost_per_request_target=None)]},
         "power_cooling_space": {"timeline": {"go_live": "2027-01-01"}},
         "autoscaling": {"workloads": [_workload(autoscaling=None)]},
         "monitoring_spares_support": {"operations": _operations(filled=False)},
@@ -212,18 +214,32 @@ def test_no_workloads_fail_every_workload_item():
 def test_cost_per_request_target_met_by_the_chosen_option():
     item = _item(_snapshot(), "cost_per_request")
     assert item.status == checklist.DONE
-    assert "Cost per request of the chosen placement, AMS: 0.00031 USD." in item.evidence
-    assert "Chat: target 0.00050 USD per request, met (0.00031)." in item.evidence
+    # Target and cost both in the plan's currency (the run's results are stored in it).
+    assert "Cost per request of the chosen placement, AMS: 0.00031 EUR." in item.evidence
+    assert "Chat: target 0.00050 EUR per request, met (0.00031)." in item.evidence
 
 
 def test_cost_per_request_target_not_met_says_by_how_much():
-    w = _workload(cost_per_request_target_usd="0.000250")
+    w = _workload(cost_per_request_target="0.000250")
     item = _item(_snapshot(workloads=[w]), "cost_per_request")
-    _assert_fails(item, "Chat: target 0.00025 USD per request, not met (0.00031, 24% over)")
+    _assert_fails(item, "Chat: target 0.00025 EUR per request, not met (0.00031, 24% over)")
+
+
+def test_an_older_snapshot_s_usd_target_is_compared_in_the_plan_currency():
+    # Snapshots before targets moved to the plan currency stored a USD target: 0.000300 USD
+    # at the run's 0.9 EUR per USD is 0.00027 EUR, below the 0.00031 EUR cost (15 % over).
+    w = _workload(cost_per_request_target=None, cost_per_request_target_usd="0.000300")
+    item = _item(_snapshot(workloads=[w]), "cost_per_request")
+    _assert_fails(item, "Chat: target 0.00027 EUR per request, not met (0.00031, 15% over)")
+
+
+def test_a_target_that_cannot_be_converted_says_why():
+    w = _workload(cost_per_request_target=None, cost_per_request_target_problem="no GBP rate")
+    _assert_fails(_item(_snapshot(workloads=[w]), "cost_per_request"), "Chat: no GBP rate.")
 
 
 def test_a_tco_result_alone_is_not_a_target():
-    item = _item(_snapshot(workloads=[_workload(cost_per_request_target_usd=None)]),
+    item = _item(_snapshot(workloads=[_workload(cost_per_request_target=None)]),
                  "cost_per_request")  # fmt: skip
     assert item.failing == ("Chat: no cost-per-request target.",)
 

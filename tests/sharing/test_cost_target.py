@@ -4,6 +4,7 @@ import html
 import re
 from decimal import Decimal
 
+import pytest
 from django.urls import reverse
 
 from planner.cost_target import cost_target_compare
@@ -12,48 +13,65 @@ from planner.sharing.snapshot import plan_snapshot
 from tests.html_forms import page_form
 
 
+def _text_of(page: str) -> str:
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
 def _text(response) -> str:
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", response.content.decode())))
+    return _text_of(response.content.decode())
 
 
 def test_target_compared_with_the_chosen_placement_on_page_and_checklist(client, demo):
     plan, user, _ = demo
     chat = plan.workloads.get(kind="chat")
-    chat.cost_per_request_target_usd = None  # the demo's target, removed to start from none
+    chat.cost_per_request_target = None  # the demo's target, removed to start from none
     chat.save()
     snapshot = plan_snapshot(plan=plan)
     option, how = checklist.chosen_tco_option(snapshot)
     assert option is not None, how
     assert "Frankfurt" in option["label"]  # the demo places the fleet in Frankfurt
-    # The TCO shows the plan's EUR; the target is in USD, so the cost is compared in USD.
-    cost = checklist.tco_amount_usd(option["cost_per_request_usd"], snapshot["tco"])
-    assert snapshot["tco"]["currency"] == "EUR"
-    assert cost == float(option["cost_per_request_usd"]) / float(snapshot["tco"]["fx"]["rate"])
+    # The TCO's results are in the plan's EUR, and so is the target: compared as stored.
+    cost = float(option["cost_per_request_usd"])
+    assert snapshot["tco"]["currency"] == "EUR" == plan.currency
 
     compared = cost_target_compare(plan=plan, workload=chat)
-    assert compared.cost_usd == cost and compared.target_usd is None and compared.met is None
+    assert compared.cost == cost and compared.target is None and compared.met is None
+    assert compared.currency == "EUR"
 
     client.force_login(user)
     url = reverse("workload_sizing", args=[plan.pk, chat.pk])
-    assert "No cost-per-request target yet" in _text(client.get(url))
+    page = client.get(url).content.decode()
+    assert "No cost-per-request target yet" in _text_of(page)
+    assert "Cost-per-request target (EUR)" in _text_of(page)  # entered in the plan currency
+
+    # The consultant enters the target in EUR on the workload form; it is stored with EUR.
+    data = page_form(page, containing="cost_per_request_target")
+    data["cost_per_request_target"] = f"{cost * 2:.6f}"
+    assert client.post(url, data).status_code in (200, 302)
+    chat.refresh_from_db()
+    assert chat.cost_per_request_target == Decimal(f"{cost * 2:.6f}")
+    assert chat.cost_per_request_target_currency == "EUR"
 
     # A target above the cost is met, one below is not (by the percentage shown).
     for target, met in ((Decimal(str(round(cost * 2, 6))), True),
                         (Decimal(str(round(cost / 2, 6))), False)):  # fmt: skip
-        chat.cost_per_request_target_usd = target
+        chat.cost_per_request_target, chat.cost_per_request_target_currency = target, "EUR"
         chat.save()
         compared = cost_target_compare(plan=plan, workload=chat)
         assert compared.met is met
-        page = _text(client.get(url))
-        assert f"Target: {target:.5f} USD per request" in page
-        assert f"{cost:.5f} USD per request" in page
+        raw = client.get(url).content.decode()
+        page = _text_of(raw)
+        assert f"Target: {target:.5f} EUR per request" in page
+        assert f"{cost:.5f} EUR per request" in page
+        panel = raw.split('data-testid="cost-target"')[1].split("</section>")[0]
+        assert "USD" not in panel
         if met:
             assert "Target met." in page
         else:
             assert f"Target not met: {compared.over_pct:.0f} % over." in page
         items = {i["key"]: i for i in plan_snapshot(plan=plan)["checklist"]}
         failing = " ".join(items["cost_per_request"]["failing"])
-        assert f"{chat.name}: target {float(target):.5f} USD per request" in (
+        assert f"{chat.name}: target {float(target):.5f} EUR per request" in (
             failing if not met else " ".join(items["cost_per_request"]["evidence"])
         )
 
@@ -64,14 +82,12 @@ def test_target_out_of_range_is_refused_at_the_field(client, demo):
     client.force_login(user)
     url = reverse("workload_sizing", args=[plan.pk, chat.pk])
     page = client.get(url).content.decode()
-    data = page_form(page, containing="cost_per_request_target_usd")
-    data["cost_per_request_target_usd"] = "-1"
+    data = page_form(page, containing="cost_per_request_target")
+    data["cost_per_request_target"] = "-1"
     response = client.post(url, data)
     assert response.status_code == 400
-    errors = html.unescape(response.content.decode()).split('id="err-cost_per_request_target_usd"')[
-        1
-    ]
-    assert "a request costs between a millionth of a dollar" in errors.split("</div>")[0]
+    errors = html.unescape(response.content.decode()).split('id="err-cost_per_request_target"')[1]
+    assert "a request costs between a millionth and a thousand units" in errors.split("</div>")[0]
 
 
 def test_the_demo_plan_checklist_and_its_reasons(demo):
@@ -87,10 +103,29 @@ def test_the_demo_plan_checklist_and_its_reasons(demo):
     failing = " ".join(items["power_cooling_space"]["failing"])
     assert "the check 'A/B feed redundancy' fails" in failing
     evidence = {k: " ".join(i["evidence"]) for k, i in items.items()}
-    assert "target 0.00150 USD per request, met" in evidence["cost_per_request"]
+    assert "target 0.00140 EUR per request, met" in evidence["cost_per_request"]
     assert "Monitoring: Dormedia managed service" in evidence["monitoring_spares_support"]
     assert items["autoscaling"]["sign_off"]["note"].startswith("Load test")
     # Remove the load test's sign-off, and the one item needing a person says so.
     plan.checklist_sign_offs.all().delete()
     items = {i["key"]: i for i in plan_snapshot(plan=plan)["checklist"]}
     assert items["autoscaling"]["status"] == checklist.SIGN_OFF
+
+
+def test_a_target_entered_in_another_currency_is_shown_in_the_plan_currency(client, demo):
+    """A target stored in USD (before targets moved to the plan's currency, or before the plan
+    changed currency) is converted at the plan's dated rate, the rate the TCO uses."""
+    from planner.facility.services import tco_fx
+
+    plan, user, _ = demo
+    chat = plan.workloads.get(kind="chat")
+    chat.cost_per_request_target, chat.cost_per_request_target_currency = Decimal("0.0015"), "USD"
+    chat.save()
+    rate = Decimal(tco_fx(plan)["rate"])
+    expected = (Decimal("0.0015") * rate).quantize(Decimal("0.000001"))
+    compared = cost_target_compare(plan=plan, workload=chat)
+    assert compared.target == pytest.approx(expected, abs=Decimal("0.000001"))
+    client.force_login(user)
+    page = _text(client.get(reverse("workload_sizing", args=[plan.pk, chat.pk])))
+    assert f"Target: {compared.target:.5f} EUR per request" in page
+    assert "0.00150 USD" not in page

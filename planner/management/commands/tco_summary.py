@@ -30,10 +30,18 @@ class Command(BaseCommand):
         for o in results["options"]:
             self.stdout.write(
                 f"  {o['label']}: NPV {o['npv_usd']} {currency}, break-even month "
-                f"{o['break_even_month'] or '—'}, per request {o['cost_per_request_usd']}, "
-                f"per M output tokens {o['cost_per_million_output_tokens_usd']}"
+                f"{o['break_even_month'] or '—'}, per request {o['cost_per_request_usd']} {currency}, "
+                f"per M output tokens {o['cost_per_million_output_tokens_usd']} {currency}"
             )
+            for note in o.get("notes") or ():
+                self.stdout.write(f"    note: {note}")
             for part in o.get("sites") or ():
                 self.stdout.write(
-                    f"    {part['label']}: {part['servers']} servers, NPV {part['npv_usd']}"
+                    f"    {part['label']}: {part['servers']} servers, NPV {part['npv_usd']} {currency}"
                 )
+        for bar in results.get("tornado") or ():
+            self.stdout.write(
+                f"  tornado {bar['driver']}: {bar['low_input']:g}–{bar['high_input']:g} "
+                f"{bar['unit']} → NPV saved {bar['low_value_usd']}–{bar['high_value_usd']} "
+                f"{currency}"
+            )
