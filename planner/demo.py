@@ -18,7 +18,7 @@ from planner.measured.demo import measured_demo_build
 from planner.models import Client, Organisation, Plan, Workload, WorkloadKind
 from planner.sharing.demo import sharing_demo_build
 from planner.sizing import workload_choose, workload_sweep
-from sourcing.demo import sourcing_demo_build
+from sourcing.demo import fx_demo_build, sourcing_demo_build
 
 DEMO_CLIENT = "Northwind Retail Group"
 DEMO_PLAN = "Customer assistant and nightly catalogue enrichment"
@@ -34,6 +34,7 @@ BATCH_PROFILE = [1.0, 1.0, 1.0, 1.0, 1.0] + [0.0] * 19
 # Builders that add each capability's part of the demo: callables (plan=, user=) -> None.
 DEMO_EXTENSIONS: list[Callable[..., None]] = []
 DEMO_EXTENSIONS.append(measured_demo_build)  # first: the chat's replicas follow its sweep
+DEMO_EXTENSIONS.append(fx_demo_build)  # before facility: its TCO converts into EUR
 DEMO_EXTENSIONS.append(facility_demo_build)  # keep last: it costs the sized configurations
 DEMO_EXTENSIONS.append(sourcing_demo_build)  # after facility: uses its sites
 DEMO_EXTENSIONS.append(facility_costing_demo_build)  # after sourcing: the TCO reads its BOM

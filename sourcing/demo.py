@@ -155,15 +155,21 @@ def _site_country(plan) -> str:
     return site.country if site and site.country else "NL"
 
 
-def sourcing_demo_build(*, plan, user) -> None:
-    """Add the demo's sourcing data to ``plan``; safe to call on a plan that already has it."""
-    if not TariffRule.objects.exists():
-        services.tariffs_load_defaults()
+def fx_demo_build(*, plan, user) -> None:
+    """The demo's dated exchange rates: before the facility demo, whose TCO converts into the
+    plan's EUR (without them its first run is refused and the history shows no stale run)."""
     for src, dst, rate, days_before_order in DEMO_FX:
         FxRate.objects.get_or_create(
             from_currency=src, to_currency=dst, as_of=_days_from_order(-days_before_order),
             defaults={"rate": rate, "source": FX_SOURCE},
         )  # fmt: skip
+
+
+def sourcing_demo_build(*, plan, user) -> None:
+    """Add the demo's sourcing data to ``plan``; safe to call on a plan that already has it."""
+    if not TariffRule.objects.exists():
+        services.tariffs_load_defaults()
+    fx_demo_build(plan=plan, user=user)
     org = plan.organisation
     nl, nl_new = Supplier.objects.get_or_create(
         organisation=org, name=NL_DISTRIBUTOR["name"], defaults=NL_DISTRIBUTOR
