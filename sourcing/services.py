@@ -1365,10 +1365,12 @@ def purchase_order_create(
         install_key = cp.site_task_key(
             "install", f"site-{picks[0].line.site_id}" if picks[0].line.site_id else ""
         )
-        try:
-            order.installed_expected = sched.get(install_key).earliest_finish
-        except KeyError:
-            order.installed_expected = sched.get("install").earliest_finish
+        # A site's own install task; a plan-wide order (lines without a site) in a
+        # multi-site plan is installed when the last site's installation finishes.
+        installs = [t for t in sched.tasks if t.task.key in (install_key, "install")] or [
+            t for t in sched.tasks if t.task.key.startswith("install:")
+        ]
+        order.installed_expected = max(t.earliest_finish for t in installs) if installs else None
         order.save()
     event_record(
         plan=plan, user=user, kind="order",

@@ -145,6 +145,10 @@ def estimate_server(
             item=accelerator_name,
             figure="TDP",
         )
+    if not math.isfinite(power_kw):
+        raise EngineInputError(
+            f"{n} accelerators of {accelerator_tdp_w:g} W give a server power too large to plan."
+        )
     if platform_rack_units:
         rack_units = platform_rack_units
     elif rack_scale:

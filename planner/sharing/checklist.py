@@ -241,7 +241,22 @@ def _power_cooling_space(s: dict) -> _Finding:
     rows = sites["sites"]
     chosen_key = (s.get("placement") or {}).get("chosen_key") or ""
     chosen = [site for site in rows if f"site-{site.get('id')}" == chosen_key]
-    if chosen:
+    deployed = [site for site in rows if site.get("deployed_servers")]
+    if deployed:
+        # The pooled deployment's sites (planner.facility.deployment): every site it puts
+        # servers at must have its power, cooling and space, not only the chosen one.
+        unused = [site["name"] for site in rows if site not in deployed]
+        found.evidence.append(
+            "The deployment uses "
+            + ", ".join(
+                f"{site['name']} ({n} server{'' if n == 1 else 's'})"
+                for site in deployed
+                for n in (site["deployed_servers"],)
+            )
+            + (f"; not used: {', '.join(unused)}." if unused else ".")
+        )
+        rows = deployed
+    elif chosen:  # revisions from before the snapshot recorded the deployment per site
         others = [site["name"] for site in rows if site not in chosen]
         if others:
             found.evidence.append(

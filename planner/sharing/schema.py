@@ -145,6 +145,7 @@ class Site(Part):
     status: str = ""
     power_ready_date: IsoDate = None
     racks_needed: int | None = None
+    deployed_servers: int = 0  # servers the pooled deployment puts here (0: before v2.1 too)
     checks: list[Check] = Field(default_factory=list)
 
 

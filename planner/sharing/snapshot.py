@@ -265,10 +265,12 @@ def _sites(plan: Plan) -> dict[str, Any]:
     for site in fsel.site_list(plan=plan):
         evaluation = fsvc.site_evaluate(plan=plan, site=site, deployment=deployment)
         report = evaluation.report
+        pool = deployment.site_pool(site)
         rows.append(
             {
                 "id": site.pk,
                 "name": site.name,
+                "deployed_servers": pool.servers if pool else 0,  # the pooled deployment's
                 "kind": site.kind,
                 "kind_label": site.get_kind_display(),
                 "country": site.country,

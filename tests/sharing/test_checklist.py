@@ -299,6 +299,25 @@ def test_one_passing_site_does_not_hide_a_failing_one_without_a_placement():
     assert "not used: Ashburn" in item.evidence[0]
 
 
+def test_every_site_the_deployment_uses_decides_whatever_the_placement_chose():
+    # The pooled deployment puts servers at both sites: the chosen placement (AMS) does not
+    # hide Ashburn's failing checks, as the demo's split across Frankfurt and Ashburn.
+    snapshot = _snapshot(placement={"chosen_key": "site-7", "chosen_kind": "colocation"})
+    snapshot["sites"]["sites"][0]["deployed_servers"] = 2
+    snapshot["sites"]["sites"].append({
+        "id": 8, "name": "Ashburn", "power_ready_date": "2027-04-01", "deployed_servers": 1,
+        "checks": [{"title": "A/B feed redundancy", "status": "fail"}],
+    })  # fmt: skip
+    item = _item(snapshot, "power_cooling_space")
+    assert item.failing == ("Ashburn: the check 'A/B feed redundancy' fails.",)
+    assert "(2 servers), Ashburn (1 server)" in item.evidence[0]
+    # A site without servers of the deployment does not decide.
+    snapshot["sites"]["sites"][1]["deployed_servers"] = 0
+    item = _item(snapshot, "power_cooling_space")
+    assert item.status == checklist.DONE
+    assert "not used: Ashburn" in item.evidence[0]
+
+
 # --- autoscaling ----------------------------------------------------------------------------------
 
 
