@@ -238,6 +238,23 @@ def _kv_layout_note(model: ModelSpec, tp: int, kv_dtype: str, per_gpu: float) ->
     )
 
 
+def _band_and_provenance(
+    calibration: Calibration,
+    accelerator: AcceleratorSpec,
+    request: EstimateRequest,
+    model: ModelSpec,
+    method: str = "",
+) -> tuple[ErrorBand, str, str]:
+    """The error band, the serving-software generation the calibration assumes, and the
+    provenance line (band basis, the serving `method` if any, the software date)."""
+    band = error_band(calibration, accelerator.family, request.precision, model)
+    generation = calibration.software_dates.get(accelerator.family, "")
+    provenance = band.basis + method
+    if generation:
+        provenance += f"; assumes {accelerator.family} serving software as of {generation}"
+    return band, generation, provenance
+
+
 def _memory_and_band_fields(
     model: ModelSpec,
     memory: MemoryPlan,
@@ -578,11 +595,7 @@ def estimate(
         requests_per_s = point.requests_per_s * replicas
         batch = point.batch
     memory = chosen.memory
-    band = error_band(calibration, accelerator.family, request.precision, model)
-    generation = calibration.software_dates.get(accelerator.family, "")
-    provenance = band.basis
-    if generation:
-        provenance += f"; assumes {accelerator.family} serving software as of {generation}"
+    band, generation, provenance = _band_and_provenance(calibration, accelerator, request, model)
     if chosen.parallel is not None:
         link_used = chosen.parallel.link
         provenance += f"; scale-out {link_used.gbps_per_gpu:g} Gb/s per GPU ({link_used.source})"
@@ -720,11 +733,10 @@ def _disaggregated(
         int(math.ceil(request.input_tokens + request.output_tokens)), kv_dtype,
         calibration.gpu_memory_utilization, request.serving_stack,
     )  # fmt: skip
-    band = error_band(calibration, accelerator.family, request.precision, model)
-    generation = calibration.software_dates.get(accelerator.family, "")
-    provenance = band.basis + "; disaggregated prefill/decode (DistServe OSDI'24 goodput model)"
-    if generation:
-        provenance += f"; assumes {accelerator.family} serving software as of {generation}"
+    band, generation, provenance = _band_and_provenance(
+        calibration, accelerator, request, model,
+        method="; disaggregated prefill/decode (DistServe OSDI'24 goodput model)",
+    )  # fmt: skip
     used = p * prefill.tensor_parallel + d * decode.tensor_parallel
     memory_fields = _memory_and_band_fields(
         model, memory, band, calibration, kv_dtype,
