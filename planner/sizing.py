@@ -195,14 +195,7 @@ def _with_fleet(candidate, target: sweep_engine.Workload):
         failure_domains=target.failure_domains,
         n_plus_one=target.n_plus_one,
     )
-    price = candidate.usd_per_accelerator_hour
-    return replace(
-        candidate,
-        replicas=fleet.replicas,
-        accelerators=fleet.accelerators,
-        servers=fleet.servers,
-        usd_per_hour=fleet.accelerators * price if price is not None else None,
-    )
+    return sweep_engine.with_fleet(candidate, fleet)
 
 
 def _workload_sweep_base(

@@ -126,6 +126,11 @@ def posted_value(value: Any) -> Any:
     return str(value)
 
 
+def sent_fields(payload: Schema) -> dict[str, Any]:
+    """The fields the request sent (a PATCH changes only those), without its ``version``."""
+    return payload.model_dump(exclude_unset=True, exclude={"version"})
+
+
 class FormErrors(Exception):
     """A form refused the data: ``errors`` is field → messages, in the API's field names."""
 

@@ -26,6 +26,7 @@ from planner.api.common import (
     posted_value,
     renamed,
     require_editor,
+    sent_fields,
 )
 from planner.forms import PlanForm
 from planner.models import ApiToken, Client, Plan, Workload
@@ -104,7 +105,7 @@ def plan_out(plan: Plan) -> dict[str, Any]:
 
 
 def _plan_sent(request, payload: PlanIn) -> dict[str, str]:
-    sent = payload.model_dump(exclude_unset=True, exclude={"version"})
+    sent = sent_fields(payload)
     data: dict[str, str] = {}
     for name in ("name", "currency", "target_go_live", "notes"):
         if name in sent:
@@ -295,7 +296,7 @@ def workload_out(workload: Workload) -> dict[str, Any]:
 
 
 def _workload_sent(payload: WorkloadIn) -> dict[str, str]:
-    sent = payload.model_dump(exclude_unset=True, exclude={"version"})
+    sent = sent_fields(payload)
     data: dict[str, str] = {}
     for name, value in sent.items():
         if name == "model":

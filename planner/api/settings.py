@@ -25,6 +25,7 @@ from planner.api.common import (
     plan_get,
     posted_value,
     require_editor,
+    sent_fields,
 )
 from planner.api.plans import Finite, Id, actor, workload_get
 from planner.facility import selectors as facility_selectors
@@ -163,7 +164,7 @@ def tco_settings_read(request, plan_id: Id):
 def tco_settings_update(request, plan_id: Id, payload: TcoSettingsIn):
     plan = plan_get(request, plan_id)
     require_editor(request)
-    sent = payload.model_dump(exclude_unset=True, exclude={"version"})
+    sent = sent_fields(payload)
     data: dict[str, Any] = {
         name: posted_value(value) for name, value in sent.items() if name != "cloud_providers"
     }
@@ -281,7 +282,7 @@ def placement_settings_read(request, plan_id: Id):
 def placement_settings_update(request, plan_id: Id, payload: PlacementSettingsIn):
     plan = plan_get(request, plan_id)
     require_editor(request)
-    sent = payload.model_dump(exclude_unset=True, exclude={"version"})
+    sent = sent_fields(payload)
     workloads = list(selectors.workload_list(plan=plan))
     data = {
         name: posted_value(sent[name])
@@ -533,7 +534,7 @@ def quote_settings_read(request, plan_id: Id):
 def quote_settings_update(request, plan_id: Id, payload: QuoteSettingsIn):
     plan = plan_get(request, plan_id)
     require_editor(request)
-    sent = payload.model_dump(exclude_unset=True, exclude={"version"})
+    sent = sent_fields(payload)
     lines = _quote_lines(plan)
     categories = sorted({x.category for x in lines})
     keys = [x.part_key for x in lines]
@@ -618,7 +619,7 @@ def quote_fee_out(fee: QuoteFee) -> dict[str, Any]:
 
 def _fee_write(plan, payload: QuoteFeeIn, fee: QuoteFee):
     creating = fee.pk is None
-    sent = payload.model_dump(exclude_unset=True, exclude={"version"})
+    sent = sent_fields(payload)
     try:
         form = bound_form(
             lambda data=None, *, instance: QuoteFeeForm(data, instance=instance),

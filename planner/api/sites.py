@@ -22,6 +22,7 @@ from planner.api.common import (
     plan_get,
     posted_value,
     require_editor,
+    sent_fields,
 )
 from planner.api.plans import Finite, Id
 from planner.facility import selectors as facility_selectors
@@ -140,7 +141,7 @@ def _upgrade_line(upgrade: dict[str, Any]) -> str:
 
 
 def _site_sent(payload: SiteIn) -> dict[str, str]:
-    sent = payload.model_dump(exclude_unset=True, exclude={"version"})
+    sent = sent_fields(payload)
     data = {name: posted_value(value) for name, value in sent.items() if name != "upgrades"}
     if "upgrades" in sent:
         data["upgrades"] = "\n".join(_upgrade_line(u) for u in sent["upgrades"] or [])

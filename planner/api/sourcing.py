@@ -35,6 +35,7 @@ from planner.api.common import (
     posted_value,
     renamed,
     require_editor,
+    sent_fields,
 )
 from planner.api.delivery import BomLineOut, bom_line_out
 from planner.api.plans import Id, actor
@@ -61,10 +62,6 @@ def _text(value: Any) -> Any:
     if isinstance(value, Decimal):
         return format(value, "f")
     return posted_value(value)
-
-
-def _sent(payload: InSchema, skip: tuple[str, ...] = ()) -> dict[str, Any]:
-    return payload.model_dump(exclude_unset=True, exclude={"version", *skip})
 
 
 def _money(value: Decimal | None) -> str | None:
@@ -120,7 +117,7 @@ def _supplier_write(request, payload: SupplierIn, supplier: Supplier):
     def factory(data=None, *, instance):
         return SupplierForm(data, instance=instance, organisation=request.organisation)
 
-    sent = {name: _text(value) for name, value in _sent(payload).items()}
+    sent = {name: _text(value) for name, value in sent_fields(payload).items()}
     try:
         form = bound_form(factory, sent=sent, version=payload.version, instance=supplier)
     except FormErrors as exc:
@@ -289,7 +286,7 @@ ITEM_MODELS = {"part": Part, "server": ServerPlatform, "accelerator": Accelerato
 
 def _offer_sent(payload: OfferIn) -> tuple[dict[str, str], dict[str, list[str]]]:
     """The form's posted data for what was sent, and errors of items that do not exist."""
-    sent = _sent(payload)
+    sent = sent_fields(payload)
     data = {
         name: _text(value) for name, value in sent.items() if name not in ("item", "price_breaks")
     }
@@ -441,7 +438,7 @@ def line_out(line) -> dict[str, Any]:
 def bom_line_add(request, plan_id: Id, payload: BomLineAddIn):
     plan = plan_get(request, plan_id)
     require_editor(request)
-    form = BomLineAddForm({k: _text(v) for k, v in _sent(payload).items()})
+    form = BomLineAddForm({k: _text(v) for k, v in sent_fields(payload).items()})
     for name in ("part", "server"):
         form.fields[name].to_field_name = "slug"  # the API names catalog rows by slug
     if not form.is_valid():
@@ -490,7 +487,7 @@ def bom_line_update(request, plan_id: Id, line_id: Id, payload: BomLineIn):
     def factory(data=None, *, instance):
         return BomLineForm(data, offers=offers, initial=initial, record=instance)
 
-    sent = {k: _text(v) for k, v in _sent(payload).items()}
+    sent = {k: _text(v) for k, v in sent_fields(payload).items()}
     try:
         form = bound_form(factory, sent=sent, version=payload.version, instance=line)
     except FormErrors as exc:
@@ -648,7 +645,7 @@ def order_create(request, plan_id: Id, payload: PurchaseOrderCreateIn):
     require_editor(request)
     suppliers = selectors.supplier_list(organisation=request.organisation)
     form = PurchaseOrderCreateForm(
-        {k: _text(v) for k, v in _sent(payload).items()}, suppliers=suppliers
+        {k: _text(v) for k, v in sent_fields(payload).items()}, suppliers=suppliers
     )
     if not form.is_valid():
         return Status(400, {"errors": {k: list(v) for k, v in form.errors.items()}})
@@ -685,7 +682,7 @@ def order_update(request, plan_id: Id, order_id: Id, payload: PurchaseOrderIn):
     def factory(data=None, *, instance):
         return PurchaseOrderForm(data, instance=instance, cross_border=cross_border)
 
-    sent = {k: _text(v) for k, v in _sent(payload).items()}
+    sent = {k: _text(v) for k, v in sent_fields(payload).items()}
     try:
         form = bound_form(factory, sent=sent, version=payload.version, instance=order)
     except FormErrors as exc:

@@ -30,6 +30,7 @@ from planner.engine.memory import (
     BYTES_PER_GIB,
     KV_CACHE_DTYPES,
     SERVING_STACKS,
+    MemoryPlan,
     plan_memory,
     resolve_kv_cache_dtype,
 )
@@ -48,7 +49,7 @@ from planner.engine.performance import (
     steady_state,
 )
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
-from planner.engine.uncertainty import error_band
+from planner.engine.uncertainty import ErrorBand, error_band
 
 __all__ = ["SERVINGS", "EstimateError", "EstimateRequest", "EstimateResult", "estimate"]
 
@@ -234,6 +235,54 @@ def _kv_layout_note(model: ModelSpec, tp: int, kv_dtype: str, per_gpu: float) ->
     return 1, (
         f"{per_gpu:,.0f} bytes of {kv_dtype} KV per token on each GPU ("
         f"{model.kv_heads // tp} of {model.kv_heads} KV heads per rank, no replication)."
+    )
+
+
+def _band_and_provenance(
+    calibration: Calibration,
+    accelerator: AcceleratorSpec,
+    request: EstimateRequest,
+    model: ModelSpec,
+    method: str = "",
+) -> tuple[ErrorBand, str, str]:
+    """The error band, the serving-software generation the calibration assumes, and the
+    provenance line (band basis, the serving `method` if any, the software date)."""
+    band = error_band(calibration, accelerator.family, request.precision, model)
+    generation = calibration.software_dates.get(accelerator.family, "")
+    provenance = band.basis + method
+    if generation:
+        provenance += f"; assumes {accelerator.family} serving software as of {generation}"
+    return band, generation, provenance
+
+
+def _memory_and_band_fields(
+    model: ModelSpec,
+    memory: MemoryPlan,
+    band: ErrorBand,
+    calibration: Calibration,
+    kv_dtype: str,
+    *,
+    tensor_parallel: int,
+    accelerators_per_replica: int,
+) -> dict:
+    """The EstimateResult fields every serving mode reports alike: one replica's memory
+    (weights, KV budget and layout per GPU) and the calibration's error band."""
+    per_gpu = memory.kv_bytes_per_token_replica / accelerators_per_replica
+    replication, kv_note = _kv_layout_note(model, tensor_parallel, kv_dtype, per_gpu)
+    return dict(
+        weights_gb=memory.weights_bytes_per_replica / BYTES_PER_GB,
+        kv_cache_bytes_per_token=memory.kv_bytes_per_token_replica,
+        max_concurrent_sequences=memory.max_concurrent_sequences,
+        kv_cache_gb_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GB,
+        expected_error_pct=band.pct,
+        calibration_version=calibration.version,
+        architecture=band.architecture,
+        calibrated_architecture=band.calibrated_architecture,
+        kv_cache_gib_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GIB,
+        kv_cache_dtype=kv_dtype,
+        kv_cache_bytes_per_token_per_gpu=per_gpu,
+        kv_replication=replication,
+        kv_note=kv_note,
     )
 
 
@@ -546,16 +595,15 @@ def estimate(
         requests_per_s = point.requests_per_s * replicas
         batch = point.batch
     memory = chosen.memory
-    band = error_band(calibration, accelerator.family, request.precision, model)
-    generation = calibration.software_dates.get(accelerator.family, "")
-    provenance = band.basis
-    if generation:
-        provenance += f"; assumes {accelerator.family} serving software as of {generation}"
+    band, generation, provenance = _band_and_provenance(calibration, accelerator, request, model)
     if chosen.parallel is not None:
         link_used = chosen.parallel.link
         provenance += f"; scale-out {link_used.gbps_per_gpu:g} Gb/s per GPU ({link_used.source})"
-    per_gpu = memory.kv_bytes_per_token_replica / chosen.accelerators_per_replica
-    replication, kv_note = _kv_layout_note(model, chosen.tensor_parallel, kv_dtype, per_gpu)
+    memory_fields = _memory_and_band_fields(
+        model, memory, band, calibration, kv_dtype,
+        tensor_parallel=chosen.tensor_parallel,
+        accelerators_per_replica=chosen.accelerators_per_replica,
+    )  # fmt: skip
     return EstimateResult(
         output_tokens_per_s=tokens_per_s,
         requests_per_s=requests_per_s,
@@ -566,21 +614,9 @@ def estimate(
         tensor_parallel=chosen.tensor_parallel,
         replicas=replicas,
         accelerators_used=replicas * chosen.accelerators_per_replica,
-        weights_gb=memory.weights_bytes_per_replica / BYTES_PER_GB,
-        kv_cache_bytes_per_token=memory.kv_bytes_per_token_replica,
-        max_concurrent_sequences=memory.max_concurrent_sequences,
-        kv_cache_gb_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GB,
         utilisation=utilisation,
-        expected_error_pct=band.pct,
         provenance=provenance,
-        calibration_version=calibration.version,
-        architecture=band.architecture,
-        calibrated_architecture=band.calibrated_architecture,
-        kv_cache_gib_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GIB,
-        kv_cache_dtype=kv_dtype,
-        kv_cache_bytes_per_token_per_gpu=per_gpu,
-        kv_replication=replication,
-        kv_note=kv_note,
+        **memory_fields,
         software_generation=generation,
         pipeline_parallel=chosen.parallel.pp if chosen.parallel else 1,
         expert_parallel=chosen.parallel.ep if chosen.parallel else 1,
@@ -697,14 +733,16 @@ def _disaggregated(
         int(math.ceil(request.input_tokens + request.output_tokens)), kv_dtype,
         calibration.gpu_memory_utilization, request.serving_stack,
     )  # fmt: skip
-    band = error_band(calibration, accelerator.family, request.precision, model)
-    generation = calibration.software_dates.get(accelerator.family, "")
-    provenance = band.basis + "; disaggregated prefill/decode (DistServe OSDI'24 goodput model)"
-    if generation:
-        provenance += f"; assumes {accelerator.family} serving software as of {generation}"
-    per_gpu = memory.kv_bytes_per_token_replica / decode.tensor_parallel
-    replication, kv_note = _kv_layout_note(model, decode.tensor_parallel, kv_dtype, per_gpu)
+    band, generation, provenance = _band_and_provenance(
+        calibration, accelerator, request, model,
+        method="; disaggregated prefill/decode (DistServe OSDI'24 goodput model)",
+    )  # fmt: skip
     used = p * prefill.tensor_parallel + d * decode.tensor_parallel
+    memory_fields = _memory_and_band_fields(
+        model, memory, band, calibration, kv_dtype,
+        tensor_parallel=decode.tensor_parallel,
+        accelerators_per_replica=decode.tensor_parallel,
+    )  # fmt: skip
     return EstimateResult(
         output_tokens_per_s=requests_per_s * request.output_tokens,
         requests_per_s=requests_per_s,
@@ -715,21 +753,9 @@ def _disaggregated(
         tensor_parallel=decode.tensor_parallel,
         replicas=p + d,
         accelerators_used=used,
-        weights_gb=memory.weights_bytes_per_replica / BYTES_PER_GB,
-        kv_cache_bytes_per_token=memory.kv_bytes_per_token_replica,
-        max_concurrent_sequences=memory.max_concurrent_sequences,
-        kv_cache_gb_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GB,
         utilisation=None,
-        expected_error_pct=band.pct,
         provenance=provenance,
-        calibration_version=calibration.version,
-        architecture=band.architecture,
-        calibrated_architecture=band.calibrated_architecture,
-        kv_cache_gib_per_gpu=max(0.0, memory.kv_budget_bytes_per_gpu) / BYTES_PER_GIB,
-        kv_cache_dtype=kv_dtype,
-        kv_cache_bytes_per_token_per_gpu=per_gpu,
-        kv_replication=replication,
-        kv_note=kv_note,
+        **memory_fields,
         per_user_output_tokens_per_s=1000.0 / decode.tpot_ms,
         software_generation=generation,
         serving="disaggregated",

@@ -350,15 +350,25 @@ def with_disaggregated_fleet(candidate: SweepCandidate, workload: Workload) -> S
         failure_domains=workload.failure_domains,
         n_plus_one=workload.n_plus_one,
     )
+    return with_fleet(
+        candidate,
+        fleet,
+        prefill_replicas=fleet.prefill_replicas,
+        decode_replicas=fleet.decode_replicas,
+    )
+
+
+def with_fleet(candidate: SweepCandidate, fleet, **extra) -> SweepCandidate:
+    """The candidate carrying a sized fleet (replicas, accelerators, servers) and its hourly
+    price; `extra` adds fields a serving mode sizes besides (the disaggregated pools)."""
     price = candidate.usd_per_accelerator_hour
     return replace(
         candidate,
         replicas=fleet.replicas,
         accelerators=fleet.accelerators,
         servers=fleet.servers,
-        prefill_replicas=fleet.prefill_replicas,
-        decode_replicas=fleet.decode_replicas,
         usd_per_hour=fleet.accelerators * price if price is not None else None,
+        **extra,
     )
 
 
