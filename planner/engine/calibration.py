@@ -507,7 +507,11 @@ _GLOBALS = (
 # step and 3.0 µs a sequence, off every bound, batch-1 TPOT of that 8B model 4.67 ms against
 # the 2.71 ms floor; but η_m drops to 0.66, in-sample 11.4 -> 12.1 % median (fresh fits) and
 # the time split 17.9 / 41.0 -> 20.2 / 42.7 % (median / p90; interactive 16.8 -> 18.2,
-# offline 22.0 -> 22.6, server 16.8 -> 19.5 %). Worse out of sample, so it stays off.
+# offline 22.0 -> 22.6, server 16.8 -> 19.5 %). With FIT_ALLREDUCE_LATENCY as well: 4.3 µs a
+# layer, 0.31 ms a step, 1.4 µs a sequence, η_m 0.68 on Hopper, batch-1 TPOT 4.53 ms, in-sample
+# 11.3 / 27.0 %, time split 18.5 / 41.4 % (interactive 18.2, offline 23.9, server 18.1 %), but
+# the all-reduce latency parks on its 40 µs bound (the fixed cost moves to TP > 1 runs). Still
+# not better out of sample (family and precision splits not run), so it stays off.
 PHYSICAL_STEP_OVERHEAD = False
 _PHYSICAL_OVERHEAD = {
     # name: (start = nominal, lower, upper)
