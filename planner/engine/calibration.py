@@ -487,17 +487,70 @@ _GLOBALS = (
     ("pcie_link_bw_fraction", 0.6, 0.05, 1.0),
     ("step_overhead_us_per_layer", 10.0, 0.1, 50.0),
     ("step_overhead_ms", 1.0, 0.01, 20.0),
+    ("step_overhead_us_per_seq", 1e-4, 1e-4, 1.0001e-4),
+    ("allreduce_base_us", 5.0, 5.0 - 1e-6, 5.0 + 1e-6),
     ("prefill_compute_ratio", 1.3, 0.5, 4.0),
     ("moe_compute_ratio", 0.8, 0.2, 1.5),
     ("kv_read_bw_ratio", 0.8, 0.2, 1.5),
 )
+# The fixed per-step cost from what it is (PHYSICAL_STEP_OVERHEAD). With CUDA graphs a decode
+# step replays each layer's kernels back to back, so the per-layer gap is a few µs (launch
+# latency of a graph node ~1-2 µs, 4-8 kernels a layer); outside the kernels the step pays
+# the scheduler, input preparation and sampling, a fraction of a millisecond at batch 1 (vLLM
+# V1 reaches ~77 % of HBM bandwidth at batch 1 on an 8B model: 2.7 ms floor, ~3.5 ms TPOT),
+# plus host work per sequence in the batch. Bounds are physical; a log-normal prior (factor
+# ``_OVERHEAD_PRIOR_FACTOR``) holds the two fixed terms near their nominal values unless the
+# runs say otherwise. Without it the fit parks the fixed terms on their upper bounds (50 µs a
+# layer, 4.4 ms a step: 9.3 ms batch-1 TPOT for that 8B model), standing in for costs that
+# grow with the batch.
+# Off: with it (all-reduce latency kept at 5 µs) the fit lands on 4.3 µs a layer, 0.32 ms a
+# step and 3.0 µs a sequence, off every bound, batch-1 TPOT of that 8B model 4.67 ms against
+# the 2.71 ms floor; but η_m drops to 0.66, in-sample 11.4 -> 12.1 % median (fresh fits) and
+# the time split 17.9 / 41.0 -> 20.2 / 42.7 % (median / p90; interactive 16.8 -> 18.2,
+# offline 22.0 -> 22.6, server 16.8 -> 19.5 %). With FIT_ALLREDUCE_LATENCY as well: 4.3 µs a
+# layer, 0.31 ms a step, 1.4 µs a sequence, η_m 0.68 on Hopper, batch-1 TPOT 4.53 ms, in-sample
+# 11.3 / 27.0 %, time split 18.5 / 41.4 % (interactive 18.2, offline 23.9, server 18.1 %), but
+# the all-reduce latency parks on its 40 µs bound (the fixed cost moves to TP > 1 runs). Still
+# not better out of sample (family and precision splits not run), so it stays off.
+PHYSICAL_STEP_OVERHEAD = False
+_PHYSICAL_OVERHEAD = {
+    # name: (start = nominal, lower, upper)
+    "step_overhead_us_per_layer": (4.0, 0.5, 20.0),
+    "step_overhead_ms": (0.3, 0.05, 2.0),
+    "step_overhead_us_per_seq": (5.0, 0.01, 50.0),
+    # One all-reduce of a decode step's activations (a few KB) is latency-bound: NCCL's
+    # small-message all-reduce on NVLink takes ~10-30 µs, paid twice a layer at TP > 1.
+    "allreduce_base_us": (10.0, 2.0, 40.0),
+}
+_OVERHEAD_PRIOR_FACTOR = 3.0
+_OVERHEAD_PRIORS = ("step_overhead_us_per_layer", "step_overhead_ms")
+# Fit the all-reduce latency with the physical overheads (else the GenZ α of 5 µs stays).
+FIT_ALLREDUCE_LATENCY = True
+
+
+def _global_bounds() -> tuple[tuple[str, float, float, float], ...]:
+    if not PHYSICAL_STEP_OVERHEAD:
+        return _GLOBALS
+    physical = {
+        name: bounds
+        for name, bounds in _PHYSICAL_OVERHEAD.items()
+        if FIT_ALLREDUCE_LATENCY or name != "allreduce_base_us"
+    }
+    return tuple(
+        (name, *physical[name]) if name in physical else (name, s, lo, hi)
+        for name, s, lo, hi in _GLOBALS
+    )
+
+
 _NG = len(_GLOBALS)
 
 
 def _calibration_from_vector(
     x: np.ndarray, groups: Sequence[str], base: Calibration
 ) -> Calibration:
-    eta_m, eta_c, link, pcie, overhead, overhead_ms, prefill, moe, kv = np.exp(x[:_NG])
+    eta_m, eta_c, link, pcie, overhead, overhead_ms, per_seq, allreduce_us, prefill, moe, kv = (
+        np.exp(x[:_NG])
+    )
     group_factors = {}
     n = 2 * len(groups)
     rates = {f: float(x[_NG + n + i]) for i, f in enumerate(_software_families(base))}
@@ -514,6 +567,8 @@ def _calibration_from_vector(
         pcie_link_bw_fraction=float(min(1.0, pcie)),
         step_overhead_us_per_layer=float(overhead),
         step_overhead_ms=float(overhead_ms),
+        step_overhead_us_per_seq=float(per_seq),
+        allreduce_base_us=float(allreduce_us),
         software_gain_per_year=rates,
         prefill_compute_ratio=float(prefill),
         moe_compute_ratio=float(moe),
@@ -531,6 +586,8 @@ def _vector_from_calibration(calibration: Calibration, groups: Sequence[str]) ->
         cal.pcie_link_bw_fraction,
         cal.step_overhead_us_per_layer,
         cal.step_overhead_ms,
+        max(cal.step_overhead_us_per_seq, 1e-4),
+        cal.allreduce_base_us,
         cal.prefill_compute_ratio,
         cal.moe_compute_ratio,
         cal.kv_read_bw_ratio,
@@ -547,8 +604,8 @@ def _vector_from_calibration(calibration: Calibration, groups: Sequence[str]) ->
             else [0.0, 0.0]
         )
     x += [cal.software_gain_per_year.get(f, 0.0) for f in _software_families(cal)]
-    lows = [b[2] for b in _GLOBALS]
-    highs = [b[3] for b in _GLOBALS]
+    lows = [b[2] for b in _global_bounds()]
+    highs = [b[3] for b in _global_bounds()]
     x[:_NG] = np.clip(x[:_NG], np.log(lows) + 1e-9, np.log(highs) - 1e-9)
     return np.asarray(x)
 
@@ -581,20 +638,32 @@ def _fit(
     measured = np.log([c.run.output_tokens_per_s for c in cases])
     n = 2 * len(groups)
     nf = len(families)
+    bounds = _global_bounds()
     if start is None:
-        x0 = np.concatenate([np.log([g[1] for g in _GLOBALS]), np.zeros(n + nf)])
+        x0 = np.concatenate([np.log([g[1] for g in bounds]), np.zeros(n + nf)])
     else:
         x0 = _vector_from_calibration(
             dataclasses.replace(start, software_dates=base.software_dates), groups
         )
-    lower = np.concatenate([np.log([g[2] for g in _GLOBALS]), np.full(n, -3.0), np.full(nf, -1.0)])
-    upper = np.concatenate([np.log([g[3] for g in _GLOBALS]), np.full(n, 3.0), np.full(nf, 1.0)])
+    lower = np.concatenate([np.log([g[2] for g in bounds]), np.full(n, -3.0), np.full(nf, -1.0)])
+    upper = np.concatenate([np.log([g[3] for g in bounds]), np.full(n, 3.0), np.full(nf, 1.0)])
+    # Log-normal prior of the fixed step overheads around their physical nominal values.
+    overhead_prior = [
+        (i, math.log(g[1]))
+        for i, g in enumerate(bounds)
+        if PHYSICAL_STEP_OVERHEAD and g[0] in _OVERHEAD_PRIORS
+    ]
+    overhead_sigma = math.log(_OVERHEAD_PRIOR_FACTOR)
 
     def residuals(x: np.ndarray) -> np.ndarray:
         cal = _calibration_from_vector(x, groups, base)
         predicted = np.array([max(_predict_case(c, cal)[0], 1e-3) for c in cases])
         prior = np.concatenate(
-            [x[_NG : _NG + n] / PRIOR_SIGMA, x[_NG + n :] / SOFTWARE_RATE_PRIOR_SIGMA]
+            [
+                x[_NG : _NG + n] / PRIOR_SIGMA,
+                x[_NG + n :] / SOFTWARE_RATE_PRIOR_SIGMA,
+                [(x[i] - mu) / overhead_sigma for i, mu in overhead_prior],
+            ]
         )
         # Clip at a factor of 3 so a run whose latency limits become unreachable (prediction 0)
         # cannot dominate the fit.
@@ -853,58 +922,64 @@ class SplitValidation:
     table: ErrorTable
 
 
+def _refit_rows(
+    train: Sequence[_RunCase], held: Sequence[_RunCase], base: Calibration
+) -> list[ErrorRow]:
+    """One fold of a split: refit on ``train``, predict ``held`` (a worker process's job)."""
+    return _rows_for(held, _fit(train, base))
+
+
 def _split_validation(
     name: str,
     description: str,
     folds: Sequence[tuple[str, Sequence[_RunCase], Sequence[_RunCase]]],
-    base: Calibration,
+    fold_rows: Sequence[Sequence[ErrorRow]],
     group_of: Mapping[str, str],
 ) -> SplitValidation:
-    """Refit from the roofline start on each fold's training runs and predict its held-out runs.
-
-    A fresh fit (not warm-started from the full fit) so nothing about the held-out runs leaks
-    into the parameters; a held-out group the training runs lack falls back to the global
-    factors, as an uncalibrated accelerator does in the planner.
-    """
-    rows: list[ErrorRow] = []
-    for _, train, held in folds:
-        rows.extend(_rows_for(held, _fit(train, base)))
+    """A split's validation from each fold's held-out rows (see :func:`validate_splits`)."""
     return SplitValidation(
         name=name,
         description=description,
         folds=tuple((label, len(train), len(held)) for label, train, held in folds),
-        table=_table(rows, group_of),
+        table=_table([row for rows in fold_rows for row in rows], group_of),
     )
 
 
 def validate_splits(
-    cases: Sequence[_RunCase], base: Calibration, cutoff: dt.date = DEFAULT_TIME_CUTOFF
+    cases: Sequence[_RunCase],
+    base: Calibration,
+    cutoff: dt.date = DEFAULT_TIME_CUTOFF,
+    workers: int = 1,
 ) -> tuple[SplitValidation, ...]:
     """Time split, leave-one-family-out and leave-one-precision-out errors (slow: one fit each).
+
+    Each fold is a fresh fit from the roofline start on its training runs (not warm-started
+    from the full fit) so nothing about the held-out runs leaks into the parameters; a
+    held-out group the training runs lack falls back to the global factors, as an
+    uncalibrated accelerator does in the planner.
 
     Args:
         cases: Prepared usable runs.
         base: Calibration whose non-fitted settings (memory utilisation, scheduler cap, TPOT
             tail ratio) the refits keep.
         cutoff: Runs published before it are fitted, the others predicted.
+        workers: Processes to refit the folds in (1: in this process; same results).
 
     Returns:
         The time, family and precision validations, in that order (the time split is left
         out when no run is published on either side of the cutoff).
     """
     group_of = {c.run.ref_id: c.group for c in cases}
-    results = []
+    splits: list[tuple[str, str, list]] = []
     before, after = time_split(cases, cutoff, lambda c: c.run.published_on)
     if before and after:
         rounds = sorted({c.run.source_round for c in after})
-        results.append(
-            _split_validation(
+        splits.append(
+            (
                 "time",
                 f"fitted on the {len(before)} runs published before {cutoff.isoformat()}, "
                 f"predicting the {len(after)} later ones ({', '.join(rounds)})",
                 [(f"from {cutoff.isoformat()}", before, after)],
-                base,
-                group_of,
             )
         )
     for name, key, what in (
@@ -913,16 +988,29 @@ def validate_splits(
     ):
         folds = leave_one_out(cases, key)
         if folds:
-            results.append(
-                _split_validation(
+            splits.append(
+                (
                     name,
                     f"each {what} in turn fitted without its runs and predicted "
                     f"({', '.join(label for label, _, _ in folds)})",
                     folds,
-                    base,
-                    group_of,
                 )
             )
+    every_fold = [(train, held) for _, _, folds in splits for _, train, held in folds]
+    if workers > 1 and len(every_fold) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(workers, len(every_fold))) as pool:
+            jobs = [pool.submit(_refit_rows, train, held, base) for train, held in every_fold]
+            fold_rows = [job.result() for job in jobs]
+    else:
+        fold_rows = [_rows_for(held, _fit(train, base)) for train, held in every_fold]
+    results = []
+    for name, description, folds in splits:
+        results.append(
+            _split_validation(name, description, folds, fold_rows[: len(folds)], group_of)
+        )
+        fold_rows = fold_rows[len(folds) :]
     return tuple(results)
 
 
@@ -977,13 +1065,60 @@ def architecture_runs(cases: Sequence[_RunCase], models: Mapping[str, ModelSpec]
     return dict(counts)
 
 
-def fit_assumptions(tpot_ratio: float) -> tuple[str, ...]:
-    """What the fit assumes about the reference data, one sentence each."""
+def fit_assumptions(tpot_ratio: float, calibration: Calibration | None = None) -> tuple[str, ...]:
+    """What the fit assumes about the reference data and the model, one sentence each (the
+    switches above decide which sentences apply)."""
+    blackwell = (
+        "MLPerf Blackwell runs (B200, GB200) are taken as fp4 (NVFP4) with an FP8 KV cache, "
+        "as NVIDIA describes its submissions (data README)"
+        if BLACKWELL_MLPERF_FP4
+        else "MLPerf Blackwell runs (B200, GB200) without a declared precision are taken as "
+        "fp8 (BLACKWELL_MLPERF_FP4 off: as fp4 the time split got worse)"
+    )
+    static = (
+        "static-batch latency runs (ROCm vLLM, batch 1-128) are fitted as B × output / e2e s"
+        if USE_BATCH_LATENCY_RUNS
+        else "static-batch latency runs (ROCm vLLM, batch 1-128) are left out of the fit "
+        "(USE_BATCH_LATENCY_RUNS): with them the time split got worse"
+    )
+    software = (
+        "software improves with time: each family's efficiency scales by exp(rate × years "
+        "before its newest runs), the rate fitted per family (prior 0 ± "
+        f"{SOFTWARE_RATE_PRIOR_SIGMA}/year); estimates assume the newest stack"
+        if FIT_SOFTWARE_GENERATION
+        else "one software generation per family (FIT_SOFTWARE_GENERATION off): factors "
+        "average the stacks of the family's runs"
+    )
+    if PHYSICAL_STEP_OVERHEAD:
+        overhead = (
+            "the fixed step cost is physical (CUDA-graph launch gaps, scheduler, sampler): "
+            "per layer, per step and per sequence terms within physical bounds and a "
+            f"×/÷{_OVERHEAD_PRIOR_FACTOR:g} prior around "
+            f"{_PHYSICAL_OVERHEAD['step_overhead_us_per_layer'][0]:g} µs a layer and "
+            f"{_PHYSICAL_OVERHEAD['step_overhead_ms'][0]:g} ms a step"
+        )
+    else:
+        overhead = (
+            "the per-layer and per-step overheads are fitted within wide bounds (0.1-50 µs a "
+            "layer, 0.01-20 ms a step; PHYSICAL_STEP_OVERHEAD off), no per-sequence term"
+        )
+    if calibration is not None:
+        highs = {name: hi for name, _, _, hi in _global_bounds()}
+        on_bound = [
+            name
+            for name in ("step_overhead_us_per_layer", "step_overhead_ms")
+            if getattr(calibration, name) >= 0.99 * highs[name]
+        ]
+        overhead += (
+            f"; fitted {calibration.step_overhead_us_per_layer:.1f} µs a layer + "
+            f"{calibration.step_overhead_ms:.2f} ms a step + "
+            f"{calibration.step_overhead_us_per_seq:.1f} µs a sequence"
+            + (f" ({' and '.join(on_bound)} on the upper bound)" if on_bound else "")
+        )
     return (
         "lengths are the dataset means (MLPerf) or the fixed ISL/OSL (TensorRT-LLM)",
         "MLPerf runs without a declared precision on Hopper/MI3xx are taken as fp8",
-        "MLPerf Blackwell runs (B200, GB200) are taken as fp4 (NVFP4) with an FP8 KV cache, "
-        "as NVIDIA describes its submissions (data README)",
+        blackwell,
         "fp16 checkpoints declared with a 'quantization' weight transform on FP8-capable "
         "hardware are taken as fp8",
         "FP8 and FP4 runs use an FP8 KV cache; BF16 runs a BF16 KV cache",
@@ -993,11 +1128,9 @@ def fit_assumptions(tpot_ratio: float) -> tuple[str, ...]:
         "accelerator memory is vendor GB × 2**30 bytes (HBM and GDDR come in GiB), as the "
         "planner plans; TensorRT-LLM runs (ref ids with '-trt-' and the TensorRT-LLM tables) "
         "use TensorRT-LLM's KV rule, the others vLLM's",
-        "static-batch latency runs (ROCm vLLM, batch 1-128) are left out of the fit "
-        "(USE_BATCH_LATENCY_RUNS): with them the time split got worse",
-        "software improves with time: each family's efficiency scales by exp(rate × years "
-        "before its newest runs), the rate fitted per family (prior 0 ± "
-        f"{SOFTWARE_RATE_PRIOR_SIGMA}/year); estimates assume the newest stack",
+        static,
+        software,
+        overhead,
         f"TPOT p99/mean = {tpot_ratio:.3f}, the median p99/p50 TPOT ratio of the MLPerf runs",
     )
 
@@ -1011,6 +1144,7 @@ def fit_calibration(
     tpot_p99_over_mean: float | None = None,
     splits: bool = False,
     time_cutoff: dt.date = DEFAULT_TIME_CUTOFF,
+    workers: int = 1,
 ) -> CalibrationFit:
     """Fit efficiency factors to the reference runs.
 
@@ -1031,6 +1165,7 @@ def fit_calibration(
         splits: Also run the time, family and precision split validations
             (:func:`validate_splits`).
         time_cutoff: Publication date of the time split.
+        workers: Processes for the split refits.
 
     Returns:
         The fit.
@@ -1054,7 +1189,7 @@ def fit_calibration(
     table = _table(_rows_for(cases, fitted), {c.run.ref_id: c.group for c in cases})
     holdout_family = _holdout(cases, base, "family", fitted) if holdout else None
     holdout_accel = _holdout(cases, base, "accelerator", fitted) if holdout else None
-    split_results = validate_splits(cases, base, time_cutoff) if splits else ()
+    split_results = validate_splits(cases, base, time_cutoff, workers) if splits else ()
     group_runs = {g: int(s["runs"]) for g, s in table.by_group.items()}
     group_error = {g: float(s["median_abs_error_pct"]) for g, s in table.by_group.items()}
     global_error = (
@@ -1068,7 +1203,7 @@ def fit_calibration(
         version=CALIBRATION_VERSION,
         fitted_at=dt.date.today().isoformat(),
     )
-    assumptions = fit_assumptions(tpot_ratio)
+    assumptions = fit_assumptions(tpot_ratio, fitted)
     return CalibrationFit(
         calibration=calibration,
         table=table,
@@ -1150,6 +1285,7 @@ def save_calibration(fit: CalibrationFit, path: str | Path = DEFAULT_CALIBRATION
             "allreduce_hop_us": cal.allreduce_hop_us,
             "step_overhead_us_per_layer": cal.step_overhead_us_per_layer,
             "step_overhead_ms": cal.step_overhead_ms,
+            "step_overhead_us_per_seq": cal.step_overhead_us_per_seq,
             "prefill_compute_ratio": cal.prefill_compute_ratio,
             "moe_compute_ratio": cal.moe_compute_ratio,
             "kv_read_bw_ratio": cal.kv_read_bw_ratio,
@@ -1213,6 +1349,7 @@ def load_calibration(path: str | Path = DEFAULT_CALIBRATION_PATH) -> Calibration
         allreduce_hop_us=params["allreduce_hop_us"],
         step_overhead_us_per_layer=params["step_overhead_us_per_layer"],
         step_overhead_ms=params["step_overhead_ms"],
+        step_overhead_us_per_seq=float(params.get("step_overhead_us_per_seq", 0.0)),
         prefill_compute_ratio=params["prefill_compute_ratio"],
         moe_compute_ratio=params["moe_compute_ratio"],
         kv_read_bw_ratio=params["kv_read_bw_ratio"],
@@ -1256,6 +1393,7 @@ def update_split_validation(
     data_dir: str | Path,
     path: str | Path = DEFAULT_CALIBRATION_PATH,
     time_cutoff: dt.date = DEFAULT_TIME_CUTOFF,
+    workers: int = 1,
 ) -> tuple[SplitValidation, ...]:
     """Add the split validations to a stored calibration without refitting it.
 
@@ -1271,7 +1409,7 @@ def update_split_validation(
     cases, _, models = _reference_cases(data_dir, calibration)
     group_of = {c.run.ref_id: c.group for c in cases}
     in_sample = _table(_rows_for(cases, calibration), group_of)
-    splits = validate_splits(cases, calibration, time_cutoff)
+    splits = validate_splits(cases, calibration, time_cutoff, workers)
     data = json.loads(path.read_text(encoding="utf-8"))
     data["summary"]["in_sample"] = _table_json(in_sample, with_rows=False)
     data["summary"]["splits"] = _splits_json(splits)
@@ -1286,6 +1424,7 @@ def build_calibration(
     holdout: bool = True,
     splits: bool = True,
     time_cutoff: dt.date = DEFAULT_TIME_CUTOFF,
+    workers: int = 1,
 ) -> CalibrationFit:
     """Fit on the reference CSVs in ``data_dir`` and write the JSON data file.
 
@@ -1296,6 +1435,7 @@ def build_calibration(
         holdout: Run the k-fold by hardware checks (slow: one refit per fold).
         splits: Run the time, family and precision split validations (slow: fresh refits).
         time_cutoff: Publication date of the time split.
+        workers: Processes for the split refits.
 
     Returns:
         The fit that was saved.
@@ -1315,6 +1455,7 @@ def build_calibration(
         tpot_p99_over_mean=tpot_p99_over_p50(bench),
         splits=splits,
         time_cutoff=time_cutoff,
+        workers=workers,
     )
     save_calibration(fit, path)
     return fit

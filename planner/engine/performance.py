@@ -116,8 +116,12 @@ class Calibration:
         pcie_link_bw_fraction: Same for devices whose scale-up path is PCIe.
         allreduce_base_us: Fixed latency of one all-reduce (GenZ α: 5 µs).
         allreduce_hop_us: Extra latency per ring hop, charged 2(TP−1) times.
-        step_overhead_us_per_layer: Kernel-launch time per layer per step.
-        step_overhead_ms: Fixed scheduling and sampling time per step.
+        step_overhead_us_per_layer: Kernel-launch gap per layer per step (CUDA graphs replay
+            the layer's kernels back to back: a few µs per layer).
+        step_overhead_ms: Fixed time per step outside the kernels: the scheduler, input
+            preparation and the sampler's launch (sub-millisecond in vLLM V1 / TensorRT-LLM).
+        step_overhead_us_per_seq: Host-side time per sequence in the step (scheduling,
+            block-table and sampling bookkeeping); grows with the batch, ~0 at batch 1.
         prefill_compute_ratio: η_c of prefill tokens / η_c of decode tokens (large prefill
             GEMMs run closer to peak than decode GEMMs).
         moe_compute_ratio: η_c multiplier for MoE models (grouped GEMMs, routing).
@@ -155,6 +159,7 @@ class Calibration:
     allreduce_hop_us: float = 1.0
     step_overhead_us_per_layer: float = 10.0
     step_overhead_ms: float = 1.0
+    step_overhead_us_per_seq: float = 0.0
     prefill_compute_ratio: float = 1.0
     moe_compute_ratio: float = 1.0
     kv_read_bw_ratio: float = 1.0
@@ -488,7 +493,11 @@ def local_step_time_ms(
                 cal,
             )
         )
-    overhead_ms = shape.model.layers * cal.step_overhead_us_per_layer * 1e-3 + cal.step_overhead_ms
+    overhead_ms = (
+        shape.model.layers * cal.step_overhead_us_per_layer * 1e-3
+        + cal.step_overhead_ms
+        + batch * cal.step_overhead_us_per_seq * 1e-3
+    )
     return np.maximum(memory_s, compute_s) * 1e3 + comm_ms + overhead_ms
 
 

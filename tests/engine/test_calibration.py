@@ -115,3 +115,17 @@ def test_software_generation_dates_are_per_family_newest_and_off_by_default(monk
         older, "hopper", dataclasses.replace(cal, software_dates=dates)
     )
     assert years == pytest.approx(-(date(2025, 4, 2) - date(2024, 3, 27)).days / 365.25)
+
+
+def test_assumptions_follow_the_switches(monkeypatch):
+    from planner.engine import calibration as module
+
+    monkeypatch.setattr(module, "BLACKWELL_MLPERF_FP4", False)
+    monkeypatch.setattr(module, "FIT_SOFTWARE_GENERATION", False)
+    monkeypatch.setattr(module, "PHYSICAL_STEP_OVERHEAD", True)
+    text = " ".join(module.fit_assumptions(1.16, load_calibration()))
+    assert "are taken as fp8 (BLACKWELL_MLPERF_FP4 off" in text
+    assert "one software generation per family" in text
+    assert "the fixed step cost is physical" in text and "µs a sequence" in text
+    monkeypatch.setattr(module, "BLACKWELL_MLPERF_FP4", True)
+    assert "taken as fp4 (NVFP4)" in " ".join(module.fit_assumptions(1.16))

@@ -1,6 +1,7 @@
 """Split validation: which runs each refit sees and which it is scored on (no database)."""
 
 import csv
+import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -122,3 +123,35 @@ def test_each_refit_never_sees_the_runs_it_is_scored_on(monkeypatch):
         {"ampere-2024"},
     ]
     assert "2 runs published before 2025-03-01" in time.description
+
+
+def test_split_refits_in_worker_processes_give_the_same_tables(monkeypatch):
+    runs = [
+        _run("hopper-2024", "v4.1"),
+        _run("hopper-2025", "v5.0"),
+        _run("ampere-2024", "v4.1", "a100-80gb-sxm", "bf16"),
+        _run("blackwell-2025", "v5.0", "b200"),
+    ]
+    base = load_calibration()
+    usable, _ = usable_runs(runs, ACCELERATORS, MODELS)
+    cases = [
+        calibration._prepare(r, ACCELERATORS[r.accelerator_slug], MODELS[r.model_slug], base)
+        for r in usable
+    ]
+
+    def scaled_fit(train, fit_base, start=None, max_nfev=120):
+        # A stand-in fit whose result depends on the training runs, so a fold mix-up shows.
+        eta = fit_base.global_factors.memory_bw_fraction * (0.5 + 0.1 * len(train))
+        return dataclasses.replace(
+            fit_base,
+            group_factors={},
+            global_factors=dataclasses.replace(fit_base.global_factors, memory_bw_fraction=eta),
+        )
+
+    monkeypatch.setattr(calibration, "_fit", scaled_fit)
+    serial = validate_splits(cases, base, dt.date(2025, 3, 1), workers=1)
+    pooled = validate_splits(cases, base, dt.date(2025, 3, 1), workers=3)
+    assert [s.name for s in pooled] == ["time", "family", "precision"]
+    for one, other in zip(serial, pooled, strict=True):
+        assert one.folds == other.folds
+        assert one.table.rows == other.table.rows

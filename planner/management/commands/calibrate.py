@@ -52,12 +52,20 @@ class Command(BaseCommand):
             "predict the later ones.",
         )
         parser.add_argument("--output", default=str(DEFAULT_CALIBRATION_PATH))
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=1,
+            help="Processes for the split refits (one refit per fold; same results).",
+        )
 
     def handle(self, *args, **options) -> None:
         cutoff = _cutoff(options["cutoff"])
         if options["splits_only"]:
             self.stdout.write("Refitting without the held-out runs (this takes a while)…")
-            update_split_validation(settings.CATALOG_DATA_DIR, options["output"], cutoff)
+            update_split_validation(
+                settings.CATALOG_DATA_DIR, options["output"], cutoff, options["workers"]
+            )
         elif not options["report_only"]:
             self.stdout.write("Fitting on the reference runs (this takes a while)…")
             build_calibration(
@@ -66,6 +74,7 @@ class Command(BaseCommand):
                 holdout=not options["no_holdout"],
                 splits=not options["no_splits"],
                 time_cutoff=cutoff,
+                workers=options["workers"],
             )
         report = calibration_report(options["output"])
         write = self.stdout.write
