@@ -286,6 +286,7 @@ class QuoteContext:
     destination: str
     available: bool
     reason: str = ""
+    deployment: schema.Deployment | None = None  # servers, GPUs, power, racks as planned
 
     @property
     def complete(self) -> bool:
@@ -342,6 +343,7 @@ def quote_context(snapshot: dict | Snapshot, **head) -> QuoteContext:
         destination=bom.destination,
         available=bom.available and sell.available,
         reason=(bom.reason or "") or (sell.reason or ""),
+        deployment=snap.deployment if snap.deployment.available else None,
     )
 
 
@@ -613,6 +615,7 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
             "target_go_live": snap.plan.target_go_live,
             "quote_total": sell.total_sell if has_sell else None,
             "unpriced_lines": sell.unpriced_lines,
+            "deployment": snap.deployment if snap.deployment.available else None,
         },
         workloads=tuple(snap.workloads),
         placement=placement,

@@ -39,6 +39,7 @@ FINGERPRINT_TEMPLATES = (
     "sharing/_section_comments.html",
     "sharing/_checklist_table.html",
     "sharing/_open_items.html",
+    "sharing/_deployment_line.html",
     "pdf/_operations.html",
     "includes/source_list.html",
 )

@@ -410,6 +410,25 @@ def _unavailable() -> dict[str, Any]:
     return {"available": False, "reason": "Not in this revision."}
 
 
+class DeploymentSite(Part):
+    name: str
+    servers: int = 0
+    racks: int | None = None
+    it_load_kw: float = 0.0
+
+
+class Deployment(Section):
+    """The pooled deployment's totals, as the consultant's pages show them
+    (``planner.facility.services.deployment_summary``); absent in older revisions."""
+
+    servers: int = 0
+    accelerators_used: int = 0
+    accelerators_installed: int = 0
+    it_load_kw: float = 0.0
+    racks: int | None = None
+    sites: list[DeploymentSite] = Field(default_factory=list)
+
+
 class Snapshot(Part):
     """A published revision (the current schema version)."""
 
@@ -425,6 +444,7 @@ class Snapshot(Part):
     bom: Bom = Field(default_factory=lambda: Bom(**_unavailable()))
     timeline: Timeline = Field(default_factory=lambda: Timeline(**_unavailable()))
     purchase_orders: Orders = Field(default_factory=lambda: Orders(**_unavailable()))
+    deployment: Deployment = Field(default_factory=lambda: Deployment(available=False, reason=""))
     # Older revisions lack the section: unavailable with no reason ("not filled in yet").
     operations: Operations = Field(default_factory=lambda: Operations(available=False, reason=""))
     sign_offs: dict[str, SignOff] = Field(default_factory=dict)

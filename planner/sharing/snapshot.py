@@ -256,6 +256,28 @@ def _facility(plan: Plan) -> tuple[dict, dict, dict]:
     return sites, placement, tco
 
 
+def _deployment(plan: Plan) -> dict[str, Any]:
+    """The deployment's totals from the one summary every consultant page shows."""
+    from planner.facility import services as fsvc
+
+    summary = fsvc.deployment_summary(plan=plan)
+    deployment = summary.deployment
+    if deployment is None or not summary.servers:
+        return {"available": False, "reason": summary.catalog_gap or "No servers sized yet."}
+    return {
+        "available": True,
+        "servers": summary.servers,
+        "accelerators_used": deployment.accelerators_used,
+        "accelerators_installed": deployment.accelerators_installed,
+        "it_load_kw": round(deployment.it_load_kw, 1),
+        "racks": summary.racks,
+        "sites": [
+            {"name": name, "servers": servers, "racks": racks, "it_load_kw": round(kw, 1)}
+            for name, servers, racks, kw in summary.sites
+        ],
+    }
+
+
 def _sites(plan: Plan) -> dict[str, Any]:
     from planner.facility import selectors as fsel
     from planner.facility import services as fsvc
@@ -728,6 +750,7 @@ def plan_snapshot(*, plan: Plan, number: int | None = None, today: date | None =
         "bom": bom,
         "timeline": timeline,
         "purchase_orders": orders,
+        "deployment": _deployment(plan),
         "operations": _operations(plan),
         "sign_offs": sign_offs_current(plan=plan),
         "quote": _quote(plan, number or 0, today, bom if bom.get("available") else {}),

@@ -71,6 +71,27 @@ def _summary(html: str) -> dict[str, str]:
     }
 
 
+def _published(plan, user) -> dict[str, str]:
+    """The client page's body and the quote and report PDFs' HTML of the plan's latest
+    revision (published now, open items and all, when the plan has none)."""
+    from planner.pdf.render import render_html
+    from planner.sharing.body import revision_body_render
+    from planner.sharing.models import PlanRevision
+    from planner.sharing.services import DOCUMENT_TEMPLATES, document_context, revision_publish
+
+    revision = PlanRevision.objects.filter(plan=plan).order_by("-number").first()
+    if revision is None:
+        revision = revision_publish(plan=plan, user=user, with_open_items=True)
+    return {
+        "client page": revision_body_render(revision)[0],
+    } | {
+        kind: render_html(
+            DOCUMENT_TEMPLATES[kind], {"doc": document_context(revision=revision, kind=kind)}
+        )
+        for kind in ("quote", "report")
+    }
+
+
 def _pages(client, plan) -> dict[str, str]:
     return {
         "overview": client.get(reverse("plan_detail", args=[plan.pk])).content.decode(),
@@ -142,6 +163,9 @@ def test_two_workloads_on_one_platform_over_two_sites_agree_on_every_page(
         "racks": "4 racks",
     }
     for name, html in pages.items():
+        assert _summary(html) == expected, name
+    # The client's page and the PDF quote and report of a revision say the same.
+    for name, html in _published(plan, consultant_a).items():
         assert _summary(html) == expected, name
     # The facility page's own per-site figures.
     assert re.findall(r'data-testid="site-racks">(\d+)<', pages["sites"]) == ["2", "2"]
@@ -225,6 +249,9 @@ def test_the_demo_plan_agrees_on_every_page(client, org_a, consultant_a, catalog
         "racks": f"{summary.racks} racks",
     }
     for name, html in _pages(client, plan).items():
+        assert _summary(html) == expected, name
+    # The demo's published revision: the client's page, the PDF quote and the report.
+    for name, html in _published(plan, consultant_a).items():
         assert _summary(html) == expected, name
     # Per site: the BOM's servers and racks are the deployment's and the facility checks'.
     per_site = _deployment_per_site(plan)
