@@ -32,6 +32,25 @@ class ValidationRow:
 
 
 @dataclass(frozen=True, slots=True)
+class LatencyValidationRow:
+    """TPOT and TTFT error at the measured concurrency, one scenario across the columns."""
+
+    scenario: str
+    tpot: tuple[ValidationCell | None, ...]
+    ttft: tuple[ValidationCell | None, ...]
+
+
+def _cell(stats: dict | None) -> ValidationCell | None:
+    if not stats or not stats.get("runs"):
+        return None
+    return ValidationCell(
+        runs=int(stats["runs"]),
+        median_abs_error_pct=float(stats.get("median_abs_error_pct", 0.0)),
+        p90_abs_error_pct=float(stats.get("p90_abs_error_pct", 0.0)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class CalibrationReport:
     """What the fit reached: version, summary statistics and the per-run error rows."""
 
@@ -61,29 +80,49 @@ class CalibrationReport:
                 columns.append((key, title, self.splits[key].get("description", "")))
         return columns
 
+    def _sources(self) -> list[dict]:
+        return [
+            self.in_sample if key == "in_sample" else self.splits[key]
+            for key, _, _ in self.validation_columns
+        ]
+
+    def latency_rows(self) -> list[LatencyValidationRow]:
+        """TPOT and TTFT at the concurrency each server/interactive run measured (Little's
+        law on its rate and latencies), in-sample beside each split; "all" first."""
+        sources = [s.get("latency_at_concurrency") or {} for s in self._sources()]
+        scenarios = sorted({name for s in sources for name in s} - {"all"})
+        return [
+            LatencyValidationRow(
+                name,
+                tuple(_cell((s.get(name) or {}).get("tpot")) for s in sources),
+                tuple(_cell((s.get(name) or {}).get("ttft")) for s in sources),
+            )
+            for name in ["all", *scenarios]
+            if any(s.get(name) for s in sources)
+        ]
+
+    @property
+    def headline(self) -> dict:
+        """The figure to lead with: the time split's (runs published after the fit's cut-off),
+        else the family split's, else the in-sample one, with its label."""
+        for key, label in (
+            ("time", "on runs published after the fit's cut-off"),
+            ("family", "on accelerator families left out of the fit"),
+        ):
+            if key in self.splits:
+                return {"label": label, **self.splits[key]}
+        return {"label": "in-sample (no held-out validation stored)", **self.in_sample}
+
     def validation_rows(self) -> list[ValidationRow]:
         """Median and p90 absolute error by scenario, in-sample beside each split.
 
         The first row is every run; scenarios follow in name order.
         """
-        sources = [
-            self.in_sample if key == "in_sample" else self.splits[key]
-            for key, _, _ in self.validation_columns
-        ]
-
-        def cell(stats: dict | None) -> ValidationCell | None:
-            if not stats or not stats.get("runs"):
-                return None
-            return ValidationCell(
-                runs=int(stats["runs"]),
-                median_abs_error_pct=float(stats.get("median_abs_error_pct", 0.0)),
-                p90_abs_error_pct=float(stats.get("p90_abs_error_pct", 0.0)),
-            )
-
+        sources = self._sources()
         scenarios = sorted({name for s in sources for name in s.get("by_scenario", {})})
-        rows = [ValidationRow("all", tuple(cell(s) for s in sources))]
+        rows = [ValidationRow("all", tuple(_cell(s) for s in sources))]
         rows += [
-            ValidationRow(name, tuple(cell(s.get("by_scenario", {}).get(name)) for s in sources))
+            ValidationRow(name, tuple(_cell(s.get("by_scenario", {}).get(name)) for s in sources))
             for name in scenarios
         ]
         return rows

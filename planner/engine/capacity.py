@@ -23,6 +23,7 @@ from planner.engine.performance import (
     ResolvedFactors,
     prompt_tail_factor,
     replica_shape,
+    scheduler_max_sequences,
     slot_wait_ms,
     steady_state,
     step_time_ms,
@@ -210,14 +211,23 @@ def latency_capacity(
         tpot_p = state.tpot_ms * tpot_tail_factor(percentile, shape.calibration)
         wait = slot_wait_ms(float(max_batch), batch, state.slot_time_s, percentile)
         service = state.ttft_service_ms
+        prefill = state.prefill_ms
         if variable_lengths:
             cap = max(1.0, shape.model.max_context - output_len)
-            long_prompt = min(input_len * prompt_tail_factor(percentile, shape.calibration), cap)
+            tail = prompt_tail_factor(percentile, shape.calibration, input_len)
+            long_prompt = min(input_len * tail, cap)
             ctx = input_len + output_len / 2.0
             steady_prefill = batch * input_len / max(output_len, 1.0)
-            service = step_time_ms(shape, batch, steady_prefill + long_prompt, ctx, long_prompt)
-            service = service + 0.5 * state.tpot_ms
-        ttft_p = service + (percentile / 100.0 - 0.5) * state.tpot_ms + wait
+            carrying = step_time_ms(shape, batch, steady_prefill + long_prompt, ctx, long_prompt)
+            service = carrying + 0.5 * state.tpot_ms
+            prefill = np.maximum(carrying - state.tpot_ms, 0.0)
+        # The prompt's prefill shares the replica with the others' (processor sharing).
+        ttft_p = (
+            service
+            + (percentile / 100.0 - 0.5) * state.tpot_ms
+            + state.prefill_wait_ms(prefill)
+            + wait
+        )
         margin = np.zeros_like(batch)
         if ttft_target_ms is not None:
             margin = np.maximum(margin, ttft_p / ttft_target_ms)
@@ -336,7 +346,13 @@ def replica_capacity(
             )
     except ValueError as exc:
         return ReplicaCapacity(tp, memory, 0, None, str(exc), None, parallel=parallel)
-    max_batch = max(1, min(memory.max_concurrent_sequences, calibration.max_num_seqs))
+    max_batch = max(
+        1,
+        min(
+            memory.max_concurrent_sequences,
+            scheduler_max_sequences(accelerator, serving_stack, calibration),
+        ),
+    )
     if ttft_target_ms is None and tpot_target_ms is None:
         point, reason = offline_capacity(shape, max_batch, input_len, output_len), None
     else:

@@ -43,6 +43,7 @@ from planner.engine.performance import (
     Calibration,
     ReplicaShape,
     replica_shape,
+    scheduler_max_sequences,
     step_time_ms,
     tpot_tail_factor,
 )
@@ -345,7 +346,8 @@ def best_disaggregated(
         if len(prefill_tps) < PREFILL_TP_OPTIONS:
             prefill_tps.append(tp)
         if full.feasible:
-            max_batch = max(1, min(full.max_concurrent_sequences, calibration.max_num_seqs))
+            cap = scheduler_max_sequences(accelerator, serving_stack, calibration)
+            max_batch = max(1, min(full.max_concurrent_sequences, cap))
             pool, why = decode_pool(
                 shape, max_batch, input_len, output_len, tpot_target_ms, percentile
             )

@@ -652,6 +652,8 @@ def _closed_loop(
         state = steady_state(shape, running, request.input_tokens, request.output_tokens)
         requests_s = float(state.requests_per_s[0]) * min(in_flight, running) / running
         tpot = float(state.tpot_ms[0])
+        # No prefill-sharing wait (performance.prefill_wait_ms): a closed loop sends a request
+        # when one finishes, so prompts arrive as the batch drains, not in Poisson bursts.
         ttft = float(state.ttft_service_ms[0])
         queued = max(0.0, in_flight - running)
         if queued > 0:

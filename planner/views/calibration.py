@@ -29,5 +29,6 @@ def calibration_page(request: HttpRequest) -> HttpResponse:
         "by_accelerator": sorted(report.in_sample.get("by_accelerator", {}).items()),
         "by_scenario": sorted(report.in_sample.get("by_scenario", {}).items()),
         "validation_rows": report.validation_rows(),
+        "latency_rows": report.latency_rows(),
     }
     return render(request, "planner/calibration.html", context)

@@ -299,3 +299,27 @@ def test_gpt_oss_120b_mxfp4_runs_weight_only_on_one_h100():
     )
     assert result.tensor_parallel == 1 and result.output_tokens_per_s > 0
     assert result.kv_cache_gib_per_gpu == pytest.approx(3.48, abs=0.02)
+
+
+@pytest.mark.parametrize(
+    ("concurrency", "ttft_ms", "tpot_ms", "tokens_per_s", "tolerance"),
+    [
+        # NVIDIA NIM benchmark page, Llama-3.3-70B FP8 TP2 on 2 × H100, 5000 in / 500 out
+        # (anchors_sizing.md §1.12). Not a reference run of the fit: a held-out check of the
+        # step time at batch 1 (bandwidth, all-reduce latency, fixed costs) and at batch 50.
+        (1, 407.0, 18.6, 52.0, 0.15),
+        (50, None, 59.7, 814.0, 0.15),
+    ],
+)
+def test_nim_anchor_is_met_without_being_fitted(
+    concurrency, ttft_ms, tpot_ms, tokens_per_s, tolerance
+):
+    result = run(
+        model="llama-3.3-70b", accelerator="h100-sxm", accelerators=2, precision="fp8",
+        input_tokens=5000, output_tokens=500, tensor_parallel=2, scenario="server",
+        concurrency=concurrency, kv_cache_dtype="fp8", serving_stack="trtllm",
+    )  # fmt: skip
+    assert result.tpot_ms == pytest.approx(tpot_ms, rel=tolerance)
+    assert result.output_tokens_per_s == pytest.approx(tokens_per_s, rel=tolerance)
+    if ttft_ms is not None:
+        assert result.ttft_ms == pytest.approx(ttft_ms, rel=tolerance)

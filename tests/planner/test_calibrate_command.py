@@ -95,3 +95,35 @@ def test_shipped_report_has_every_split():
     assert [c[0] for c in report.validation_columns] == ["in_sample", "time", "family", "precision"]
     for row in report.validation_rows():
         assert row.cells[0] is not None  # every scenario has in-sample runs
+
+
+def _with_latency(path):
+    data = json.loads(path.read_text())
+    latency = {
+        "all": {"tpot": _stats(2, 9.0, 14.0), "ttft": _stats(2, 30.0, 45.0)},
+        "server": {"tpot": _stats(2, 9.0, 14.0), "ttft": _stats(2, 30.0, 45.0)},
+    }
+    data["summary"]["in_sample"]["latency_at_concurrency"] = latency
+    data["summary"]["splits"]["time"]["latency_at_concurrency"] = {
+        "server": {"tpot": _stats(1, 12.5, 12.5), "ttft": _stats(1, 40.0, 40.0)},
+        "all": {"tpot": _stats(1, 12.5, 12.5), "ttft": _stats(1, 40.0, 40.0)},
+    }
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_report_prints_latency_at_the_measured_concurrency_and_leads_out_of_sample(tmp_path):
+    path = _with_latency(_write_report(tmp_path / "c.json"))
+    out = StringIO()
+    call_command("calibrate", "--report-only", "--output", str(path), stdout=out)
+    text = out.getvalue()
+    latency = text.split("TPOT and TTFT at the concurrency")[1]
+    tpot = next(line for line in latency.splitlines() if line.strip().startswith("server TPOT"))
+    assert "9.0 / 14.0 (2)" in tpot and "12.5 / 12.5 (1)" in tpot
+    ttft = next(line for line in latency.splitlines() if line.strip().startswith("server TTFT"))
+    assert "30.0 / 45.0 (2)" in ttft and "40.0 / 40.0 (1)" in ttft
+    # The headline is the time split's, not the in-sample figure.
+    assert "Out of sample (on runs published after the fit's cut-off): median 30.0 %" in text
+    rows = calibration_report(path).latency_rows()
+    assert [r.scenario for r in rows] == ["all", "server"]
+    assert rows[1].tpot[2] is None  # the family split stored no latency

@@ -3,6 +3,7 @@
 import html
 
 import pytest
+from django.template.defaultfilters import floatformat
 from django.urls import reverse
 
 from catalog.models import ModelArchitecture
@@ -243,10 +244,15 @@ def test_calibration_page_lists_every_reference_run(client, consultant_a):
     content = response.content.decode()
     report = response.context["report"]
     assert len(response.context["rows"]) == report.in_sample["runs"] == len(report.rows)
-    assert f"{report.in_sample['median_abs_error_pct']:.1f} %" in content
+    assert f"{floatformat(report.in_sample['median_abs_error_pct'], 1)} %" in content
     assert 'data-plotly-figure="calibration-figure"' in content
     filtered = client.get(reverse("calibration"), {"accelerator": "h100-sxm"}).context["rows"]
     assert filtered and all(r["accelerator_slug"] == "h100-sxm" for r in filtered)
+
+
+def _pct_pair(cell) -> str:
+    """A validation cell as the page prints it (Django rounds half up)."""
+    return f"{floatformat(cell.median_abs_error_pct, 1)} % / {floatformat(cell.p90_abs_error_pct, 1)} %"
 
 
 def test_calibration_page_shows_held_out_errors_beside_in_sample(client, consultant_a):
@@ -259,12 +265,25 @@ def test_calibration_page_shows_held_out_errors_beside_in_sample(client, consult
     every = response.context["validation_rows"][0]
     assert every.scenario == "all"
     in_sample, time_split = every.cells[0], every.cells[1]
-    assert (
-        f"{in_sample.median_abs_error_pct:.1f} % / {in_sample.p90_abs_error_pct:.1f} %" in content
-    )
-    assert (
-        f"{time_split.median_abs_error_pct:.1f} % / {time_split.p90_abs_error_pct:.1f} %" in content
-    )
+    for cell in (in_sample, time_split):
+        assert _pct_pair(cell) in content
+
+
+def test_calibration_page_leads_with_the_held_out_error_and_shows_latency(client, consultant_a):
+    client.force_login(consultant_a)
+    response = client.get(reverse("calibration"))
+    content = response.content.decode()
+    report = response.context["report"]
+    headline = report.headline
+    assert headline["label"] == "on runs published after the fit's cut-off"
+    assert headline["runs"] == report.splits["time"]["runs"]
+    lead = content.index('data-testid="held-out-error"')
+    assert lead < content.index('data-testid="median-error"')  # in-sample comes after
+    assert f"{floatformat(headline['median_abs_error_pct'], 1)} %" in content[lead : lead + 200]
+    assert 'data-testid="calibration-latency"' in content
+    rows = response.context["latency_rows"]
+    assert rows[0].scenario == "all" and rows[0].tpot[0].runs > 50
+    assert _pct_pair(rows[0].tpot[1]) in content  # the time split's runs
 
 
 def test_network_delay_flags_regions_too_far_for_the_ttft_target(client, consultant_a, workload):

@@ -134,3 +134,26 @@ class Command(BaseCommand):
             write(f"  {title}: {description}")
         if len(columns) == 1:
             write("  No split validation stored: run `calibrate` or `calibrate --splits-only`.")
+        latency = report.latency_rows()
+        if latency:
+            write(
+                "\nTPOT and TTFT at the concurrency each server/interactive run measured "
+                "(Little's law on its rate and median latencies), median / p90 % (runs):"
+            )
+            write(f"  {'scenario':<16}" + "".join(f" {title:>22}" for _, title, _ in columns))
+            for row in latency:
+                for label, cells in (("TPOT", row.tpot), ("TTFT", row.ttft)):
+                    text = "".join(
+                        f" {'—':>22}"
+                        if cell is None
+                        else f" {f'{cell.median_abs_error_pct:.1f} / {cell.p90_abs_error_pct:.1f} ({cell.runs})':>22}"
+                        for cell in cells
+                    )
+                    write(f"  {row.scenario + ' ' + label:<16}{text}")
+        headline = report.headline
+        write(
+            f"\nOut of sample ({headline['label']}): median "
+            f"{headline.get('median_abs_error_pct', 0):.1f} %, p90 "
+            f"{headline.get('p90_abs_error_pct', 0):.1f} %, worst "
+            f"{headline.get('max_abs_error_pct', 0):.1f} % over {headline.get('runs', 0)} runs"
+        )
