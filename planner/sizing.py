@@ -11,7 +11,8 @@ import json
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
-from django.db import transaction
+from django.conf import settings
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from catalog.models import Accelerator, ModelArchitecture, ServerPlatform
@@ -36,6 +37,8 @@ from planner.engine.specs import (
     ModelSpec,
     accelerator_family,
     is_pcie_interconnect,
+    load_accelerators_csv,
+    load_models_csv,
 )
 from planner.models import Serving, Workload
 
@@ -591,12 +594,47 @@ class SizingInputError(ValueError):
         self.field = field
 
 
+PACKAGED_CATALOG_NOTE = (
+    "The database holds no catalog yet (run `python manage.py migrate` and `python manage.py "
+    "load_catalog`, or `make run`): the figures come from the packaged reference data in "
+    "catalog/data."
+)
+
+
+def catalog_loaded() -> bool:
+    """True when the database has a model catalog (migrated and loaded)."""
+    try:
+        return ModelArchitecture.objects.exists()
+    except DatabaseError:
+        return False
+
+
+@lru_cache(maxsize=1)
+def _packaged_specs() -> tuple[dict[str, ModelSpec], dict[str, AcceleratorSpec]]:
+    data = settings.CATALOG_DATA_DIR
+    return load_models_csv(data / "models.csv"), load_accelerators_csv(data / "accelerators.csv")
+
+
+def _packaged_specs_for(model_slug: str, accelerator_slug: str):
+    models, accelerators = _packaged_specs()
+    if model_slug not in models:
+        raise SizingInputError("model", f"unknown model '{model_slug}' (see catalog/data)")
+    if accelerator_slug not in accelerators:
+        raise SizingInputError(
+            "accelerator", f"accelerator '{accelerator_slug}' is not in the catalog"
+        )
+    return models[model_slug], accelerators[accelerator_slug]
+
+
 def specs_for(model_slug: str, accelerator_slug: str) -> tuple[ModelSpec, AcceleratorSpec]:
-    """Engine specs for two catalog slugs, from the database.
+    """Engine specs for two catalog slugs, from the database (from the packaged reference data
+    when the database has no catalog yet).
 
     Raises:
         SizingInputError: for an unknown model or accelerator, or one without memory figures.
     """
+    if not catalog_loaded():
+        return _packaged_specs_for(model_slug, accelerator_slug)
     model = ModelArchitecture.objects.filter(slug=model_slug).first()
     if model is None:
         raise SizingInputError("model", f"unknown model '{model_slug}' (see /catalog/models/)")
@@ -621,6 +659,8 @@ def estimate_run(request: EstimateRequest) -> EstimateResult:
 
 def scale_out_for(accelerator: AcceleratorSpec):
     """The scale-out link per GPU from a catalog server's network ports, else the family's."""
+    if not catalog_loaded():
+        return scale_out_link(accelerator, None)
     ports = (
         ServerPlatform.objects.filter(
             accelerator__slug=accelerator.slug,
@@ -669,6 +709,8 @@ def estimate_as_dict(result: EstimateResult) -> dict:
             "the time to first token grow without bound (ttft_ms is null). The figures are "
             "those of the saturation point.",
         )
+    if not catalog_loaded():
+        notes.append(PACKAGED_CATALOG_NOTE)
     data["notes"] = notes
     return data
 

@@ -159,6 +159,20 @@ class EstimateIn(Schema):
         description="Expert-parallel degree for MoE models (a multiple of "
         "TP: the replica's GPUs, attention data-parallel over EP/TP servers); 1 for none.",
     )
+    serving_stack: str = Field(
+        "vllm",
+        description="Serving engine whose memory rule and scheduler cap apply: vllm (the "
+        "default: gpu_memory_utilization of the whole memory, max_num_seqs 1024 on parts of "
+        "70 GiB or more, else 256) or trtllm (KV from the memory left after the weights, up "
+        "to 2048 requests).",
+        pattern="^(vllm|trtllm)$",
+        max_length=8,
+    )
+    variable_lengths: bool = Field(
+        False,
+        description="Prompts vary in length around the mean (a dataset such as MLPerf's): "
+        "latency percentiles take a long prompt and a variable prefill queue.",
+    )
 
 
 UNBOUNDED = "null when the engine finds no finite value; `notes` says why."
@@ -363,6 +377,8 @@ def estimate_endpoint(request, payload: EstimateIn):
         percentile=payload.percentile,
         request_rate=payload.request_rate,
         kv_cache_dtype=payload.kv_cache_dtype,
+        serving_stack=payload.serving_stack,
+        variable_lengths=payload.variable_lengths,
         concurrency=payload.concurrency,
         serving=payload.serving,
         pipeline_parallel=payload.pipeline_parallel,

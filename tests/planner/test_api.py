@@ -98,6 +98,7 @@ def test_revoked_or_unknown_token_is_401(client, token, catalog):
         ({"tensor_parallel": 3}, "__all__", "tensor_parallel 3 is not valid"),
         ({"input_tokens": 200_000}, "__all__", "exceed"),
         ({"kv_cache_dtype": "int2"}, "kv_cache_dtype", "should match pattern"),
+        ({"serving_stack": "sglang"}, "serving_stack", "should match pattern"),
     ],
 )
 def test_bad_input_gets_field_errors(client, token, catalog, change, field, fragment):
@@ -145,3 +146,16 @@ def test_estimate_spans_servers_and_the_schema_says_so(client, consultant_a, cat
     assert "pipeline_parallel" in inputs and "expert_parallel" in inputs
     out = schema["components"]["schemas"]["EstimateOut"]["properties"]
     assert "parallel_layout" in out and "servers_per_replica" in out
+
+
+def test_estimate_takes_the_serving_stack_and_variable_lengths(client, consultant_a, catalog):
+    client.force_login(consultant_a)
+    body = {**GOOD, "ttft_ms": 2000, "tpot_ms": 100, "kv_cache_dtype": "fp8"}
+    vllm = post(client, body).json()
+    trtllm = post(client, {**body, "serving_stack": "trtllm", "variable_lengths": True})
+    assert trtllm.status_code == 200, trtllm.content
+    assert trtllm.json()["max_concurrent_sequences"] != vllm["max_concurrent_sequences"]
+    schema = client.get("/api/v1/openapi.json").json()
+    inputs = schema["components"]["schemas"]["EstimateIn"]["properties"]
+    assert "trtllm" in inputs["serving_stack"]["description"]
+    assert "variable_lengths" in inputs

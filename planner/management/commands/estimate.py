@@ -116,6 +116,21 @@ class Command(BaseCommand):
             help="Expert-parallel degree for MoE models (a multiple of TP; attention is "
             "data-parallel over EP/TP servers).",
         )
+        parser.add_argument(
+            "--serving-stack",
+            choices=["vllm", "trtllm"],
+            default="vllm",
+            help="Serving engine whose memory rule and scheduler cap apply: vllm (default: "
+            "gpu_memory_utilization of the whole memory, max_num_seqs 1024 on 70 GiB parts, "
+            "else 256) or trtllm (KV from the memory left after the weights, up to 2048 "
+            "requests).",
+        )
+        parser.add_argument(
+            "--variable-lengths",
+            action="store_true",
+            help="Prompts vary in length around the mean (a dataset such as MLPerf's): "
+            "latency percentiles then take a long prompt and a variable prefill queue.",
+        )
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
 
     def handle(self, *args, **options) -> None:
@@ -142,6 +157,8 @@ class Command(BaseCommand):
             serving=options["serving"],
             pipeline_parallel=options["pp"],
             expert_parallel=options["ep"],
+            serving_stack=options["serving_stack"],
+            variable_lengths=options["variable_lengths"],
         )
         try:
             result = estimate_as_dict(estimate_run(request))
