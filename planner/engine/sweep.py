@@ -527,9 +527,17 @@ def sweep(
                 candidates.append(candidate)
                 found = found or candidate.feasible
             # No single server holds it: try replicas over 2, 3, ... servers joined by the
-            # scale-out fabric, stopping at the fewest servers that work.
+            # scale-out fabric, stopping at the fewest servers that work. When only a whole
+            # server holds a replica, two servers may still be cheaper per token (the weights
+            # spread thinner leave more memory for the KV cache, so each GPU holds a larger
+            # batch): those layouts are tried too and the cost ranking decides.
             servers = 2
-            while not found and servers <= MAX_SERVERS_PER_REPLICA:
+            whole_server = found and not any(
+                c.feasible and c.tensor_parallel < accelerator.accelerators_per_server
+                for c in candidates[-len(degrees) :]
+            )
+            while (not found or whole_server) and servers <= MAX_SERVERS_PER_REPLICA:
+                whole_server = False
                 link = links.get(accelerator.slug) or scale_out_link(accelerator)
                 for layout in multi_node_layouts(model, accelerator, degrees, servers, link):
                     candidate, _ = _candidate(

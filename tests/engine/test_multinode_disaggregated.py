@@ -64,3 +64,31 @@ def test_estimate_refuses_disaggregated_serving_across_servers(field):
     )  # fmt: skip
     with pytest.raises(EstimateError, match="within one server"):
         estimate(request, MODELS["deepseek-r1"], H100, CAL)
+
+
+def test_a_model_only_a_whole_server_holds_also_gets_two_server_rows():
+    """DeepSeek-R1 FP8 (671 GB) needs all eight H200s of one server; two servers spread the
+    weights thinner and leave room for a larger batch, so they are tried and ranked by cost."""
+    workload = Workload(
+        input_tokens=2000, output_tokens=1000, ttft_ms=5000, tpot_ms=100, peak_concurrency=500,
+        precisions=("fp8",),
+    )  # fmt: skip
+    result = sweep(
+        workload, MODELS["deepseek-r1"], [ACCELERATORS["h200-sxm"]], CAL, {"h200-sxm": 4.0}
+    )
+    one = [c for c in result.feasible if c.servers_per_replica == 1]
+    two = [c for c in result.candidates if c.servers_per_replica == 2]
+    assert one and all(c.tensor_parallel == 8 for c in one)
+    assert two, "two-server layouts are tried when only a whole server holds a replica"
+    assert not any(c.servers_per_replica > 2 for c in result.candidates)
+    costs = [c.usd_per_million_output_tokens for c in result.feasible]
+    assert result.best.usd_per_million_output_tokens == min(costs)
+
+
+def test_a_model_half_a_server_holds_gets_no_multi_server_rows():
+    workload = Workload(
+        input_tokens=2000, output_tokens=400, ttft_ms=1500, tpot_ms=60, peak_concurrency=1000,
+        precisions=("fp8",),
+    )  # fmt: skip
+    result = sweep(workload, MODELS["llama-3.1-70b"], [H100], CAL, {"h100-sxm": 3.0})
+    assert all(c.servers_per_replica == 1 for c in result.candidates)
