@@ -41,6 +41,10 @@ DEMO_EXTENSIONS.append(facility_costing_demo_build)  # after sourcing: the TCO r
 DEMO_EXTENSIONS.append(sharing_demo_build)  # last: publishes what the others built
 
 
+# The accelerator the demo consultancy standardises on (see demo_plan_build).
+DEMO_PLATFORM = "b200"
+
+
 @transaction.atomic
 def demo_plan_build(*, organisation: Organisation, user: User) -> tuple[Plan, bool]:
     """Create the demo client, plan and workloads unless they exist. Returns (plan, created)."""
@@ -107,13 +111,16 @@ def demo_plan_build(*, organisation: Organisation, user: User) -> tuple[Plan, bo
         n_plus_one=False,
     )
     # Size each workload with the engine and keep the cheapest configuration the client can
-    # buy and rack (the demo plan goes to colocation), as a consultant choosing would; a later
-    # workload stays on a platform already chosen when one serves it, so their replicas pool
-    # onto shared servers instead of each buying its own (the consultant standardises).
+    # buy and rack (the demo plan goes to colocation) on the platform the demo consultancy
+    # standardises on (DEMO_PLATFORM: its suppliers' offers, the facility checks and the
+    # quote are written for DGX B200), else the cheapest buyable one; a later workload stays
+    # on a platform already chosen when one serves it, so their replicas pool onto shared
+    # servers instead of each buying its own. Pinning the platform keeps the demo's story the
+    # same when a recalibration reorders candidates that cost within a few per cent.
     buyable = {
         a.slug for a in Accelerator.objects.filter(tdp_w__isnull=False) if not a.is_cloud_only
     }
-    chosen_platforms: set[str] = set()
+    chosen_platforms: set[str] = {DEMO_PLATFORM} if DEMO_PLATFORM in buyable else set()
     for workload in plan.workloads.select_related("model").order_by("pk"):
         candidates = [
             c
@@ -121,6 +128,7 @@ def demo_plan_build(*, organisation: Organisation, user: User) -> tuple[Plan, bo
             if c.feasible
             and c.accelerator_slug in buyable
             and c.usd_per_million_output_tokens is not None
+            and not c.disaggregated  # the demo serves each workload aggregated
         ]
         best = next((c for c in candidates if c.accelerator_slug in chosen_platforms), None)
         best = best or next(iter(candidates), None)
