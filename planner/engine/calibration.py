@@ -261,13 +261,17 @@ def _serving_stack(row: Mapping[str, str]) -> str:
 
 
 def load_benchmark_runs(
-    path: str | Path, accelerators: Mapping[str, AcceleratorSpec] | None = None
+    path: str | Path,
+    accelerators: Mapping[str, AcceleratorSpec] | None = None,
+    static_batch: bool | None = None,
 ) -> list[BenchmarkRun]:
     """Read the runs of ``benchmarks_public.csv`` that have an output tokens/s figure.
 
     Args:
         path: CSV path.
         accelerators: Specs, used to infer missing precisions by family.
+        static_batch: Also read the static-batch latency runs as tokens/s (default
+            :data:`USE_BATCH_LATENCY_RUNS`).
 
     Returns:
         One :class:`BenchmarkRun` per ``output_tokens_per_s`` row.
@@ -283,15 +287,15 @@ def load_benchmark_runs(
             measured[row["ref_id"]][row["metric"]] = float(row["value"])
     for row in rows:
         batch = _num(row.get("concurrency", ""))
-        static_batch = (
-            USE_BATCH_LATENCY_RUNS
+        static_batch_row = (
+            (USE_BATCH_LATENCY_RUNS if static_batch is None else static_batch)
             and row["scenario"] == "batch_latency"
             and row["metric"] == "e2e_latency_s"
             and batch
             and _num(row["output_tokens_mean"])
             and _num(row["value"])
         )
-        if row["metric"] != "output_tokens_per_s" and not static_batch:
+        if row["metric"] != "output_tokens_per_s" and not static_batch_row:
             continue
         slug = row["accelerator_slug"]
         family = (
@@ -321,11 +325,11 @@ def load_benchmark_runs(
                 tpot_p99_limit_ms=_num(row["tpot_p99_limit_ms"]),
                 output_tokens_per_s=(
                     batch * float(row["output_tokens_mean"]) / float(row["value"])
-                    if static_batch
+                    if static_batch_row
                     else float(row["value"])
                 ),
                 serving_stack=_serving_stack(row),
-                concurrency=int(batch) if static_batch else None,
+                concurrency=int(batch) if static_batch_row else None,
                 latency=_measured_latency(measured.get(row["ref_id"], {}))
                 if row["scenario"] in _LATENCY_SCENARIOS
                 else None,
@@ -1102,6 +1106,8 @@ class CalibrationFit:
         splits: Time, family and precision split validations (fresh refits), empty when
             not run.
         error_bands: :func:`error_bands` of the splits, None when they were not run.
+        static_batch: The static-batch runs scored without being fitted
+            (:func:`static_batch_table`), None when fitted or not run.
     """
 
     calibration: Calibration
@@ -1112,6 +1118,7 @@ class CalibrationFit:
     assumptions: tuple[str, ...]
     splits: tuple[SplitValidation, ...] = ()
     error_bands: dict | None = None
+    static_batch: ErrorTable | None = None
 
 
 def _holdout(
@@ -1628,6 +1635,7 @@ def save_calibration(fit: CalibrationFit, path: str | Path = DEFAULT_CALIBRATION
             "holdout_by_family": _table_json(fit.holdout_family, with_rows=False),
             "holdout_by_accelerator": _table_json(fit.holdout_accelerator, with_rows=False),
             "splits": _splits_json(fit.splits),
+            "static_batch_not_fitted": _static_batch_json(fit.static_batch),
             "target": TARGET,
             "target_met": target_met(fit.splits),
         },
@@ -1723,6 +1731,40 @@ def _reference_cases(
     return [c for c in cases if c.infeasible_reason is None], accelerators, models
 
 
+def static_batch_table(data_dir: str | Path, calibration: Calibration) -> ErrorTable | None:
+    """The static-batch latency runs (ROCm vLLM, 8 × MI300X, batch 1-128) scored with a
+    calibration that was not fitted on them (:data:`USE_BATCH_LATENCY_RUNS` off): the step
+    time at low batch, where launch gaps, scheduling and all-reduce latency show. None when
+    they are part of the fit or the data has none."""
+    if USE_BATCH_LATENCY_RUNS:
+        return None
+    from planner.engine.specs import load_accelerators_csv, load_models_csv
+
+    data_dir = Path(data_dir)
+    accelerators = load_accelerators_csv(data_dir / "accelerators.csv")
+    models = load_models_csv(data_dir / "models.csv")
+    runs = load_benchmark_runs(data_dir / "benchmarks_public.csv", accelerators, True)
+    usable, _ = usable_runs(
+        [r for r in runs if r.scenario == "batch_latency"], accelerators, models
+    )
+    cases = [
+        _prepare(r, accelerators[r.accelerator_slug], models[r.model_slug], calibration)
+        for r in usable
+    ]
+    cases = [c for c in cases if c.infeasible_reason is None]
+    if not cases:
+        return None
+    return _table(_rows_for(cases, calibration), {c.run.ref_id: c.group for c in cases})
+
+
+def _static_batch_json(table: ErrorTable | None) -> dict | None:
+    data = _table_json(table, with_rows=False)
+    if data is None:
+        return None
+    errors = [r.error_pct for r in table.rows]
+    return {**data, "median_error_pct": round(float(np.median(errors)), 2)}
+
+
 def update_split_validation(
     data_dir: str | Path,
     path: str | Path = DEFAULT_CALIBRATION_PATH,
@@ -1746,6 +1788,9 @@ def update_split_validation(
     data = json.loads(path.read_text(encoding="utf-8"))
     data["summary"]["in_sample"] = _table_json(in_sample, with_rows=False)
     data["summary"]["splits"] = _splits_json(splits)
+    data["summary"]["static_batch_not_fitted"] = _static_batch_json(
+        static_batch_table(data_dir, calibration)
+    )
     data["summary"]["target"] = TARGET
     data["summary"]["target_met"] = target_met(splits)
     data["error_bands"] = error_bands(data["summary"]["splits"], architecture_runs(cases, models))
@@ -1792,6 +1837,7 @@ def build_calibration(
         time_cutoff=time_cutoff,
         workers=workers,
     )
+    fit = dataclasses.replace(fit, static_batch=static_batch_table(data_dir, fit.calibration))
     save_calibration(fit, path)
     return fit
 

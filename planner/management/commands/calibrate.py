@@ -150,6 +150,15 @@ class Command(BaseCommand):
                         for cell in cells
                     )
                     write(f"  {row.scenario + ' ' + label:<16}{text}")
+        static = report.summary.get("static_batch_not_fitted")
+        if static:
+            write(
+                f"\nStatic-batch latency runs, never fitted (ROCm vLLM on 8 × MI300X, batch "
+                f"1-128, output tokens/s = batch × output / end-to-end s): median "
+                f"{static['median_abs_error_pct']:.1f} %, p90 {static['p90_abs_error_pct']:.1f} %, "
+                f"worst {static['max_abs_error_pct']:.1f} % over {static['runs']} runs "
+                f"(median signed error {static['median_error_pct']:+.1f} %)"
+            )
         headline = report.headline
         write(
             f"\nOut of sample ({headline['label']}): median "
