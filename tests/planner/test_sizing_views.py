@@ -284,6 +284,9 @@ def test_calibration_page_leads_with_the_held_out_error_and_shows_latency(client
     rows = response.context["latency_rows"]
     assert rows[0].scenario == "all" and rows[0].tpot[0].runs > 50
     assert _pct_pair(rows[0].tpot[1]) in content  # the time split's runs
+    static = report.summary["static_batch_not_fitted"]
+    assert 'data-testid="calibration-static-batch"' in content
+    assert f"over {static['runs']} runs" in content
 
 
 def test_network_delay_flags_regions_too_far_for_the_ttft_target(client, consultant_a, workload):
