@@ -598,6 +598,28 @@ def gemm_half_tokens(calibration: Calibration, peak_flops: float) -> float:
     )
 
 
+def attention_flops(
+    shape: ReplicaShape,
+    batch: np.ndarray,
+    prefill_tokens: np.ndarray | float,
+    context_tokens: np.ndarray | float,
+    prefill_context_tokens: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Attention FLOPs of one step per GPU: the decode tokens over their context, the prefill
+    tokens over half their prompt (causal attention), sliding layers capped at the window."""
+    window = shape.sliding_window or 0
+    ctx_sliding = np.minimum(context_tokens, window) if window else 0.0
+    decode = batch * (
+        shape.attn_flops_per_token_per_ctx * context_tokens + shape.attn_flops_sliding * ctx_sliding
+    )
+    half_prompt = prefill_context_tokens / 2.0  # causal attention sees half the prompt on average
+    pf_sliding = min(half_prompt, window) if window else 0.0
+    prefill = prefill_tokens * (
+        shape.attn_flops_per_token_per_ctx * half_prompt + shape.attn_flops_sliding * pf_sliding
+    )
+    return decode, prefill
+
+
 def kernel_step_time_ms(
     shape: ReplicaShape,
     batch: np.ndarray | float,
@@ -657,19 +679,13 @@ def kernel_step_time_ms(
             * shape.expert_flops_per_token
             / (gemm_flops_s * cal.moe_compute_ratio * utilisation(rows_per_expert)),
         )
-    window = shape.sliding_window or 0
-    ctx_sliding = np.minimum(context_tokens, window) if window else 0.0
     kv_s = batch * shape.kv_bytes_per_sequence(context_tokens) / (bandwidth * cal.kv_read_bw_ratio)
-    decode_attention_flops = batch * (
-        shape.attn_flops_per_token_per_ctx * context_tokens + shape.attn_flops_sliding * ctx_sliding
+    decode_attention_flops, prefill_attention_flops = attention_flops(
+        shape, batch, prefill_tokens, context_tokens, prefill_context_tokens
     )
     decode_attention_s = np.maximum(kv_s, decode_attention_flops / attention_flops_s)
-    half_prompt = prefill_context_tokens / 2.0  # causal attention sees half the prompt on average
-    pf_sliding = min(half_prompt, window) if window else 0.0
-    prefill_attention_s = (
-        prefill_tokens
-        * (shape.attn_flops_per_token_per_ctx * half_prompt + shape.attn_flops_sliding * pf_sliding)
-        / (attention_flops_s * cal.attention_compute_ratio)
+    prefill_attention_s = prefill_attention_flops / (
+        attention_flops_s * cal.attention_compute_ratio
     )
     activation_s = (
         tokens * shape.activation_bytes_per_token * cal.activation_traffic_ratio / bandwidth
@@ -719,15 +735,8 @@ def roofline_step_time_ms(
     bandwidth = shape.bandwidth_bytes_per_s * eta_m
     kv_bytes = batch * shape.kv_bytes_per_sequence(context_tokens)
     memory_s = weight_bytes / bandwidth + kv_bytes / (bandwidth * cal.kv_read_bw_ratio)
-    window = shape.sliding_window or 0
-    ctx_sliding = np.minimum(context_tokens, window) if window else 0.0
-    attn_decode = batch * (
-        shape.attn_flops_per_token_per_ctx * context_tokens + shape.attn_flops_sliding * ctx_sliding
-    )
-    half_prompt = prefill_context_tokens / 2.0  # causal attention sees half the prompt on average
-    pf_sliding = min(half_prompt, window) if window else 0.0
-    attn_prefill = prefill_tokens * (
-        shape.attn_flops_per_token_per_ctx * half_prompt + shape.attn_flops_sliding * pf_sliding
+    attn_decode, attn_prefill = attention_flops(
+        shape, batch, prefill_tokens, context_tokens, prefill_context_tokens
     )
     eta_c = min(1.0, factors.compute_fraction * generation) * (
         cal.moe_compute_ratio if shape.moe_layers else 1.0
