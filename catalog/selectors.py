@@ -81,10 +81,14 @@ def catalog_version() -> tuple:
     if pinned is not None:
         return pinned
     tables = [m._meta.db_table for m in (Accelerator, CloudOffering, ServerPlatform)]
-    sql = " UNION ALL ".join(f"SELECT COUNT(*), MAX(updated_at) FROM {t}" for t in tables)
+    # UNION ALL keeps no order of its own (PostgreSQL may run the branches as a parallel
+    # append), so each row carries its table's position and the result is sorted by it.
+    sql = " UNION ALL ".join(
+        f"SELECT {i}, COUNT(*), MAX(updated_at) FROM {t}" for i, t in enumerate(tables)
+    )
     with connection.cursor() as cursor:  # one round trip instead of three
-        cursor.execute(sql)
-        return tuple(cursor.fetchall())
+        cursor.execute(sql + " ORDER BY 1")
+        return tuple(tuple(row[1:]) for row in cursor.fetchall())
 
 
 @contextmanager

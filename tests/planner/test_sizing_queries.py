@@ -103,6 +103,21 @@ def test_the_model_list_shows_every_model_with_the_workload_s_selected(
     )
 
 
+def test_the_catalog_version_names_each_table_in_a_fixed_order(catalog):
+    """One row per table in a fixed order: PostgreSQL may return UNION ALL branches in any
+    order, which made two reads of an unchanged catalog differ."""
+    from catalog.models import CloudOffering, ServerPlatform
+
+    counts = [row[0] for row in catalog_version()]
+    assert counts == [
+        Accelerator.objects.count(),
+        CloudOffering.objects.count(),
+        ServerPlatform.objects.count(),
+    ]
+    assert len(set(counts)) == 3  # the catalog fixture tells the tables apart
+    assert all(catalog_version() == catalog_version() for _ in range(20))
+
+
 def test_the_catalog_version_is_pinned_for_a_block_only(catalog):
     before = catalog_version()
     with catalog_version_pinned() as pinned:
