@@ -3,6 +3,7 @@ data). Organisation data (suppliers, offers, orders, BOM lines, settings, flags,
 is shown read-only, and only to staff of the owning organisation (planner.admin_tenancy)."""
 
 from django.contrib import admin
+from django.db import models
 
 from planner.admin_tenancy import TenantAdmin, TenantInline
 from sourcing.models import (
@@ -68,6 +69,8 @@ class SupplierAdmin(TenantAdmin):
     list_display = ("name", "country", "organisation")
     list_filter = (("organisation", admin.RelatedOnlyFieldListFilter), "country")
     search_fields = ("name",)
+    # The supplier form's rule: a website typed without a scheme is https (Django 6's default).
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
 
 @admin.register(Offer)
