@@ -999,6 +999,11 @@ def _table(
     )
 
 
+def _signed_error_pct(predicted: float, measured: float) -> float:
+    """(predicted − measured) / measured × 100: positive when the prediction is above."""
+    return (predicted - measured) / measured * 100.0
+
+
 def _latency_rows_for(cases: Sequence[_RunCase], calibration: Calibration) -> list[LatencyRow]:
     """TPOT and TTFT at the measured concurrency for every run that measured latency."""
     rows = []
@@ -1021,10 +1026,10 @@ def _latency_rows_for(cases: Sequence[_RunCase], calibration: Calibration) -> li
                 concurrency=round(batch, 1),
                 measured_tpot_ms=latency.tpot_p50_ms,
                 predicted_tpot_ms=round(tpot, 3),
-                tpot_error_pct=round((tpot - latency.tpot_p50_ms) / latency.tpot_p50_ms * 100, 2),
+                tpot_error_pct=round(_signed_error_pct(tpot, latency.tpot_p50_ms), 2),
                 measured_ttft_ms=latency.ttft_p50_ms,
                 predicted_ttft_ms=round(ttft, 3),
-                ttft_error_pct=round((ttft - latency.ttft_p50_ms) / latency.ttft_p50_ms * 100, 2),
+                ttft_error_pct=round(_signed_error_pct(ttft, latency.ttft_p50_ms), 2),
             )
         )
     return rows
@@ -1042,7 +1047,7 @@ def _rows_for(cases: Sequence[_RunCase], calibration: Calibration) -> list[Error
     for case in cases:
         run = case.run
         value, tp = _predict_case(case, calibration)
-        err = (value - run.output_tokens_per_s) / run.output_tokens_per_s * 100.0
+        err = _signed_error_pct(value, run.output_tokens_per_s)
         factors = calibration.factors_for(case.group.split("/")[0], run.precision)
         rows.append(
             ErrorRow(
@@ -1716,13 +1721,19 @@ def load_calibration(path: str | Path = DEFAULT_CALIBRATION_PATH) -> Calibration
 
 
 def _reference_cases(
-    data_dir: Path, calibration: Calibration
+    data_dir: Path, calibration: Calibration, static_batch_only: bool = False
 ) -> tuple[list[_RunCase], Mapping[str, AcceleratorSpec], Mapping[str, ModelSpec]]:
+    """The feasible reference runs prepared under ``calibration``; with ``static_batch_only``
+    the static-batch latency runs alone (read whatever :data:`USE_BATCH_LATENCY_RUNS` says)."""
     from planner.engine.specs import load_accelerators_csv, load_models_csv
 
     accelerators = load_accelerators_csv(data_dir / "accelerators.csv")
     models = load_models_csv(data_dir / "models.csv")
-    runs = load_benchmark_runs(data_dir / "benchmarks_public.csv", accelerators)
+    runs = load_benchmark_runs(
+        data_dir / "benchmarks_public.csv", accelerators, True if static_batch_only else None
+    )
+    if static_batch_only:
+        runs = [r for r in runs if r.scenario == "batch_latency"]
     usable, _ = usable_runs(runs, accelerators, models)
     cases = [
         _prepare(r, accelerators[r.accelerator_slug], models[r.model_slug], calibration)
@@ -1738,20 +1749,7 @@ def static_batch_table(data_dir: str | Path, calibration: Calibration) -> ErrorT
     they are part of the fit or the data has none."""
     if USE_BATCH_LATENCY_RUNS:
         return None
-    from planner.engine.specs import load_accelerators_csv, load_models_csv
-
-    data_dir = Path(data_dir)
-    accelerators = load_accelerators_csv(data_dir / "accelerators.csv")
-    models = load_models_csv(data_dir / "models.csv")
-    runs = load_benchmark_runs(data_dir / "benchmarks_public.csv", accelerators, True)
-    usable, _ = usable_runs(
-        [r for r in runs if r.scenario == "batch_latency"], accelerators, models
-    )
-    cases = [
-        _prepare(r, accelerators[r.accelerator_slug], models[r.model_slug], calibration)
-        for r in usable
-    ]
-    cases = [c for c in cases if c.infeasible_reason is None]
+    cases, _, _ = _reference_cases(Path(data_dir), calibration, static_batch_only=True)
     if not cases:
         return None
     return _table(_rows_for(cases, calibration), {c.run.ref_id: c.group for c in cases})
