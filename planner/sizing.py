@@ -633,9 +633,12 @@ def specs_for(model_slug: str, accelerator_slug: str) -> tuple[ModelSpec, Accele
     Raises:
         SizingInputError: for an unknown model or accelerator, or one without memory figures.
     """
-    if not catalog_loaded():
+    try:
+        model = ModelArchitecture.objects.filter(slug=model_slug).first()
+    except DatabaseError:  # not migrated yet
+        model = None
+    if model is None and not catalog_loaded():
         return _packaged_specs_for(model_slug, accelerator_slug)
-    model = ModelArchitecture.objects.filter(slug=model_slug).first()
     if model is None:
         raise SizingInputError("model", f"unknown model '{model_slug}' (see /catalog/models/)")
     accelerators = accelerator_specs()
@@ -658,19 +661,21 @@ def estimate_run(request: EstimateRequest) -> EstimateResult:
 
 
 def scale_out_for(accelerator: AcceleratorSpec):
-    """The scale-out link per GPU from a catalog server's network ports, else the family's."""
-    if not catalog_loaded():
-        return scale_out_link(accelerator, None)
-    ports = (
-        ServerPlatform.objects.filter(
-            accelerator__slug=accelerator.slug,
-            accelerators_per_server=accelerator.accelerators_per_server,
+    """The scale-out link per GPU from a catalog server's network ports, else the family's
+    (also when the database has no catalog yet)."""
+    try:
+        ports = (
+            ServerPlatform.objects.filter(
+                accelerator__slug=accelerator.slug,
+                accelerators_per_server=accelerator.accelerators_per_server,
+            )
+            .exclude(network_ports="")
+            .order_by("vendor", "name")
+            .values_list("network_ports", flat=True)
+            .first()
         )
-        .exclude(network_ports="")
-        .order_by("vendor", "name")
-        .values_list("network_ports", flat=True)
-        .first()
-    )
+    except DatabaseError:  # not migrated yet
+        ports = None
     return scale_out_link(accelerator, ports)
 
 
