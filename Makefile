@@ -58,6 +58,7 @@ test: system-deps-test $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
 
 worker: $(STAMP)
 	$(VENV)/bin/celery -A planner worker --loglevel=INFO
