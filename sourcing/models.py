@@ -762,7 +762,7 @@ class SourcingFlag(models.Model):
 # The consultancy's quote: markups, services and fees, payment terms, validity
 # ---------------------------------------------------------------------------------------------
 
-markup_validators = [MinValueValidator(Decimal("-99.99")), MaxValueValidator(1000)]
+markup_validators = in_range(limits.MARKUP_PCT)
 
 
 def markup_field(*args, **kwargs) -> models.DecimalField:

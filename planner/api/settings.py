@@ -11,7 +11,7 @@ outdated ``version``) are the pages' own. The pages' per-row form fields (``resi
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
 from django.db import transaction
 from ninja import Field, Router, Schema, Status
@@ -28,6 +28,7 @@ from planner.api.common import (
     sent_fields,
 )
 from planner.api.plans import Finite, Id, actor, workload_get
+from planner.engine import limits
 from planner.facility import selectors as facility_selectors
 from planner.facility import services as facility_services
 from planner.facility.deployment import physical_sites
@@ -460,21 +461,28 @@ def site_split_clear(request, plan_id: Id, workload_id: Id):
 # --- Quote settings ---------------------------------------------------------------------------
 
 
+# A markup in % on landed cost, in the range the form and the quote engine take (0-1000).
+MarkupPct = Annotated[
+    float,
+    Field(allow_inf_nan=False, ge=limits.MARKUP_PCT.low, le=limits.MARKUP_PCT.high),
+]
+
+
 class QuoteSettingsIn(Versioned):
-    markup_pct: Finite | None = Field(None, description="Global markup on landed cost, %.")
-    category_markups: dict[str, Finite | None] | None = Field(
+    markup_pct: MarkupPct | None = Field(None, description="Global markup on landed cost, %.")
+    category_markups: dict[str, MarkupPct | None] | None = Field(
         None,
         max_length=MAP_ROWS,
         description="BOM category → markup % (null: the global one). Replaces the map.",
     )
-    line_markups: dict[str, Finite | None] | None = Field(
+    line_markups: dict[str, MarkupPct | None] | None = Field(
         None,
         max_length=MAP_ROWS,
         description="BOM line part key → markup % (null: its category's, else the global). "
         "Replaces the map.",
     )
     payment_terms: str | None = Field(None, max_length=20_000)
-    validity_days: int | None = None
+    validity_days: int | None = Field(None, ge=1, le=365, description="Days from publication.")
 
 
 class QuoteLineOut(Schema):

@@ -115,6 +115,10 @@ DELTA_T_F = Limit(1, 100, "°F", "server air rises between 1 and 100 °F")
 POWER_USD_PER_KWH = Limit(0, 10, "USD/kWh", "no grid tariff reaches 10 USD per kWh")
 
 # --- Sourcing ----------------------------------------------------------------------------------
+# A markup is what the consultancy adds to its landed cost; selling below cost is a discount,
+# which a quote states as such, never as a negative markup.
+MARKUP_PCT = Limit(0, 1_000, "%", "a markup adds to the landed cost (a negative one would be an "
+                   "unstated discount) and more than ten times the cost is a typing slip")  # fmt: skip
 QUANTITY = Limit(0, 1_000_000, "units", "a million units of one item is beyond any plan")
 LEAD_TIME_DAYS = Limit(0, 3_650, "days", "a lead time beyond ten years is not a quote")
 PROJECT_DAYS = Limit(0, 365, "days", "installation or burn-in longer than a year is not planned")

@@ -15,9 +15,9 @@ from decimal import Decimal
 
 from planner.engine.errors import EngineInputError
 from planner.engine.landed_cost import round_money
+from planner.engine.limits import MARKUP_PCT
 
 HUNDRED = Decimal(100)
-MAX_MARKUP_PCT = Decimal(1000)
 
 
 class QuoteError(EngineInputError):
@@ -34,8 +34,8 @@ class Markups:
 
     def __post_init__(self) -> None:
         for pct in (self.global_pct, *(p for _, p in self.by_category + self.by_line)):
-            if not Decimal(-100) < pct <= MAX_MARKUP_PCT:
-                raise QuoteError(f"A markup must be above -100 % and at most 1000 %, not {pct}.")
+            if not MARKUP_PCT.low <= pct <= MARKUP_PCT.high:
+                raise QuoteError(f"A markup of {pct} % is refused. {MARKUP_PCT.message()}")
 
     def for_line(self, key: str, category: str) -> tuple[Decimal, str]:
         """``(pct, "line" | "category" | "global")``: the most specific markup."""

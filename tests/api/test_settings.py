@@ -269,10 +269,15 @@ def test_quote_settings_errors(api, bom_plan):
     response = api.patch(url, {"validity_days": 400, "category_markups": {"Network": 5000}})
     assert response.status_code == 400
     errors = response.json()["errors"]
-    assert errors["validity_days"] == ["Ensure this value is less than or equal to 365."]
-    assert errors["category_markups.Network"] == [
-        "Ensure this value is less than or equal to 1000."
-    ]
+    # The schema states the ranges the server keeps, so a refusal names the field either way.
+    assert errors["validity_days"] == ["Input should be less than or equal to 365"]
+    assert errors["category_markups.Network"] == ["Input should be less than or equal to 1000"]
+    negative = api.patch(url, {"markup_pct": -1, "line_markups": {"srv-dgx": -5}})
+    assert negative.status_code == 400
+    assert negative.json()["errors"] == {
+        "markup_pct": ["Input should be greater than or equal to 0"],
+        "line_markups.srv-dgx": ["Input should be greater than or equal to 0"],
+    }
     unknown = api.patch(url, {"category_markups": {"Cooling": 5}, "line_markups": {"x": 1}})
     assert unknown.json()["errors"] == {
         "category_markups.Cooling": ["No BOM line of category 'Cooling' on this plan."],

@@ -44,7 +44,9 @@ def test_unpriced_line_has_no_sell_price_and_is_counted():
 
 
 def test_markup_limits():
-    with pytest.raises(QuoteError):
-        Markups(global_pct=D(-100))
+    # A negative markup is an unstated discount: refused, with the range and its reason.
+    with pytest.raises(QuoteError, match="Between 0 and 1,000 %"):
+        Markups(global_pct=D(-1))
+    assert Markups(global_pct=D(0)).for_line("x", "Network") == (D(0), "global")
     with pytest.raises(QuoteError):
         Markups(by_line=(("x", D(1001)),))

@@ -164,8 +164,16 @@ def test_quote_settings_form_validates_and_saves_markups(signed_in, plan):
     bad = signed_in.post(url, {"markup_pct": "1001", "payment_terms": "x", "validity_days": "0"})
     text = bad.content.decode()
     assert bad.status_code == 400
-    assert "less than or equal to 1000" in text and "greater than or equal to 1" in text
+    assert "Between 0 and 1,000 %" in text and "greater than or equal to 1" in text
     assert 'value="1001"' in text
+
+    # A negative markup is an unstated discount: refused next to the field, nothing saved.
+    negative = signed_in.post(url, {"markup_pct": "-1", "payment_terms": "x", "validity_days": "30",
+                                    "category_server": "-5"})  # fmt: skip
+    text = negative.content.decode()
+    assert negative.status_code == 400 and text.count("Between 0 and 1,000 %") == 2
+    assert 'value="-1"' in text
+    assert quote_settings_get(plan=plan).markup_pct == D(0)
 
     ok = signed_in.post(url, {
         "markup_pct": "12.5", "payment_terms": "Net 30.", "validity_days": "45",
