@@ -60,6 +60,17 @@ class CommentForm(forms.Form):
     )
 
 
+class ReplyForm(forms.Form):
+    """A consultant's reply under a client comment: the comment's own rules (length, no NUL)."""
+
+    body = forms.CharField(
+        max_length=4000,
+        label="Your reply",
+        widget=forms.Textarea,
+        error_messages={"required": "Write a reply.", "max_length": "At most 4,000 characters."},
+    )
+
+
 class DecisionForm(forms.Form):
     revision_number = forms.IntegerField(widget=forms.HiddenInput)
     kind = forms.ChoiceField(

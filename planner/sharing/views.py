@@ -40,6 +40,7 @@ from planner.sharing.forms import (
     CommentForm,
     DecisionForm,
     PublishForm,
+    ReplyForm,
     ShareLinkForm,
     SignOffForm,
 )
@@ -587,9 +588,12 @@ def comment_reply(request: HttpRequest, plan_id: int, comment_id: int) -> HttpRe
     """A consultant's reply to a client comment; the client sees it under their comment."""
     plan = plan_or_404(request, plan_id)
     parent = get_object_or_404(Comment, pk=comment_id, revision__plan=plan)
+    form = ReplyForm(request.POST)
     try:
+        if not form.is_valid():
+            raise services.SharingError(" ".join(form.errors["body"]), "body")
         reply = services.comment_reply(
-            parent=parent, user=request.user, body=request.POST.get("body", "")
+            parent=parent, user=request.user, body=form.cleaned_data["body"]
         )
     except services.SharingError as exc:
         messages.error(request, f"Reply not sent: {exc}")

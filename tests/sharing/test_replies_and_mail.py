@@ -77,6 +77,11 @@ def test_an_empty_reply_is_refused_and_viewers_cannot_reply(client, plan, consul
     url = reverse("sharing:comment_reply", args=[plan.pk, comment.pk])
     response = client.post(url, {"body": "   "}, follow=True)
     assert "Reply not sent: Write a reply." in _text(response)
+    # A NUL byte (which PostgreSQL cannot store) is refused by the same input rules as every
+    # other form, not answered with a server error.
+    response = client.post(url, {"body": "Thanks\x00 for asking"}, follow=True)
+    assert response.status_code == 200
+    assert "Reply not sent: Null characters are not allowed." in _text(response)
     assert not Comment.objects.filter(reply_to=comment).exists()
 
 
