@@ -52,6 +52,8 @@ class Freshness:
 
     @property
     def state_label(self) -> str:
+        if self.kind == "option" and self.state == MISSING:
+            return "not chosen"
         return {
             CURRENT: "current",
             STALE: "stale",
@@ -258,6 +260,29 @@ def plan_freshness(plan: Plan) -> list[Freshness]:
             timeline_freshness(plan, bom=bom, report=report),
         ]
     return items
+
+
+OPTION = "option"
+
+
+def option_choice(plan: Plan) -> Freshness | None:
+    """The plan's option choice as an open item when none is saved (``None`` once chosen, or
+    for a plan without workloads): until the consultant chooses an option under Placement,
+    documents say "no option chosen" and the quote prices the owned deployment."""
+    if not apps.is_installed("planner.facility") or not plan.workloads.exists():
+        return None
+    from planner.facility import selectors as fsel
+
+    decision = fsel.placement_decision_get(plan=plan)
+    if decision.chosen_key or decision.chosen_kind:
+        return None
+    return Freshness(
+        OPTION,
+        "Option chosen",
+        MISSING,
+        "No option chosen: choose one under Placement (owned, cloud or hybrid). Until then "
+        "the documents say no option is chosen and the quote prices the owned deployment.",
+    )
 
 
 def open_items(plan: Plan) -> list[Freshness]:
