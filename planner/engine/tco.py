@@ -1408,10 +1408,11 @@ def run_tco(inputs: TcoInputs, progress: Progress = None, shown: ShownIn = USD_S
     report(0.7, "Hybrid split")
     # With providers the hybrid's base serves the load itself (cloud bursts stand in for the
     # N+1 spares and headroom), so a zero base is exactly the reference on-demand option.
-    # A pooled deployment's hybrid is like-for-like with its owned option (same load per
-    # site, same N+1 spares), so it serves the owned option's demand.
-    hybrid_demand = cloud_demand if inputs.providers and not inputs.pooled else demand
-    options.append(_hybrid_option(inputs, hybrid_demand, od_cum, common))
+    # A pooled deployment's base keeps its N+1 spares on top (like-for-like with the owned
+    # option); the load it serves and bursts is what the cloud would rent.
+    options.append(
+        _hybrid_option(inputs, cloud_demand if inputs.providers else demand, od_cum, common)
+    )
     report(1.0, "Done")
     return TcoResult(
         months=np.arange(1, months + 1),
