@@ -274,6 +274,17 @@ def option_choice(plan: Plan) -> Freshness | None:
     from planner.facility import selectors as fsel
 
     decision = fsel.placement_decision_get(plan=plan)
+    if decision.chosen_kind in ("hybrid", "public_cloud", "edge"):
+        # The BOM and quote are generated from the owned deployment only (for now), so a
+        # revision whose chosen option owns less must say the quote is not of that option.
+        return Freshness(
+            OPTION,
+            "Quote of the chosen option",
+            FAILED,
+            f"The chosen option is {decision.chosen_label or decision.chosen_kind}, but the "
+            "bill of materials and the quote price the owned deployment: the quote is not of "
+            "the chosen option.",
+        )
     if decision.chosen_key or decision.chosen_kind:
         return None
     return Freshness(

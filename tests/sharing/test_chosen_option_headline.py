@@ -77,3 +77,12 @@ def test_the_headline_is_the_chosen_option_and_says_so_when_none_is(client, plan
         assert "no option chosen" in html.lower(), kind
     report = services.document_context(revision=undecided, kind=DocumentKind.REPORT)
     assert report.summary["no_option_chosen"] and report.summary["cost_per_request_usd"] is None
+
+    # A chosen hybrid heads with the hybrid's figure, and since the quote still prices the
+    # owned deployment, publishing says the quote is not of the chosen option.
+    PlacementDecision.objects.filter(plan=plan).update(
+        chosen_key="hybrid", chosen_kind="hybrid", chosen_label="Hybrid"
+    )
+    [item] = services.publish_blockers(plan=plan)
+    assert (item.kind, item.state, item.label) == ("option", "failed", "Quote of the chosen option")
+    assert "not of the chosen option" in item.reason
