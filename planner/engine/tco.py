@@ -1077,7 +1077,6 @@ def _placed_paths(
             power_price=site.power_usd_per_kwh * (ones if power_factor is None else power_factor),
             cloud_price=cloud_price,
             cost_of_capital=inputs.cost_of_capital,
-            spare_servers=site.spare_servers if servers == site.servers else 0,
         )
         for (site, servers), site_demand in zip(placement, demands, strict=True)
     ]
@@ -1098,24 +1097,44 @@ def site_demands(
     keys = [site.key for site, _ in placement]
     if len(placement) < 2 or not all(w.site_shares for w in inputs.workloads):
         return [demand * (n / total) for _, n in placement]
+    parts = _site_loads(inputs, keys, [_owned_load(inputs, w) for w in inputs.workloads])
+    whole = parts.sum(axis=0)
+    fraction = np.divide(parts, whole, out=np.zeros_like(parts), where=whole > 0)
+    return [demand * fraction[i] for i in range(len(keys))]
+
+
+def _owned_load(inputs: TcoInputs, w: WorkloadDemand) -> np.ndarray:
+    """GPUs one workload keeps busy on the owned fleet, (months × 24)."""
     m = np.arange(inputs.horizon_months)[:, None]
-    parts = np.zeros((len(keys), *demand.shape))
-    for w in inputs.workloads:
-        shape = np.asarray(w.daily_profile, dtype=float)
-        load = (
-            w.gpu_hours_per_month
-            * (1.0 + w.growth_pct_per_month / 100.0) ** m
-            / HOURS_PER_MONTH
-            * (shape / shape.mean())[None, :]
-        )
+    shape = np.asarray(w.daily_profile, dtype=float)
+    return (
+        w.gpu_hours_per_month
+        * (1.0 + w.growth_pct_per_month / 100.0) ** m
+        / HOURS_PER_MONTH
+        * (shape / shape.mean())[None, :]
+    )
+
+
+def _cloud_load(inputs: TcoInputs, w: WorkloadDemand) -> np.ndarray:
+    """GPUs serving one workload's load needs (no N+1 spares or headroom when its operating
+    point is known, as :func:`hourly_cloud_gpus`), (months × 24)."""
+    if w.cloud_gpus_by_hour is None:
+        return _owned_load(inputs, w)
+    m = np.arange(inputs.horizon_months)[:, None]
+    growth = (1.0 + w.growth_pct_per_month / 100.0) ** m
+    return np.asarray(w.cloud_gpus_by_hour, dtype=float)[None, :] * growth
+
+
+def _site_loads(inputs: TcoInputs, keys: Sequence[str], loads: Sequence[np.ndarray]) -> np.ndarray:
+    """Each site's part of the workloads' loads (sites × months × 24), by their site shares."""
+    parts = np.zeros((len(keys), inputs.horizon_months, 24))
+    for w, load in zip(inputs.workloads, loads, strict=True):
         shares = dict(w.site_shares)
         weight = sum(shares.get(k, 0.0) for k in keys)
         for i, k in enumerate(keys):
             # a share at a site outside the placement goes to the placed sites evenly
             parts[i] += load * (shares.get(k, 0.0) / weight if weight else 1.0 / len(keys))
-    whole = parts.sum(axis=0)
-    fraction = np.divide(parts, whole, out=np.zeros_like(parts), where=whole > 0)
-    return [demand * fraction[i] for i in range(len(keys))]
+    return parts
 
 
 def break_even_utilisation(inputs: TcoInputs, site_key: str | None = None) -> float | None:
@@ -1556,7 +1575,14 @@ def _site_hybrid_option(
     own servers (with its N+1 spares) serving the load of the workloads placed there by
     where their users are, and the load above it in the cloud region serving those users."""
     placement = inputs.placement()
-    demands = site_demands(inputs, placement, demand)
+    if len(placement) > 1 and all(w.site_shares for w in inputs.workloads):
+        # each site's base serves the load its workloads need (no spares or headroom: the
+        # base keeps the site's N+1 spares on top), the rest bursts
+        keys = [site.key for site, _ in placement]
+        loads = _site_loads(inputs, keys, [_cloud_load(inputs, w) for w in inputs.workloads])
+        demands = [loads[i] for i in range(len(keys))]
+    else:
+        demands = site_demands(inputs, placement, demand)
     per_site = []
     for (site, servers), site_demand in zip(placement, demands, strict=True):
         counts = site_base_counts(servers, site.spare_servers)
