@@ -507,11 +507,12 @@ def placement_evaluate(
     cloud_option = options[0]
     rtts = [o.worst_rtt_ms for o in (base_option, cloud_option) if o.worst_rtt_ms is not None]
     tco_hybrid = _latest_tco_hybrid(plan)
+    physical_keys = {f"site-{s.pk}" for s in owned_sites + colo_sites}
     based = [
-        p for p in (tco_hybrid or {}).get("sites") or () if p.get("servers") and p["key"] in {
-            f"site-{s.pk}" for s in owned_sites + colo_sites
-        }
-    ]  # fmt: skip
+        p
+        for p in (tco_hybrid or {}).get("sites") or ()
+        if p.get("servers") and p["key"] in physical_keys
+    ]
     if based and not tco_hybrid.get("collapses_to_cloud"):
         # The TCO's hybrid (one computation): its base sites and their burst regions, each
         # workload's data where its own replicas and bursts run.
