@@ -52,6 +52,8 @@ class Freshness:
 
     @property
     def state_label(self) -> str:
+        if self.kind == "option" and self.state == MISSING:
+            return "not chosen"
         return {
             CURRENT: "current",
             STALE: "stale",
@@ -258,6 +260,40 @@ def plan_freshness(plan: Plan) -> list[Freshness]:
             timeline_freshness(plan, bom=bom, report=report),
         ]
     return items
+
+
+OPTION = "option"
+
+
+def option_choice(plan: Plan) -> Freshness | None:
+    """The plan's option choice as an open item when none is saved (``None`` once chosen, or
+    for a plan without workloads): until the consultant chooses an option under Placement,
+    documents say "no option chosen" and the quote prices the owned deployment."""
+    if not apps.is_installed("planner.facility") or not plan.workloads.exists():
+        return None
+    from planner.facility import selectors as fsel
+
+    decision = fsel.placement_decision_get(plan=plan)
+    if decision.chosen_kind in ("hybrid", "public_cloud", "edge"):
+        # The BOM and quote are generated from the owned deployment only (for now), so a
+        # revision whose chosen option owns less must say the quote is not of that option.
+        return Freshness(
+            OPTION,
+            "Quote of the chosen option",
+            FAILED,
+            f"The chosen option is {decision.chosen_label or decision.chosen_kind}, but the "
+            "bill of materials and the quote price the owned deployment: the quote is not of "
+            "the chosen option.",
+        )
+    if decision.chosen_key or decision.chosen_kind:
+        return None
+    return Freshness(
+        OPTION,
+        "Option chosen",
+        MISSING,
+        "No option chosen: choose one under Placement (owned, cloud or hybrid). Until then "
+        "the documents say no option is chosen and the quote prices the owned deployment.",
+    )
 
 
 def open_items(plan: Plan) -> list[Freshness]:

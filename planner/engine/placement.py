@@ -137,6 +137,10 @@ class PlacementOption:
         cost_per_million_tokens_usd: Cost per million tokens, USD; ``None`` if not known.
         control_level: Control the option gives, 0-5; ``None`` uses
             :data:`DEFAULT_CONTROL_LEVEL`.
+        workload_locations: Workload name → the locations that process its data, for an
+            option that runs each workload in its own places (a hybrid: each workload's base
+            site and its burst region); a residency rule then checks its workload's
+            locations only. Empty: every rule checks every location.
     """
 
     key: str
@@ -146,6 +150,7 @@ class PlacementOption:
     worst_rtt_ms: float | None = None
     cost_per_million_tokens_usd: float | None = None
     control_level: int | None = None
+    workload_locations: Mapping[str, tuple[Location, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in OPTION_KINDS:
@@ -418,7 +423,8 @@ def _control_score(option: PlacementOption, required: int) -> tuple[float, str]:
 def _residency(option: PlacementOption, rules: Sequence[ResidencyRule]) -> tuple[str, ...]:
     reasons = []
     for rule in rules:
-        bad = [loc for loc in option.locations if not rule.allows(loc)]
+        where = option.workload_locations.get(rule.workload, option.locations)
+        bad = [loc for loc in where if not rule.allows(loc)]
         if bad:
             where = ", ".join(
                 f"{loc.country}{'/' + loc.region if loc.region else ''}" for loc in bad

@@ -165,6 +165,9 @@ class WorkloadDemand:
         prefill_time_share: Share of a request's serving time spent on its prompt (TTFT ÷
             (TTFT + output × TPOT) at the chosen operating point); splits the cost between
             input and output tokens. ``None`` when unknown (no split is reported).
+        site_shares: ``(site key, fraction)`` of this workload's load served at each site of
+            the pooled deployment (its replicas' split, made by where its users are). Empty:
+            the load follows the sites' server shares.
     """
 
     name: str
@@ -176,9 +179,12 @@ class WorkloadDemand:
     cloud_gpus_by_hour: tuple[float, ...] | None = None
     input_tokens_per_month: float = 0.0
     prefill_time_share: float | None = None
+    site_shares: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         _in_range("input_tokens_per_month", self.input_tokens_per_month, 0, 1e18)
+        for _, share in self.site_shares:
+            _in_range("site share", share, 0, 1)
         if self.prefill_time_share is not None:
             _in_range("prefill_time_share", self.prefill_time_share, 0, 1)
         if len(self.daily_profile) != 24 or not all(
@@ -376,8 +382,12 @@ class SiteCost:
         servers: Servers of the plan's one deployment placed at this site. When any site has
             servers, the sites are not alternatives: one ``owned`` option costs the whole
             deployment, each site's servers at that site's power price, PUE and space, with
-            the demand split by the sites' server shares. All zero: each site is one option
-            holding the whole fleet (the comparison of places).
+            the demand split by the workloads' site shares (else the sites' server shares).
+            All zero: each site is one option holding the whole fleet (the comparison of places).
+        spare_servers: Of ``servers``, the N+1 spares the deployment keeps at this site; a
+            hybrid base here keeps them too (the owned option's rule).
+        burst_region: The cloud region serving this site's users, where the hybrid's bursts
+            above its base run (a label; "" when not known).
     """
 
     key: str
@@ -388,9 +398,12 @@ class SiteCost:
     power_usd_per_kwh: float = DEFAULT_POWER_USD_PER_KWH
     staff_usd_per_month: float = DEFAULT_STAFF_USD_PER_MONTH
     servers: int = 0
+    spare_servers: int = 0
+    burst_region: str = ""
 
     def __post_init__(self) -> None:
         _in_range("servers", self.servers, 0, 1_000_000)
+        _in_range("spare_servers", self.spare_servers, 0, max(self.servers, 0))
         _in_range("pue", self.pue, 1, 4)
         _in_range("facility_usd_per_kw_month", self.facility_usd_per_kw_month, 0, 100_000)
         _in_range("power_usd_per_kwh", self.power_usd_per_kwh, 0, 10)
@@ -487,6 +500,8 @@ class SiteShare:
         lines_total_usd: Horizon total per cost line (capex, power, facility, ...).
         net_cost_usd: The site's cash costs over the horizon net of its terminal value.
         npv_usd: The site's NPV of cost (the option's NPV is the sum over sites).
+        spare_servers: Of ``servers``, the N+1 spares.
+        burst_region: Hybrid only: the cloud region its load above the base runs in.
     """
 
     key: str
@@ -495,6 +510,8 @@ class SiteShare:
     lines_total_usd: Mapping[str, float]
     net_cost_usd: float
     npv_usd: float
+    spare_servers: int = 0
+    burst_region: str = ""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -795,11 +812,17 @@ def _owned_paths(
     power_price: np.ndarray,
     cloud_price: np.ndarray,
     cost_of_capital: float,
+    spare_servers: int = 0,
 ) -> _OwnedPaths:
-    """Monthly owned cash flows for P paths at once (all per-path arguments have shape (P,))."""
+    """Monthly owned cash flows for P paths at once (all per-path arguments have shape (P,)).
+
+    ``spare_servers`` of a non-empty fleet are its N+1 spares: bought, powered and kept, but
+    the load runs on the others (what exceeds them bursts to cloud on-demand).
+    """
     months = demand.shape[0]
     ratio = servers / hw.server_count  # network, storage, install scale with the fleet
     gpus = servers * hw.gpus_per_server
+    serving = np.maximum(servers - spare_servers * (servers > 0), 0.0) * hw.gpus_per_server
     hardware = hw.hardware_usd * ratio * capex_factor
     servers_usd = servers * hw.server_price_usd * capex_factor
     spares = hardware * hw.spares_fraction
@@ -810,7 +833,7 @@ def _owned_paths(
 
     k = np.arange(months)[None, :]
     bought = (k % life[:, None]) == 0  # month 1 and every refresh
-    served = _served_gpu_hours(demand, scale, gpus)
+    served = _served_gpu_hours(demand, scale, serving)
     wanted = scale[:, None] * demand.sum(axis=1)[None, :] * DAYS_PER_MONTH
     capacity_h = np.maximum(gpus, 1e-12)[:, None] * HOURS_PER_MONTH
     util = np.where(gpus[:, None] > 0, served / capacity_h, 0.0)
@@ -998,6 +1021,7 @@ def _base_paths(
         power_price=ones * site.power_usd_per_kwh,
         cloud_price=np.broadcast_to(price, (servers.shape[0], inputs.horizon_months)),
         cost_of_capital=inputs.cost_of_capital,
+        spare_servers=site.spare_servers,
     )
 
 
@@ -1033,6 +1057,7 @@ def _placed_paths(
     """
     hw = inputs.hardware
     ones = np.ones(scale.shape[0])
+    demands = site_demands(inputs, placement, demand)
     if cloud_price is None:
         price = _cloud_price(
             inputs.cloud.on_demand_usd_per_gpu_h,
@@ -1040,11 +1065,10 @@ def _placed_paths(
             inputs.horizon_months,
         )
         cloud_price = np.broadcast_to(price, (scale.shape[0], inputs.horizon_months))
-    total = sum(n for _, n in placement)
     return [
         _owned_paths(
-            demand,
-            scale=scale * (servers / total),
+            site_demand,
+            scale=scale,
             servers=ones * float(servers),
             hw=hw,
             site=site,
@@ -1054,8 +1078,63 @@ def _placed_paths(
             cloud_price=cloud_price,
             cost_of_capital=inputs.cost_of_capital,
         )
-        for site, servers in placement
+        for (site, servers), site_demand in zip(placement, demands, strict=True)
     ]
+
+
+def site_demands(
+    inputs: TcoInputs, placement: Sequence[tuple[SiteCost, int]], demand: np.ndarray
+) -> list[np.ndarray]:
+    """The part of ``demand`` (months × 24 GPUs) each site of the placement serves.
+
+    Each workload's load goes where its replicas are (``WorkloadDemand.site_shares``, made by
+    where its users are), so a workload whose users are all in one region loads only the
+    sites serving that region: hour by hour a site gets ``Σ_w share_w × D_w`` of the total.
+    Without shares for every workload (or with one site) the load follows the sites' server
+    shares.
+    """
+    total = sum(n for _, n in placement)
+    keys = [site.key for site, _ in placement]
+    if len(placement) < 2 or not all(w.site_shares for w in inputs.workloads):
+        return [demand * (n / total) for _, n in placement]
+    parts = _site_loads(inputs, keys, [_owned_load(inputs, w) for w in inputs.workloads])
+    whole = parts.sum(axis=0)
+    fraction = np.divide(parts, whole, out=np.zeros_like(parts), where=whole > 0)
+    return [demand * fraction[i] for i in range(len(keys))]
+
+
+def _owned_load(inputs: TcoInputs, w: WorkloadDemand) -> np.ndarray:
+    """GPUs one workload keeps busy on the owned fleet, (months × 24)."""
+    m = np.arange(inputs.horizon_months)[:, None]
+    shape = np.asarray(w.daily_profile, dtype=float)
+    return (
+        w.gpu_hours_per_month
+        * (1.0 + w.growth_pct_per_month / 100.0) ** m
+        / HOURS_PER_MONTH
+        * (shape / shape.mean())[None, :]
+    )
+
+
+def _cloud_load(inputs: TcoInputs, w: WorkloadDemand) -> np.ndarray:
+    """GPUs serving one workload's load needs (no N+1 spares or headroom when its operating
+    point is known, as :func:`hourly_cloud_gpus`), (months × 24)."""
+    if w.cloud_gpus_by_hour is None:
+        return _owned_load(inputs, w)
+    m = np.arange(inputs.horizon_months)[:, None]
+    growth = (1.0 + w.growth_pct_per_month / 100.0) ** m
+    return np.asarray(w.cloud_gpus_by_hour, dtype=float)[None, :] * growth
+
+
+def _site_loads(inputs: TcoInputs, keys: Sequence[str], loads: Sequence[np.ndarray]) -> np.ndarray:
+    """Each site's part of the workloads' loads (sites × months × 24), by their site shares."""
+    parts = np.zeros((len(keys), inputs.horizon_months, 24))
+    for w, load in zip(inputs.workloads, loads, strict=True):
+        shares = dict(w.site_shares)
+        weight = sum(shares.get(k, 0.0) for k in keys)
+        for i, k in enumerate(keys):
+            # a share at a site outside the placement goes to the placed sites evenly
+            parts[i] += load * (shares.get(k, 0.0) / weight if weight else 1.0 / len(keys))
+    return parts
 
 
 def break_even_utilisation(inputs: TcoInputs, site_key: str | None = None) -> float | None:
@@ -1348,6 +1427,8 @@ def run_tco(inputs: TcoInputs, progress: Progress = None, shown: ShownIn = USD_S
     report(0.7, "Hybrid split")
     # With providers the hybrid's base serves the load itself (cloud bursts stand in for the
     # N+1 spares and headroom), so a zero base is exactly the reference on-demand option.
+    # A pooled deployment's base keeps its N+1 spares on top (like-for-like with the owned
+    # option); the load it serves and bursts is what the cloud would rent.
     options.append(
         _hybrid_option(inputs, cloud_demand if inputs.providers else demand, od_cum, common)
     )
@@ -1381,6 +1462,7 @@ def _pooled_option(
             lines_total_usd={k: float(v[0].sum()) for k, v in part.lines.items()},
             net_cost_usd=float(sum(v[0].sum() for v in part.lines.values()) - part.terminal[0]),
             npv_usd=npv_usd(sum(part.lines.values())[0], inputs.npv_rate, float(part.terminal[0])),
+            spare_servers=site.spare_servers,
         )
         for (site, n), part in zip(placement, parts, strict=True)
     )
@@ -1462,9 +1544,118 @@ def hybrid_bases(server_count: int, peak_gpus: float, gpus_per_server: int) -> n
     return np.unique(np.rint(np.linspace(0, top, MAX_HYBRID_BASES + 1)).astype(int))
 
 
+def site_base_counts(servers: int, spare_servers: int) -> np.ndarray:
+    """Owned bases a hybrid tries at one site of the deployment: none, or one load server and
+    more up to the site's whole fleet, each with the site's N+1 spares (a base of ``b`` load
+    servers owns ``b + spare_servers``)."""
+    return np.array([0, *range(spare_servers + 1, servers + 1)], dtype=int)
+
+
+def _min_plus(
+    curves: Sequence[Mapping[int, tuple[float, tuple[int, ...]]]],
+) -> dict[int, tuple[float, tuple[int, ...]]]:
+    """Cheapest split of each total over the sites: ``total → (NPV, servers per site)``
+    (the sites' costs are independent, so the best total is the sum of the sites' best)."""
+    out: dict[int, tuple[float, tuple[int, ...]]] = {0: (0.0, ())}
+    for curve in curves:
+        step: dict[int, tuple[float, tuple[int, ...]]] = {}
+        for total, (npv, split) in out.items():
+            for n, (v, _) in curve.items():
+                candidate = (npv + v, (*split, n))
+                if total + n not in step or candidate[0] < step[total + n][0] - 1e-9:
+                    step[total + n] = candidate
+        out = step
+    return out
+
+
+def _site_hybrid_option(
+    inputs: TcoInputs, demand: np.ndarray, od_cum: np.ndarray, common: dict
+) -> OptionResult:
+    """The like-for-like hybrid of a pooled deployment: at each site, a base of that site's
+    own servers (with its N+1 spares) serving the load of the workloads placed there by
+    where their users are, and the load above it in the cloud region serving those users."""
+    placement = inputs.placement()
+    if len(placement) > 1 and all(w.site_shares for w in inputs.workloads):
+        # each site's base serves the load its workloads need (no spares or headroom: the
+        # base keeps the site's N+1 spares on top), the rest bursts
+        keys = [site.key for site, _ in placement]
+        loads = _site_loads(inputs, keys, [_cloud_load(inputs, w) for w in inputs.workloads])
+        demands = [loads[i] for i in range(len(keys))]
+    else:
+        demands = site_demands(inputs, placement, demand)
+    per_site = []
+    for (site, servers), site_demand in zip(placement, demands, strict=True):
+        counts = site_base_counts(servers, site.spare_servers)
+        paths = _base_paths(inputs, site, counts, demand=site_demand)
+        monthly = sum(paths.lines.values(), start=np.zeros((counts.size, inputs.horizon_months)))
+        npvs = _npv_paths(monthly, inputs.npv_rate, paths.terminal)
+        per_site.append({int(n): (float(v), (int(n),)) for n, v in zip(counts, npvs, strict=True)})
+    totals = _min_plus(per_site)
+    curve = tuple((n, totals[n][0]) for n in sorted(totals))
+    best_total = min(totals, key=lambda n: (totals[n][0], n))
+    split = totals[best_total][1]
+    parts = [
+        _base_paths(inputs, site, np.array([n]), demand=site_demand)
+        for (site, _), n, site_demand in zip(placement, split, demands, strict=True)
+    ]
+    gpus = inputs.hardware.gpus_per_server
+    based = [(site, n) for (site, _), n in zip(placement, split, strict=True) if n]
+    if not based:
+        label = "Hybrid (collapses to cloud on-demand: best owned base is 0 servers)"
+        note = (
+            "Hybrid collapses to cloud on-demand: at every site of the deployment the cheapest "
+            "owned base is none."
+        )
+    else:
+        where = " + ".join(f"{site.label} {n}" for site, n in based)
+        regions = ", ".join(
+            dict.fromkeys(site.burst_region for site, _ in based if site.burst_region)
+        )
+        label = f"Hybrid ({where} servers base + cloud bursts" + (
+            f" in {regions})" if regions else ")"
+        )
+        note = (
+            "Owned base per site of the deployment, serving the workloads placed there by "
+            "where their users are: "
+            + "; ".join(
+                f"{site.label} {n} server(s) ({n * gpus} GPUs"
+                + (f", {site.spare_servers} of them the N+1 spare" if site.spare_servers else "")
+                + ")"
+                + (f", bursts in {site.burst_region}" if site.burst_region else "")
+                for site, n in based
+            )
+            + f"; the lowest NPV of the bases searched (0-{sum(n for _, n in placement)} "
+            "servers over the sites)."
+        )
+    option = _owned_option(
+        "hybrid", label, "hybrid", _sum_paths(parts), od_cum, common, notes=(note,)
+    )
+    breakdown = tuple(
+        SiteShare(
+            key=site.key,
+            label=site.label,
+            servers=n,
+            lines_total_usd={k: float(v[0].sum()) for k, v in part.lines.items()},
+            net_cost_usd=float(sum(v[0].sum() for v in part.lines.values()) - part.terminal[0]),
+            npv_usd=npv_usd(sum(part.lines.values())[0], inputs.npv_rate, float(part.terminal[0])),
+            spare_servers=site.spare_servers if n else 0,
+            burst_region=site.burst_region,
+        )
+        for (site, _), n, part in zip(placement, split, parts, strict=True)
+    )
+    return replace(
+        option,
+        base_curve=curve,
+        site_breakdown=breakdown,
+        break_even_month=None if not based else option.break_even_month,
+    )
+
+
 def _hybrid_option(
     inputs: TcoInputs, demand: np.ndarray, od_cum: np.ndarray, common: dict
 ) -> OptionResult:
+    if inputs.pooled:
+        return _site_hybrid_option(inputs, demand, od_cum, common)
     hw = inputs.hardware
     site = inputs.site(inputs.hybrid_site)
     peak = float(demand.max())

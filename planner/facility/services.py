@@ -31,7 +31,7 @@ from planner.engine.deployment import Deployment
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.landed_cost import LandedCostError
 from planner.engine.limits import finite_or_none
-from planner.engine.network import REGIONS, flag_regions, rtt_ms
+from planner.engine.network import REGIONS, flag_regions, haversine_km, rtt_ms
 from planner.engine.shown import USD_SHOWN, ShownIn
 from planner.facility import selectors, tco_prices
 from planner.facility.deployment import PlanDeployment, plan_deployment
@@ -55,7 +55,7 @@ CENT = Decimal("0.01")
 MONTE_CARLO_PATHS = 10_000
 MONTE_CARLO_SEED = 0
 SENSITIVITY_SWING = 0.2
-TCO_INPUTS_VERSION = 3  # bump when the canonical form changes, so old hashes go stale
+TCO_INPUTS_VERSION = 4  # bump when the canonical form changes, so old hashes go stale
 MAX_RACKS_DRAWN = 6
 
 # Country and legal region of each REGIONS key (data, for residency rules).
@@ -335,7 +335,7 @@ def deployment_parts(results: dict | None) -> dict[str, str]:
     currency = (results or {}).get("currency") or "USD"
     for option in (results or {}).get("options") or ():
         sites = option.get("sites") or ()
-        if len(sites) < 2:
+        if len(sites) < 2 or option.get("kind") == "hybrid":
             continue
         for p in sites:
             npv = p.get("npv_usd")
@@ -506,12 +506,27 @@ def placement_evaluate(
     base_option = next(o for o in options if o.key == base_key)
     cloud_option = options[0]
     rtts = [o.worst_rtt_ms for o in (base_option, cloud_option) if o.worst_rtt_ms is not None]
-    if _hybrid_collapsed(plan):
+    tco_hybrid = _latest_tco_hybrid(plan)
+    physical_keys = {f"site-{s.pk}" for s in owned_sites + colo_sites}
+    based = [
+        p
+        for p in (tco_hybrid or {}).get("sites") or ()
+        if p.get("servers") and p["key"] in physical_keys
+    ]
+    if based and not tco_hybrid.get("collapses_to_cloud"):
+        # The TCO's hybrid (one computation): its base sites and their burst regions, each
+        # workload's data where its own replicas and bursts run.
+        options.append(
+            _hybrid_placement(plan, tco_hybrid, based, sites, user_regions, costs.get("hybrid"))
+        )
+        latency["hybrid"] = [row for p in based for row in latency.get(p["key"], [])]
+    elif _hybrid_collapsed(plan):
         # The TCO found no owned base worth having: the hybrid is the cloud, scored as such.
         add(
             "hybrid",
             "public_cloud",
-            "Hybrid (collapses to cloud: the TCO's best owned base is 0 servers)",
+            (tco_hybrid or {}).get("label")
+            or "Hybrid (collapses to cloud: the TCO's best owned base is 0 servers)",
             list(cloud_option.locations),
             None,
             costs.get("hybrid"),
@@ -548,6 +563,55 @@ def placement_evaluate(
         result, budget, ttft, user_regions, latency, notes, cost_source,
         deployment_parts=deployment_parts(_latest_tco_results(plan)),
     )  # fmt: skip
+
+
+def _latest_tco_hybrid(plan: Plan) -> dict | None:
+    """The latest finished TCO run's hybrid option (``None`` without one)."""
+    results = _latest_tco_results(plan) or {}
+    return next((o for o in results.get("options") or () if o.get("kind") == "hybrid"), None)
+
+
+def _hybrid_placement(plan, hybrid, based, sites, user_regions, cost) -> pe.PlacementOption:
+    """The placement row of the TCO's hybrid: its label, its base sites and burst regions as
+    locations, each workload's data where its replicas and their bursts run, and the worst
+    round trip of a user region to the nearest of those places."""
+    by_key = {f"site-{s.pk}": s for s in sites}
+    regions = {p["key"]: p.get("burst_region") or "" for p in based}
+    places: dict[str, tuple[pe.Location, tuple[float, float] | None]] = {}
+    for p in based:
+        site = by_key[p["key"]]
+        places[p["key"]] = (site_location(site), selectors.site_coordinates(site))
+        if regions[p["key"]] in REGIONS:
+            r = REGIONS[regions[p["key"]]]
+            places[regions[p["key"]]] = (REGION_LOCATIONS[regions[p["key"]]], (r.lat, r.lon))
+    per_workload: dict[str, tuple[pe.Location, ...]] = {}
+    try:
+        deployment = plan_deployment(plan=plan)
+    except (CatalogGapError, EngineInputError):
+        deployment = None
+    if deployment is not None:
+        names = {w.pk: w.name for w in plan_selectors.workload_list(plan=plan)}
+        for workload_id, parts in deployment.pooled.workload_sites.items():
+            keys = [k for k, n in parts if n]
+            per_workload[names.get(workload_id, "")] = tuple(
+                places[x][0] for k in keys for x in (k, regions.get(k, "")) if x in places
+            )
+    worst = None
+    located = [c for _, c in places.values() if c is not None]
+    if user_regions and located:
+        worst = max(
+            min(rtt_ms(haversine_km(REGIONS[u].lat, REGIONS[u].lon, *c)) for c in located)
+            for u in user_regions
+        )
+    return pe.PlacementOption(
+        "hybrid",
+        "hybrid",
+        hybrid["label"],
+        tuple(loc for loc, _ in places.values()),
+        worst,
+        cost,
+        workload_locations=per_workload,
+    )
 
 
 def _latest_tco_results(plan: Plan) -> dict | None:
@@ -616,6 +680,8 @@ def _tco_costs(plan: Plan) -> tuple[dict[str, float], str]:
             cloud.append((float(value), o["label"]))
         else:
             costs[o["key"]] = float(value)
+            if o["kind"] == "hybrid":
+                continue  # its base sites are the hybrid's, not the owned deployment's
             for part in o.get("sites") or ():  # every site of the one deployment: its cost
                 costs[part["key"]] = float(value)
     if cloud:
@@ -754,6 +820,7 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
                     "input_tokens_per_month": demand.requests_per_month
                     * float(workload.input_tokens_mean or 0),
                     "prefill_time_share": tco_prices.prefill_time_share(workload),
+                    "site_shares": _workload_site_shares(deployment, d.workload_id),
                 }
             )
         )
@@ -825,6 +892,7 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             power_usd_per_kwh=float(s.power_usd_per_kwh),
             staff_usd_per_month=float(s.staff_usd_per_month),
             servers=placed[s.pk] if pooled else 0,
+            **(_hybrid_site_fields(plan, deployment, s) if pooled else {}),
         )
         for s in physical
         if placed[s.pk] or not pooled
@@ -869,6 +937,43 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         "sensitivity": {"swing": SENSITIVITY_SWING},
     }
     return TcoBuild(inputs, canonical, canonical_hash(canonical), basis)
+
+
+def _workload_site_shares(
+    deployment: PlanDeployment, workload_id: int
+) -> tuple[tuple[str, float], ...]:
+    """(site key, fraction) of a workload's replicas at each site of the pooled deployment
+    (split by where its users are); its load is served there in the owned and hybrid options."""
+    placed = deployment.pooled.workload_sites.get(workload_id, ())
+    total = sum(n for _, n in placed)
+    return tuple((key, n / total) for key, n in placed if n) if total else ()
+
+
+def _hybrid_site_fields(plan: Plan, deployment: PlanDeployment, site: Site) -> dict[str, Any]:
+    """A deployment site's N+1 spares and the cloud region its hybrid bursts run in: the
+    region nearest the site (which serves its workloads' users within their budget) among
+    those the residency rules of the workloads placed there allow."""
+    pool = deployment.site_pool(site)
+    key = f"site-{site.pk}"
+    here = {w for w, parts in deployment.pooled.workload_sites.items() if dict(parts).get(key)}
+    rules = selectors.residency_rules(plan=plan)
+    names = {w.pk: w.name for w in plan_selectors.workload_list(plan=plan)}
+    engine_rules = tuple(
+        pe.ResidencyRule(names.get(w, ""), frozenset(rules[w].tokens), frozenset(rules[w].tokens))
+        for w in here
+        if w in rules and rules[w].tokens
+    )
+    coords = selectors.site_coordinates(site)
+    region = ""
+    if coords is not None:
+        allowed = _allowed_cloud_regions(engine_rules)
+        region = pe.cloud_region_per_user_region(
+            ["site"], {"site": coords, **{k: (r.lat, r.lon) for k, r in REGIONS.items()}}, allowed
+        )[0].cloud_region
+    return {
+        "spare_servers": sum(p.spare_servers for p in pool.pools) if pool else 0,
+        "burst_region": region,
+    }
 
 
 def tco_fx(plan: Plan) -> dict[str, Any]:
@@ -1076,6 +1181,7 @@ def tco_inputs_from_canonical(canonical: dict[str, Any]) -> te.TcoInputs:
                         if w.get("cloud_gpus_by_hour") is None
                         else tuple(w["cloud_gpus_by_hour"])
                     ),
+                    "site_shares": tuple(tuple(p) for p in w.get("site_shares", ())),
                 }
             )
             for w in raw["workloads"]
@@ -1316,6 +1422,8 @@ def tco_results_serialise(
                         "lines_usd": {k: money(v) for k, v in b.lines_total_usd.items()},
                         "net_cost_usd": money(b.net_cost_usd),
                         "npv_usd": money(b.npv_usd),
+                        "spare_servers": b.spare_servers,
+                        "burst_region": b.burst_region,
                     }
                     for b in o.site_breakdown
                 ],

@@ -428,8 +428,9 @@ def headline_option(
     """The TCO option whose figures head a document: the one the placement chose.
 
     The chosen placement's own option (same key: a site, the hybrid); a chosen public cloud
-    is its cheapest cloud option; a chosen kind without a TCO option (edge) has none. Only
-    while nothing is chosen is it the cheapest option, and its label says which it is.
+    is its cheapest cloud option; a chosen kind without a TCO option (edge) has none. While
+    nothing is chosen there is no headline option (never the cheapest: the quote prices the
+    owned deployment, :func:`quoted_option`, and documents say that no option is chosen).
     """
     if isinstance(tco, dict):
         tco = schema.Tco.model_validate(tco)
@@ -439,9 +440,14 @@ def headline_option(
         return None
     key, kind = placement.chosen_key or "", placement.chosen_kind or ""
     if not (key or kind):
-        return tco.cheapest_option
+        return None
     same = next(  # a chosen site of the deployment leads with the deployment's one option
-        (o for o in tco.options if key in (o.key, *(_site_key(p) for p in _option_sites(o)))),
+        (
+            o
+            for o in tco.options
+            if key == o.key
+            or (o.kind != "hybrid" and key in (_site_key(p) for p in _option_sites(o)))
+        ),
         None,
     )
     if same is not None:
@@ -453,6 +459,18 @@ def headline_option(
         min(matches, key=lambda o: (o.npv_usd is None, o.npv_usd or Decimal(0)))
         if matches
         else None
+    )
+
+
+def quoted_option(tco: schema.Tco | dict) -> schema.TcoOption | None:
+    """The TCO option the quote prices while no option is chosen: the owned deployment (the
+    BOM is generated from it), ``None`` without a finished TCO or an owned option."""
+    if isinstance(tco, dict):
+        tco = schema.Tco.model_validate(tco)
+    if not tco.available:
+        return None
+    return next((o for o in tco.options if o.key == "owned"), None) or next(
+        (o for o in tco.options if o.kind in ("owned", "colocation")), None
     )
 
 
@@ -572,8 +590,12 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
     snap = client_view(snapshot)
     tco, timeline, placement, bom = snap.tco, snap.timeline, snap.placement, snap.bom
     chosen = headline_option(tco, placement)  # the chosen option's, not the cheapest's
+    undecided = not (placement.chosen_key or placement.chosen_kind)
+    quoted = quoted_option(tco) if undecided else None
     sites = snap.sites.sites
-    where = placement.chosen_label or ", ".join(s.name for s in sites) or "not decided"
+    where = placement.chosen_label or "No option chosen" + (
+        f" (sites entered: {', '.join(s.name for s in sites)})" if sites else ""
+    )
     # What the client reads is the quote's sell side (planner.engine.quote), not buy prices.
     sell = _sell(snap)
     categories: dict[str, list] = defaultdict(lambda: [0, None, 0])
@@ -609,6 +631,10 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
             "cost_per_request_usd": chosen.cost_per_request_usd if chosen else None,
             "cost_per_million_usd": chosen.cost_per_million_output_tokens_usd if chosen else None,
             "headline_label": chosen.label if chosen else "",
+            # No option chosen: said so, with the owned option the quote prices, labelled.
+            "no_option_chosen": undecided,
+            "quoted_label": quoted.label if quoted else "",
+            "quoted_cost_per_request_usd": quoted.cost_per_request_usd if quoted else None,
             "currency": tco.currency or "USD",
             "fx": getattr(tco, "fx", None) or {},
             "go_live": timeline.go_live,

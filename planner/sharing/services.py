@@ -106,7 +106,10 @@ def publish_blockers(*, plan: Plan) -> list[Freshness]:
     Other checks that refuse a plain publish append their items here, as :class:`Freshness`
     rows (kind, label, state, reason).
     """
-    return freshness.open_items(plan)
+    items = freshness.open_items(plan)
+    if (undecided := freshness.option_choice(plan)) is not None:
+        items.append(undecided)  # publishing without a chosen option prompts like a stale result
+    return items
 
 
 def _user_name(user) -> str:

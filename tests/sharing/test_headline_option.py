@@ -1,6 +1,6 @@
 """The figure a document leads with is the chosen placement's option, not the cheapest."""
 
-from planner.pdf.context import headline_option
+from planner.pdf.context import headline_option, quoted_option
 
 TCO = {
     "available": True,
@@ -52,9 +52,28 @@ def test_a_choice_without_a_tco_option_has_no_figure():
     assert _key({"chosen_kind": "edge", "chosen_key": "edge"}) is None
 
 
-def test_only_an_undecided_plan_leads_with_the_cheapest():
-    assert _key({}) == "cloud_committed_3yr:aws"
+def test_an_undecided_plan_has_no_headline_option_and_the_quote_prices_the_owned_one():
+    # Never the cheapest (the 3-year commitment here): nothing is chosen, so nothing heads.
+    assert _key({}) is None
     assert headline_option({"available": False}, {}) is None
+    pooled = {"available": True, "cheapest": "hybrid", "options": [
+        {"key": "hybrid", "label": "hybrid", "kind": "hybrid", "npv_usd": "500.00"},
+        {"key": "owned", "label": "owned", "kind": "colocation", "npv_usd": "2000.00"},
+    ]}  # fmt: skip
+    assert quoted_option(pooled).key == "owned"
+    assert quoted_option({"available": False}) is None
+
+
+def test_a_chosen_site_never_leads_with_a_hybrid_based_there():
+    tco = {"available": True, "options": [
+        {"key": "hybrid", "label": "hybrid", "kind": "hybrid", "npv_usd": "500.00",
+         "sites": [{"key": "site-8"}]},
+        {"key": "owned", "label": "owned", "kind": "colocation", "npv_usd": "2000.00",
+         "sites": [{"key": "site-7"}, {"key": "site-8"}]},
+    ]}  # fmt: skip
+    assert headline_option(tco, {"chosen_kind": "colocation", "chosen_key": "site-8"}).key == (
+        "owned"
+    )
 
 
 def test_a_chosen_site_of_the_pooled_deployment_leads_with_the_one_owned_option():
