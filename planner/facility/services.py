@@ -900,9 +900,13 @@ def _tco_capex(
 ) -> tuple[te.OwnedHardware, str]:
     """The fleet with the priced BOM as its capex (the quote's cost basis), and the capex
     basis; without a fully priced BOM of this deployment, the estimate as it is, said so."""
-    from sourcing.services import landed_cost_report
+    from sourcing.services import SourcingError, landed_cost_report
 
-    report = landed_cost_report(plan=plan, organisation=plan.organisation)
+    try:
+        report = landed_cost_report(plan=plan, organisation=plan.organisation)
+    except (SourcingError, LandedCostError) as exc:
+        basis.append(f"Capex basis: {CAPEX_ESTIMATED}, as the BOM could not be priced ({exc}).")
+        return hardware, CAPEX_ESTIMATED
     lines = [
         te.BomCostLine(
             category=cost.line.category,
