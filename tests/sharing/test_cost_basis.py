@@ -23,7 +23,7 @@ def _owned(plan) -> dict:
     return next(o for o in run.results["options"] if o["key"] == "owned"), run.results
 
 
-def test_tco_owned_capex_is_the_quote_cost_basis(plan):
+def test_tco_owned_capex_is_the_quote_cost_basis(plan, signed_in):
     owned, results = _owned(plan)
     assert results["currency"] == plan.currency == "EUR"
     # Every generation bought inside the horizon is a capex month; the demo buys one.
@@ -39,8 +39,10 @@ def test_tco_owned_capex_is_the_quote_cost_basis(plan):
     assert abs(by_site - cost_basis) <= 2 * CENT
     # The TCO names its capex basis.
     build = fsvc.tco_inputs_build(plan=plan)
-    assert build.capex_basis == "priced BOM"
+    assert build.capex_basis == results["capex_basis"] == "priced BOM"
     assert any("priced BOM" in line for line in build.basis)
+    page = signed_in.get(reverse("facility:tco", args=[plan.pk])).content.decode()
+    assert 'data-testid="tco-capex-basis">Owned capex: priced BOM' in page
 
 
 def test_tco_capex_without_a_bom_is_an_estimate_and_says_so(plan):
