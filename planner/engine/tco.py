@@ -59,6 +59,8 @@ __all__ = [
     "DEFAULT_SPOT_SHARE",
     "DEFAULT_UTILISATION",
     "HOURS_PER_MONTH",
+    "BomCapex",
+    "BomCostLine",
     "CloudPricing",
     "CloudProvider",
     "MonteCarloResult",
@@ -72,9 +74,11 @@ __all__ = [
     "ShownIn",
     "UncertaintySpec",
     "WorkloadDemand",
+    "bom_capex",
     "break_even_month",
     "break_even_utilisation",
     "hourly_cloud_gpus",
+    "hardware_from_bom",
     "hourly_demand_gpus",
     "instances_by_hour",
     "hybrid_bases",
@@ -286,12 +290,16 @@ class OwnedHardware:
         storage_usd: Storage capex.
         install_usd: Installation and integration.
         shipping_and_duties_usd: Freight, insurance, duties (landed cost from sourcing).
+        other_hardware_amount: Racks, PDUs, spare parts and other goods of the BOM (hardware:
+            in the spares base, no maintenance).
         spares_fraction: Spares bought with each generation, fraction of hardware capex.
         maintenance_fraction_per_year: Support and maintenance, fraction of *server* capex a
             year (network and storage gear carry none unless priced into the servers).
         residual_fraction: Value left at end of life, fraction of capex.
         lifetime_months: Depreciation life and refresh interval, months.
         idle_power_fraction: Draw at zero load as a fraction of design draw.
+        maintenance_prepaid_months: Months of maintenance bought with each generation (the
+            BOM's support contract, in ``install_usd``); maintenance is charged after them.
     """
 
     server_count: int
@@ -308,6 +316,8 @@ class OwnedHardware:
     residual_fraction: float = DEFAULT_RESIDUAL_FRACTION
     lifetime_months: int = DEFAULT_LIFETIME_MONTHS
     idle_power_fraction: float = DEFAULT_IDLE_POWER_FRACTION
+    other_hardware_amount: float = 0.0
+    maintenance_prepaid_months: int = 0
 
     def __post_init__(self) -> None:
         if self.server_count < 1 or self.gpus_per_server < 1 or self.lifetime_months < 1:
@@ -322,8 +332,14 @@ class OwnedHardware:
         _in_range("network_power_kw", self.network_power_kw, 0, 1e6)
         if self.network_usd is not None:
             _in_range("network_usd", self.network_usd, 0, 1e12)
-        for name in ("storage_usd", "install_usd", "shipping_and_duties_usd"):
+        for name in (
+            "storage_usd",
+            "install_usd",
+            "shipping_and_duties_usd",
+            "other_hardware_amount",
+        ):
             _in_range(name, getattr(self, name), 0, 1e12)
+        _in_range("maintenance_prepaid_months", self.maintenance_prepaid_months, 0, 240)
         for name in ("spares_fraction", "maintenance_fraction_per_year"):
             _in_range(name, getattr(self, name), 0, 1)
 
@@ -348,8 +364,13 @@ class OwnedHardware:
 
     @property
     def hardware_usd(self) -> float:
-        """Servers + network + storage (the base for maintenance and spares)."""
-        return self.servers_usd + self.network_capex_usd + self.storage_usd
+        """Servers + network + storage + other hardware (the base for spares)."""
+        return (
+            self.servers_usd
+            + self.network_capex_usd
+            + self.storage_usd
+            + self.other_hardware_amount
+        )
 
     @property
     def capex_usd(self) -> float:
@@ -388,6 +409,9 @@ class SiteCost:
             hybrid base here keeps them too (the owned option's rule).
         burst_region: The cloud region serving this site's users, where the hybrid's bursts
             above its base run (a label; "" when not known).
+        it_load_kw: Design IT load of the ``servers`` placed here with their network gear,
+            kW (the site's facility check); ``None``: servers × the fleet's mean draw. Power
+            and space are charged on it.
     """
 
     key: str
@@ -400,10 +424,13 @@ class SiteCost:
     servers: int = 0
     spare_servers: int = 0
     burst_region: str = ""
+    it_load_kw: float | None = None
 
     def __post_init__(self) -> None:
         _in_range("servers", self.servers, 0, 1_000_000)
         _in_range("spare_servers", self.spare_servers, 0, max(self.servers, 0))
+        if self.it_load_kw is not None:
+            _in_range("it_load_kw", self.it_load_kw, 0, 1e7)
         _in_range("pue", self.pue, 1, 4)
         _in_range("facility_usd_per_kw_month", self.facility_usd_per_kw_month, 0, 100_000)
         _in_range("power_usd_per_kwh", self.power_usd_per_kwh, 0, 10)
@@ -484,6 +511,160 @@ class TcoInputs:
             if s.key == key:
                 return s
         raise KeyError(key)
+
+
+# --- Capex from the priced BOM ----------------------------------------------------------------
+
+BOM_NETWORK_CATEGORIES = ("nic", "switch", "optic", "cable")
+# The BOM's support line is one year per server (the TCO's maintenance rate reads it so).
+BOM_SUPPORT_PREPAID_MONTHS = 12
+
+
+@dataclass(frozen=True, slots=True)
+class BomCostLine:
+    """One priced line of the BOM, in the plan's currency (plain numbers from the landed cost).
+
+    Attributes:
+        category: BOM category (``server``, ``nic``, ``switch``, ``optic``, ``cable``,
+            ``storage``, ``rack``, ``pdu``, ``spares``, ``service``...).
+        quantity: Units bought.
+        goods_amount: The goods at the offer's price (a service: its price).
+        landed_amount: Landed cost net of recoverable VAT: the goods plus freight, insurance,
+            brokerage and duty (a service: its price). The quote's cost of the line.
+        support: The line is the support contract.
+    """
+
+    category: str
+    quantity: int
+    goods_amount: float
+    landed_amount: float
+    support: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BomCapex:
+    """The priced BOM by kind of spend, in the plan's currency.
+
+    Attributes:
+        servers: Servers on the server lines.
+        server_amount: Server lines' goods.
+        network_amount: NICs, switches, optics and cables (goods).
+        storage_amount: Storage (goods).
+        other_hardware_amount: Racks, PDUs, spare parts and any other goods.
+        services_amount: Services bought with the hardware (installation, burn-in, support).
+        support_amount: The support contract (part of ``services_amount``).
+        shipping_amount: Landed cost less goods: freight, insurance, brokerage and duty.
+    """
+
+    servers: int
+    server_amount: float
+    network_amount: float
+    storage_amount: float
+    other_hardware_amount: float
+    services_amount: float
+    support_amount: float
+    shipping_amount: float
+
+    @property
+    def total_amount(self) -> float:
+        """The BOM at landed cost: the quote's cost basis before markup."""
+        return (
+            self.server_amount
+            + self.network_amount
+            + self.storage_amount
+            + self.other_hardware_amount
+            + self.services_amount
+            + self.shipping_amount
+        )
+
+
+def bom_capex(lines: Sequence[BomCostLine]) -> BomCapex:
+    """Sum the priced BOM lines by kind of spend (each line's landed cost less its goods is
+    its shipping: freight, insurance, brokerage and duty)."""
+    sums = dict.fromkeys(("server", "network", "storage", "other", "service", "support"), 0.0)
+    servers, shipping = 0, 0.0
+    for line in lines:
+        if line.category == "service":
+            kind = "service"
+            sums["support"] += line.landed_amount if line.support else 0.0
+        elif line.category == "server":
+            kind = "server"
+            servers += line.quantity
+        elif line.category in BOM_NETWORK_CATEGORIES:
+            kind = "network"
+        elif line.category == "storage":
+            kind = "storage"
+        else:
+            kind = "other"
+        if kind == "service":
+            sums[kind] += line.landed_amount
+            continue
+        sums[kind] += line.goods_amount
+        shipping += line.landed_amount - line.goods_amount
+    return BomCapex(
+        servers=servers,
+        server_amount=sums["server"],
+        network_amount=sums["network"],
+        storage_amount=sums["storage"],
+        other_hardware_amount=sums["other"],
+        services_amount=sums["service"],
+        support_amount=sums["support"],
+        shipping_amount=shipping,
+    )
+
+
+def hardware_from_bom(
+    hardware: OwnedHardware,
+    capex: BomCapex,
+    *,
+    amount_per_usd: float,
+    maintenance_from_support: bool = True,
+) -> OwnedHardware:
+    """The owned fleet with the priced BOM as its capex: one generation costs the BOM at
+    landed cost, so the owned option's capex is the quote's cost basis.
+
+    Servers, network, storage and other hardware (racks, PDUs, the BOM's spare parts) are the
+    hardware; services (installation, burn-in, support) go with the installation; freight,
+    insurance, brokerage and duty are the shipping. The BOM's spare parts replace the spares
+    fraction (0), and the support contract bought with a generation covers its first
+    :data:`BOM_SUPPORT_PREPAID_MONTHS` of maintenance.
+
+    Args:
+        hardware: The fleet as estimated (its count, power, maintenance rate, life...).
+        capex: The priced BOM (:func:`bom_capex`), in the plan's currency.
+        amount_per_usd: Plan currency per USD, the rate the TCO's results are shown at (the
+            engine computes in USD; each amount is divided by it, so the capex shown is the
+            BOM's to the cent).
+        maintenance_from_support: The maintenance rate is the support contract a year over
+            the servers' price (when the BOM has one); false keeps the fleet's (entered).
+
+    Raises:
+        EngineInputError: The BOM buys another number of servers than the fleet, or the rate
+            is not positive.
+    """
+    if not amount_per_usd > 0 or not math.isfinite(amount_per_usd):
+        raise EngineInputError("the plan currency's rate to USD must be a positive number")
+    if capex.servers != hardware.server_count:
+        raise EngineInputError(
+            f"the BOM buys {capex.servers} servers but the deployment has "
+            f"{hardware.server_count}; regenerate the BOM"
+        )
+    rate = amount_per_usd
+    maintenance = hardware.maintenance_fraction_per_year
+    if maintenance_from_support and capex.support_amount and capex.server_amount > 0:
+        maintenance = min(capex.support_amount / capex.server_amount, 1.0)
+    return replace(
+        hardware,
+        server_price_usd=capex.server_amount / capex.servers / rate,
+        network_usd=capex.network_amount / rate,
+        storage_usd=capex.storage_amount / rate,
+        other_hardware_amount=capex.other_hardware_amount / rate,
+        install_usd=capex.services_amount / rate,
+        shipping_and_duties_usd=capex.shipping_amount / rate,
+        spares_fraction=0.0,
+        maintenance_fraction_per_year=maintenance,
+        maintenance_prepaid_months=BOM_SUPPORT_PREPAID_MONTHS if capex.support_amount else 0,
+    )
 
 
 # --- Outputs ----------------------------------------------------------------------------------
@@ -800,6 +981,14 @@ class _OwnedPaths:
     capital_charge: np.ndarray
 
 
+def _it_kw(hw: OwnedHardware, site: SiteCost, servers: np.ndarray) -> np.ndarray:
+    """Design IT load of ``servers`` at ``site``, kW: the site's own load (servers and network
+    gear, from its facility check) per server placed there, else the fleet's per server."""
+    if site.it_load_kw is not None and site.servers > 0:
+        return site.it_load_kw * servers / site.servers
+    return hw.it_kw * servers / hw.server_count
+
+
 def _owned_paths(
     demand: np.ndarray,
     *,
@@ -828,11 +1017,14 @@ def _owned_paths(
     spares = hardware * hw.spares_fraction
     other = (hw.install_usd + hw.shipping_and_duties_usd) * ratio * capex_factor
     cost = hardware + spares + other
-    it_kw = hw.it_kw * ratio
+    it_kw = _it_kw(hw, site, servers)
     life = np.maximum(lifetime.astype(int), 1)
 
     k = np.arange(months)[None, :]
-    bought = (k % life[:, None]) == 0  # month 1 and every refresh
+    age = k % life[:, None]
+    bought = age == 0  # month 1 and every refresh
+    # the support bought with a generation covers its first months (it is in the capex)
+    maintained = age >= hw.maintenance_prepaid_months
     served = _served_gpu_hours(demand, scale, serving)
     wanted = scale[:, None] * demand.sum(axis=1)[None, :] * DAYS_PER_MONTH
     capacity_h = np.maximum(gpus, 1e-12)[:, None] * HOURS_PER_MONTH
@@ -844,7 +1036,8 @@ def _owned_paths(
         "spares": spares[:, None] * bought,
         "residual_value": -(hw.residual_fraction * cost)[:, None] * (bought & (k > 0)),
         # maintenance = % of server capex per year (librarytechnology.org 7428: 10-12 %)
-        "maintenance": (servers_usd * hw.maintenance_fraction_per_year / 12.0)[:, None] * ones,
+        "maintenance": (servers_usd * hw.maintenance_fraction_per_year / 12.0)[:, None]
+        * maintained,
         # energy = IT kW × load factor × PUE × $/kWh × hours (Epoch energy.py, ref B2)
         "power": it_kw[:, None]
         * draw
@@ -861,7 +1054,6 @@ def _owned_paths(
     age_end = months - ((months - 1) // life) * life
     wear = (1.0 - hw.residual_fraction) / life
     terminal = cost * (1.0 - wear * age_end)
-    age = k % life[:, None]
     book = cost[:, None] * (1.0 - wear[:, None] * age)
     depreciation = (cost * wear)[:, None] * ones
     capital_charge = book * cost_of_capital / 12.0  # charge on capital tied up
@@ -1162,8 +1354,7 @@ def break_even_utilisation(inputs: TcoInputs, site_key: str | None = None) -> fl
     fixed = sum(v[0].sum() for k, v in no_load.lines.items() if k != "cloud_overflow")
     a = fixed - float(no_load.terminal[0])
     b = sum(
-        hw.it_kw
-        * (n / hw.server_count)
+        float(_it_kw(hw, site, np.array([float(n)]))[0])
         * (1.0 - hw.idle_power_fraction)
         * site.pue
         * site.power_usd_per_kwh
@@ -1737,6 +1928,7 @@ def _apply_driver(inputs: TcoInputs, driver: str, factor: float) -> tuple[TcoInp
             server_price_usd=hw.server_price_usd * factor,
             network_usd=None if hw.network_usd is None else hw.network_usd * factor,
             storage_usd=hw.storage_usd * factor,
+            other_hardware_amount=hw.other_hardware_amount * factor,
         )
         return replace(inputs, hardware=new_hw), new_hw.server_price_usd
     if driver == "cloud_price":

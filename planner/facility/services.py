@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -57,6 +57,8 @@ MONTE_CARLO_SEED = 0
 SENSITIVITY_SWING = 0.2
 TCO_INPUTS_VERSION = 4  # bump when the canonical form changes, so old hashes go stale
 MAX_RACKS_DRAWN = 6
+CAPEX_FROM_BOM = "priced BOM"
+CAPEX_ESTIMATED = "estimate: servers + network share"
 
 # Country and legal region of each REGIONS key (data, for residency rules).
 REGION_LOCATIONS: dict[str, pe.Location] = {
@@ -774,6 +776,7 @@ class TcoBuild:
     canonical: dict[str, Any]
     input_hash: str
     basis: list[str]
+    capex_basis: str = ""
 
 
 def tco_inputs_build(*, plan: Plan, settings: TcoSettings | None = None) -> TcoBuild:
@@ -882,6 +885,11 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         s.pk: (deployment.site_pool(s).servers if deployment.site_pool(s) else 0) for s in physical
     }
     pooled = sum(placed.values()) == servers
+    # Each site's load as its facility check has it (servers and network gear), when every
+    # site holding servers has one: power and space are charged on it.
+    loads = site_loads_kw(plan=plan, deployment=deployment) if pooled else {}
+    if not all(loads.get(pk) is not None for pk, n in placed.items() if n):
+        loads = {}
     sites = tuple(
         te.SiteCost(
             key=f"site-{s.pk}",
@@ -893,10 +901,20 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             staff_usd_per_month=float(s.staff_usd_per_month),
             servers=placed[s.pk] if pooled else 0,
             **(_hybrid_site_fields(plan, deployment, s) if pooled else {}),
+            it_load_kw=loads.get(s.pk) if placed[s.pk] else None,
         )
         for s in physical
         if placed[s.pk] or not pooled
     )
+    if loads:
+        site_kw = sum(s.it_load_kw or 0.0 for s in sites)
+        hardware = replace(hardware, network_power_kw=max(site_kw - deployment.it_load_kw, 0.0))
+        basis.append(
+            f"Power and space on {site_kw:.1f} kW, the sites' facility checks: "
+            + ", ".join(f"{s.label} {s.it_load_kw:.1f} kW" for s in sites if s.servers)
+            + f" (the servers' {deployment.it_load_kw:.1f} kW and the network gear's "
+            f"{hardware.network_power_kw:.1f} kW)."
+        )
     if pooled and sites:
         basis.append(
             "One owned option for the plan's deployment: "
@@ -911,6 +929,8 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             f"({te.DEFAULT_COLOCATION_USD_PER_KW_MONTH:g} USD/kW-month CBRE H2 2024, PUE "
             f"{fe.DEFAULT_PUE:g}, {fe.DEFAULT_POWER_USD_PER_KWH:g} USD/kWh EIA 2023)."
         )
+    fx = tco_fx(plan)
+    hardware, capex_basis = _tco_capex(plan, settings, hardware, fx, basis)
     inputs = te.TcoInputs(
         workloads=tuple(demands),
         cloud=pricing,
@@ -922,7 +942,6 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         cost_of_capital=float(settings.cost_of_capital_pct) / 100,
         providers=providers,
     )
-    fx = tco_fx(plan)
     if fx["currency"] != "USD":
         basis.append(
             f"Amounts shown in {fx['currency']}: the TCO computes in USD (catalog and cloud "
@@ -933,10 +952,100 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         "version": TCO_INPUTS_VERSION,
         "fx": fx,
         "inputs": asdict(inputs),
+        "capex_basis": capex_basis,
         "monte_carlo": {"paths": MONTE_CARLO_PATHS, "seed": MONTE_CARLO_SEED},
         "sensitivity": {"swing": SENSITIVITY_SWING},
     }
-    return TcoBuild(inputs, canonical, canonical_hash(canonical), basis)
+    return TcoBuild(inputs, canonical, canonical_hash(canonical), basis, capex_basis)
+
+
+def _tco_capex(
+    plan: Plan,
+    settings: TcoSettings,
+    hardware: te.OwnedHardware,
+    fx: dict[str, Any],
+    basis: list[str],
+) -> tuple[te.OwnedHardware, str]:
+    """The fleet with the priced BOM as its capex (the quote's cost basis), and the capex
+    basis; without a fully priced BOM of this deployment, the estimate as it is, said so."""
+    from sourcing.services import SourcingError, landed_cost_report
+
+    try:
+        report = landed_cost_report(plan=plan, organisation=plan.organisation)
+    except (SourcingError, LandedCostError) as exc:
+        basis.append(f"Capex basis: {CAPEX_ESTIMATED}, as the BOM could not be priced ({exc}).")
+        return hardware, CAPEX_ESTIMATED
+    lines = [
+        te.BomCostLine(
+            category=cost.line.category,
+            quantity=cost.line.quantity,
+            goods_amount=float(
+                cost.landed.goods.amount if cost.landed else cost.service_cost.amount
+            ),
+            landed_amount=float(
+                cost.landed.landed_cost_net.amount if cost.landed else cost.service_cost.amount
+            ),
+            support=cost.line.service == "support",
+        )
+        for cost in report.lines
+        if cost.landed is not None or cost.service_cost is not None
+    ]
+    why = ""
+    if not report.lines:
+        why = "no BOM yet (generate it under Sourcing to cost the plan's own parts)"
+    elif report.unpriced_lines or not report.complete or len(lines) != len(report.lines):
+        why = (
+            "the BOM is not fully priced yet "
+            f"({max(report.unpriced_lines, len(report.lines) - len(lines))} lines without a "
+            "landed cost)"
+        )
+    if not why:
+        capex = te.bom_capex(lines)
+        try:
+            bought = te.hardware_from_bom(
+                hardware,
+                capex,
+                amount_per_usd=float(fx["rate"]),
+                maintenance_from_support=settings.maintenance_pct_per_year is None,
+            )
+        except EngineInputError as exc:
+            why = str(exc)
+    if why:
+        basis.append(
+            f"Capex basis: {CAPEX_ESTIMATED} (the servers' price, the network as above, storage, "
+            f"installation and shipping as entered), as {why}."
+        )
+        return hardware, CAPEX_ESTIMATED
+    ccy = fx["currency"]
+    basis.append(
+        f"Capex basis: {CAPEX_FROM_BOM}. The owned option buys the BOM at landed cost, "
+        f"{capex.total_amount:,.2f} {ccy} (servers {capex.server_amount:,.0f}, network "
+        f"{capex.network_amount:,.0f}, storage {capex.storage_amount:,.0f}, racks, PDUs and "
+        f"spare parts {capex.other_hardware_amount:,.0f}, services "
+        f"{capex.services_amount:,.0f}, freight, insurance, brokerage and duty "
+        f"{capex.shipping_amount:,.0f} {ccy}): the quote's cost basis before markup. Its spare "
+        "parts replace the spares percentage"
+        + (
+            f"; its support contract covers the first {te.BOM_SUPPORT_PREPAID_MONTHS} months "
+            "of maintenance."
+            if capex.support_amount
+            else "."
+        )
+    )
+    entered = [
+        label
+        for label, value in (
+            ("server price", settings.server_price_usd),
+            ("network", settings.network_usd),
+            ("storage", settings.storage_usd or None),
+            ("installation", settings.install_usd or None),
+            ("shipping and duties", settings.shipping_and_duties_usd or None),
+        )
+        if value is not None
+    ]
+    if entered:
+        basis.append(f"Not used while the BOM is priced: the {', '.join(entered)} entered by hand.")
+    return bought, CAPEX_FROM_BOM
 
 
 def _workload_site_shares(
@@ -1320,7 +1429,11 @@ def tco_run_execute(*, job: TcoRun, recorder: jobs.JobRecorder) -> None:
         progress=recorder.stage(0.35, 0.95, "Monte Carlo"),
     )
     recorder(0.97, "Storing results")
-    run.results = tco_results_serialise(result, bars, bands, fx=run.inputs.get("fx"))
+    run.results = {
+        **tco_results_serialise(result, bars, bands, fx=run.inputs.get("fx")),
+        # what the owned capex is: the priced BOM (the quote's cost basis) or the estimate
+        "capex_basis": run.inputs.get("capex_basis", CAPEX_ESTIMATED),
+    }
     jobs.job_finish(run)
     logger.info("TCO run %s of plan %s finished", run.pk, run.plan_id)
 
@@ -1486,6 +1599,32 @@ class DeploymentSummary:
     def servers(self) -> int:
         return self.deployment.servers if self.deployment else 0
 
+    @property
+    def it_load_kw(self) -> float:
+        """The headline kW: the sites' loads (servers and network gear, as their facility
+        checks have them); without a site, the servers' draw alone."""
+        if self.sites:
+            return sum(kw for _, _, _, kw in self.sites)
+        return self.deployment.it_load_kw if self.deployment else 0.0
+
+
+def _site_reports(plan: Plan, deployment: PlanDeployment):
+    """(site, its pool, its facility report or ``None``) for each site holding servers."""
+    for site in deployment.sites:
+        pool = deployment.site_pool(site)
+        if pool is None:
+            continue
+        yield site, pool, site_evaluate(plan=plan, site=site, deployment=deployment).report
+
+
+def site_loads_kw(*, plan: Plan, deployment: PlanDeployment) -> dict[int, float | None]:
+    """Site id → IT load of what the deployment puts there, servers and network gear (the
+    site's facility check), kW; ``None`` when the site cannot be checked."""
+    return {
+        site.pk: report.it_load_kw if report else None
+        for site, _, report in _site_reports(plan, deployment)
+    }
+
 
 def deployment_summary(*, plan: Plan) -> DeploymentSummary:
     """Servers, accelerators, power and racks of the plan's pooled deployment."""
@@ -1496,15 +1635,13 @@ def deployment_summary(*, plan: Plan) -> DeploymentSummary:
     except EngineInputError as exc:
         return DeploymentSummary(None, None, (), str(exc))
     rows, racks = [], None
-    for site in deployment.sites:
-        pool = deployment.site_pool(site)
-        if pool is None:
-            continue
-        report = site_evaluate(plan=plan, site=site, deployment=deployment).report
+    for site, pool, report in _site_reports(plan, deployment):
         site_racks = report.racks_needed if report else None
         if site_racks is not None:
             racks = (racks or 0) + site_racks
-        rows.append((site.name, pool.servers, site_racks, pool.it_load_kw))
+        # The site's load as its facility check has it (network gear included).
+        kw = report.it_load_kw if report else pool.it_load_kw
+        rows.append((site.name, pool.servers, site_racks, kw))
     return DeploymentSummary(deployment, racks, tuple(rows))
 
 

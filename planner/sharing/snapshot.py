@@ -269,7 +269,7 @@ def _deployment(plan: Plan) -> dict[str, Any]:
         "servers": summary.servers,
         "accelerators_used": deployment.accelerators_used,
         "accelerators_installed": deployment.accelerators_installed,
-        "it_load_kw": round(deployment.it_load_kw, 1),
+        "it_load_kw": round(summary.it_load_kw, 1),  # the sites' loads, network gear included
         "racks": summary.racks,
         "sites": [
             {"name": name, "servers": servers, "racks": racks, "it_load_kw": round(kw, 1)}

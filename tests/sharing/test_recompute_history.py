@@ -21,11 +21,12 @@ def test_the_demo_history_shows_its_tco_going_stale_and_being_recomputed(plan):
     assert event.data["section"] == "tco" and event.data["was"] == "stale"
     assert event.data["previous_run"] == first.pk and event.data["run"] == second.pk
     assert event.data["status"] == "succeeded"
-    # The first run was costed before the BOM existed: its network capex changed.
-    # (and the rate: the sourcing demo sets the order date the dated USD → EUR rate is read on)
+    # The first run was costed before the BOM existed: its capex was the estimate, now the
+    # priced BOM (and the rate: the sourcing demo sets the order date the dated USD → EUR
+    # rate is read on).
     changed = event.data["changed"]
-    assert "inputs.hardware.network_usd" in changed
-    assert all(c.startswith(("inputs.", "fx.")) for c in changed)
+    assert "inputs.hardware.network_usd" in changed and "capex_basis" in changed
+    assert all(c.startswith(("inputs.", "fx.", "capex_basis")) for c in changed)
     assert event.message.startswith("TCO recomputed: it was stale (its inputs changed since")
     assert f"run #{second.pk} succeeded" in event.message
     # After the BOM was generated (the event that made it stale), before the recompute.

@@ -1,0 +1,106 @@
+"""The owned option's capex is the priced BOM at landed cost (the quote's cost basis), and
+power and space are charged on each site's load with its network gear.
+
+Hand calculation (plan currency EUR, 0.8 EUR per USD):
+  server  2 × goods 600,000, landed 606,000      → servers 600,000, shipping 6,000
+  switch  1 × goods  10,000, landed  10,100      → network  10,000, shipping   100
+  storage 4 × goods   4,000, landed   4,000      → storage   4,000
+  rack    1 × goods   3,000, landed   3,050      → other     3,000, shipping    50
+  spares  1 × goods     500, landed     500      → other       500
+  installation 2,000 and support 20,000 (services, no shipping)
+  total landed 645,650 EUR = 600,000 + 10,000 + 4,000 + 3,500 + 22,000 + 6,150.
+In USD: 645,650 / 0.8 = 807,062.50; one server 300,000 EUR / 0.8 = 375,000 USD.
+Maintenance: the support contract a year over the servers' price, 20,000 / 600,000 = 1/30,
+and the first 12 months are in the capex: from month 13, 2 × 375,000 / 30 / 12 = 2,083.33
+USD a month. No spares fraction (the BOM's spare parts are bought).
+Site load 30 kW (servers 2 × 14 = 28 kW and 2 kW of switches): space at 100 USD/kW-month is
+3,000 USD a month; power at idle fraction 1, PUE 1.5, 0.1 USD/kWh is
+30 × 1.5 × 0.1 × 730 = 3,285 USD a month.
+"""
+
+import pytest
+
+from planner.engine import tco as te
+from planner.engine.errors import EngineInputError
+
+LINES = (
+    te.BomCostLine("server", 2, 600_000.0, 606_000.0),
+    te.BomCostLine("switch", 1, 10_000.0, 10_100.0),
+    te.BomCostLine("storage", 4, 4_000.0, 4_000.0),
+    te.BomCostLine("rack", 1, 3_000.0, 3_050.0),
+    te.BomCostLine("spares", 1, 500.0, 500.0),
+    te.BomCostLine("service", 2, 2_000.0, 2_000.0),
+    te.BomCostLine("service", 2, 20_000.0, 20_000.0, support=True),
+)
+
+
+def _fleet(server_count: int = 2) -> te.OwnedHardware:
+    return te.OwnedHardware(
+        server_count=server_count, gpus_per_server=8, server_price_usd=1.0, server_power_kw=14.0,
+        spares_fraction=0.03, maintenance_fraction_per_year=0.10, lifetime_months=60,
+        idle_power_fraction=1.0,
+    )  # fmt: skip
+
+
+def test_bom_capex_sums_by_kind_of_spend():
+    capex = te.bom_capex(LINES)
+    assert capex.servers == 2
+    assert capex.server_amount == pytest.approx(600_000.0)
+    assert capex.network_amount == pytest.approx(10_000.0)
+    assert capex.storage_amount == pytest.approx(4_000.0)
+    assert capex.other_hardware_amount == pytest.approx(3_500.0)
+    assert capex.services_amount == pytest.approx(22_000.0)
+    assert capex.support_amount == pytest.approx(20_000.0)
+    assert capex.shipping_amount == pytest.approx(6_150.0)
+    assert capex.total_amount == pytest.approx(645_650.0)
+
+
+def test_hardware_from_bom_costs_the_bom_at_landed_cost():
+    hw = te.hardware_from_bom(_fleet(), te.bom_capex(LINES), amount_per_usd=0.8)
+    assert hw.server_price_usd == pytest.approx(375_000.0)
+    assert hw.capex_usd == pytest.approx(807_062.50)
+    assert hw.capex_usd * 0.8 == pytest.approx(645_650.0, abs=0.005)
+    assert hw.spares_fraction == 0.0
+    assert hw.maintenance_fraction_per_year == pytest.approx(1 / 30)
+    assert hw.maintenance_prepaid_months == 12
+    # An entered maintenance rate stays.
+    kept = te.hardware_from_bom(
+        _fleet(), te.bom_capex(LINES), amount_per_usd=0.8, maintenance_from_support=False
+    )
+    assert kept.maintenance_fraction_per_year == 0.10
+
+
+def test_a_bom_for_another_fleet_is_refused():
+    with pytest.raises(EngineInputError, match="BOM buys 2 servers but the deployment has 3"):
+        te.hardware_from_bom(_fleet(server_count=3), te.bom_capex(LINES), amount_per_usd=0.8)
+
+
+def test_owned_option_charges_the_bom_capex_and_the_site_load():
+    hw = te.hardware_from_bom(_fleet(), te.bom_capex(LINES), amount_per_usd=0.8)
+    inputs = te.TcoInputs(
+        workloads=(te.WorkloadDemand("chat", gpu_hours_per_month=16 * 730.0),),
+        cloud=te.CloudPricing(on_demand_usd_per_gpu_h=2.0, annual_price_decline=0.0),
+        hardware=hw,
+        sites=(
+            te.SiteCost(
+                "site-a",
+                "A",
+                facility_usd_per_kw_month=100.0,
+                pue=1.5,
+                power_usd_per_kwh=0.1,
+                servers=2,
+                it_load_kw=30.0,
+            ),
+        ),  # fmt: skip
+        horizon_months=36,
+        cost_of_capital=0.0,
+    )
+    owned = te.run_tco(inputs).by_key("owned")
+    lines = owned.lines_usd
+    assert lines["capex"][0] == pytest.approx(807_062.50)
+    assert lines["capex"][1:].sum() == 0.0
+    assert lines["spares"].sum() == 0.0
+    assert lines["maintenance"][:12].sum() == 0.0
+    assert lines["maintenance"][12] == pytest.approx(2_083.333, abs=1e-3)
+    assert lines["facility"][0] == pytest.approx(3_000.0)
+    assert lines["power"][0] == pytest.approx(3_285.0)
