@@ -45,3 +45,16 @@ def count_range(low: int, high: int, singular: str, plural: str = "") -> str:
     if low == high:
         return count(low, singular, plural)
     return f"{low}–{high} {plural or singular + 's'}"
+
+
+def pooled_into(servers: int | None) -> str:
+    """What a workload's own accelerator count is beside the plan's pooled deployment:
+    ``pooled into the deployment's 6 servers`` (``""`` when no deployment is recorded).
+
+    A workload's chosen configuration is its need; the deployment pools every workload's
+    replicas (and spares) per site and platform, so the per-workload servers never add up to
+    the deployment's and are not shown as servers.
+    """
+    if not servers:
+        return ""
+    return f"pooled into the deployment's {count(int(servers), 'server')}"

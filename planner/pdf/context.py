@@ -15,7 +15,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from planner import chartdefs
+from planner import chartdefs, labels
 from planner.labels import LINE_LABELS, label
 from planner.money import format_money
 from planner.pdf import svg
@@ -572,17 +572,21 @@ def _risks(snap: Snapshot, checklist: list[schema.ChecklistItem]) -> list[str]:
     return risks
 
 
-def _what(workloads: list[schema.WorkloadSnap]) -> str:
-    return "; ".join(
+def _what(workloads: list[schema.WorkloadSnap], deployment: schema.Deployment) -> str:
+    """Each workload with its own need; the pooled deployment holds them all (its servers,
+    never a sum of the workloads')."""
+    what = "; ".join(
         f"{w.name} ({w.model_name}"
         + (
-            f" on {w.chosen.accelerators} × {w.chosen.accelerator_name}"
+            f", needs {w.chosen.accelerators} × {w.chosen.accelerator_name}"
             if w.chosen
             else ", not sized yet"
         )
         + ")"
         for w in workloads
     )
+    pooled = labels.pooled_into(deployment.servers) if deployment.available else ""
+    return f"{what} — {pooled}" if what and pooled else what
 
 
 def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
@@ -625,7 +629,7 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
     return ReportContext(
         head=document_head(snap, title="Plan report", **head),
         summary={
-            "what": _what(snap.workloads) or "no workloads yet",
+            "what": _what(snap.workloads, snap.deployment) or "no workloads yet",
             "where": where,
             "placement_reason": placement.reason,
             "cost_per_request_usd": chosen.cost_per_request_usd if chosen else None,

@@ -1,4 +1,5 @@
-"""Two revisions side by side: what changed, and what it did to cost, go-live and capacity.
+"""Two revisions side by side: what changed, and what it did to cost, go-live and the pooled
+deployment (servers, accelerators, kW, racks).
 
 Plain Python over two typed snapshots (``planner.sharing.schema``).
 """
@@ -141,16 +142,36 @@ def _impacts(a: Snapshot, b: Snapshot) -> list[Impact]:
             "same" if not days else ("up" if days > 0 else "down"),
         )
     )
-    cap_a, cap_b = a.capacity, b.capacity
-    for key, label in (("accelerators", "Accelerators"), ("servers", "Servers"),
-                       ("replicas", "Replicas")):  # fmt: skip
+    impacts += _deployment_impacts(a.deployment, b.deployment)
+    return impacts
+
+
+# The pooled deployment's totals as the snapshot recorded them (never summed from workloads:
+# pooling shares servers and spares between workloads, so per-workload counts do not add up).
+DEPLOYMENT_FIGURES = (
+    ("servers", "Servers", "{:d}"),
+    ("accelerators_installed", "Accelerators installed", "{:d}"),
+    ("accelerators_used", "Accelerators used at peak", "{:d}"),
+    ("it_load_kw", "IT load, kW", "{:.1f}"),
+    ("racks", "Racks", "{:d}"),
+)
+
+
+def _deployment_impacts(a: schema.Deployment, b: schema.Deployment) -> list[Impact]:
+    """Servers, accelerators, kW and racks of both revisions' pooled deployments ("—" for a
+    revision that recorded none: older revisions, or nothing sized yet)."""
+    impacts = []
+    for key, label, fmt in DEPLOYMENT_FIGURES:
+        x = getattr(a, key) if a.available else None
+        y = getattr(b, key) if b.available else None
+        both = x is not None and y is not None
         impacts.append(
             Impact(
                 label,
-                str(cap_a[key]),
-                str(cap_b[key]),
-                f"{cap_b[key] - cap_a[key]:+d}",
-                _direction(cap_a[key], cap_b[key]),
+                "—" if x is None else fmt.format(x),
+                "—" if y is None else fmt.format(y),
+                ("+" if y - x >= 0 else "-") + fmt.format(abs(y - x)) if both else "—",
+                _direction(x, y),
             )
         )
     return impacts

@@ -453,16 +453,6 @@ class Snapshot(Part):
     open_items: list[OpenItem] = Field(default_factory=list)
     sources: list[dict[str, Any]] = Field(default_factory=list)  # the client copy's appendix
 
-    @property
-    def capacity(self) -> dict[str, int]:
-        """Replicas, accelerators and servers of the chosen configurations, summed."""
-        totals = {"replicas": 0, "accelerators": 0, "servers": 0}
-        for w in self.workloads:
-            if w.chosen is not None:
-                for key in totals:
-                    totals[key] += getattr(w.chosen, key) or 0
-        return totals
-
 
 # --- Versions ---------------------------------------------------------------------------------
 

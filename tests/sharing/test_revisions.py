@@ -1,6 +1,7 @@
 """Publishing freezes a revision: numbered per plan, immutable, and its PDFs never change."""
 
 import hashlib
+import html
 
 import pytest
 from django.urls import reverse
@@ -115,6 +116,93 @@ def test_compare_shows_what_changed_and_its_impact(signed_in, plan, consultant):
     body = response.content.decode()
     assert "Peak concurrency" in body and "400" in body and "800" in body
     comparison = response.context["comparison"]
-    assert {i.label for i in comparison.impacts} >= {"Go-live", "Accelerators", "Servers"}
+    assert {i.label for i in comparison.impacts} >= {
+        "Go-live", "Servers", "Accelerators installed", "IT load, kW", "Racks"
+    }  # fmt: skip
     bad = signed_in.get(reverse("sharing:compare", args=[plan.pk]) + "?a=9&b=x")
     assert bad.status_code == 400 and "There is no revision 9" in bad.content.decode()
+
+
+def _impact(comparison, label: str):
+    return next(i for i in comparison.impacts if i.label == label)
+
+
+def test_an_unchanged_deployment_compares_as_the_pooled_servers_with_no_change(plan, consultant):
+    from planner.sharing.compare import compare
+
+    first = PlanRevision.objects.get(plan=plan, number=1)
+    plan.notes = "Reviewed with the client."
+    plan.save()
+    second = services.revision_publish(plan=plan, user=consultant, with_open_items=True)
+    pooled = first.snapshot["deployment"]
+    assert pooled["available"] and second.snapshot["deployment"] == pooled
+
+    comparison = compare(first.snapshot, second.snapshot)
+
+    # The pooled deployment's figures, not the chosen configurations' servers summed.
+    per_workload = sum(w["chosen"]["servers"] for w in first.snapshot["workloads"])
+    assert per_workload != pooled["servers"]  # the demo pools: the sum would mislead
+    for label, key, text in (
+        ("Servers", "servers", str),
+        ("Accelerators installed", "accelerators_installed", str),
+        ("Accelerators used at peak", "accelerators_used", str),
+        ("Racks", "racks", str),
+        ("IT load, kW", "it_load_kw", lambda kw: f"{kw:.1f}"),
+    ):
+        impact = _impact(comparison, label)
+        assert (impact.before, impact.after) == (text(pooled[key]),) * 2, label
+        assert impact.direction == "same" and impact.delta in ("+0", "+0.0"), label
+    assert "Replicas" not in {i.label for i in comparison.impacts}
+
+
+def test_a_pooled_change_compares_as_the_deployments_servers(signed_in, plan, consultant):
+    from planner import sizing
+    from planner.sharing.compare import compare
+
+    chat = plan.workloads.get(name="Customer chat assistant")
+    chat.peak_concurrency *= 3
+    sizing.chosen_replan(chat)
+    chat.save()
+    second = services.revision_publish(plan=plan, user=consultant, with_open_items=True)
+    first = PlanRevision.objects.get(plan=plan, number=1)
+    before, after = first.snapshot["deployment"], second.snapshot["deployment"]
+    assert after["servers"] > before["servers"]
+
+    servers = _impact(compare(first.snapshot, second.snapshot), "Servers")
+
+    assert (servers.before, servers.after) == (str(before["servers"]), str(after["servers"]))
+    assert servers.delta == f"+{after['servers'] - before['servers']}"
+    assert servers.direction == "up"
+    body = signed_in.get(reverse("sharing:compare", args=[plan.pk]) + "?a=1&b=2").content
+    assert f'<td>Servers</td><td class="num">{before["servers"]}</td>' in body.decode()
+
+
+def test_an_older_revision_without_a_deployment_compares_as_not_recorded(plan):
+    from planner.sharing.compare import compare
+
+    stored = PlanRevision.objects.get(plan=plan, number=1).snapshot
+    old = {k: v for k, v in stored.items() if k != "deployment"}
+
+    servers = _impact(compare(old, stored), "Servers")
+
+    assert (servers.before, servers.after) == ("—", str(stored["deployment"]["servers"]))
+    assert servers.delta == "—" and servers.direction == "same"
+
+
+def test_each_workloads_need_is_labelled_as_pooled_into_the_deployment(signed_in, plan):
+    """Beside the pooled total, a workload's own accelerators never read as the deployment."""
+    revision = PlanRevision.objects.get(plan=plan, number=1)
+    servers = revision.snapshot["deployment"]["servers"]
+    pooled = f"pooled into the deployment's {servers} servers"
+    overview = signed_in.get(reverse("plan_detail", args=[plan.pk])).content.decode()
+    share = signed_in.get(reverse("sharing:revision", args=[plan.pk, 1])).content.decode()
+    report = services.document_get_or_render(revision=revision, kind=DocumentKind.REPORT)
+    report_text, _, _ = pdf_text(services.document_bytes(report))
+    for where, text in (("overview", overview), ("share page", share), ("report", report_text)):
+        flat = " ".join(html.unescape(text).split())
+        assert "needs " in flat and pooled in flat, where
+    chat = next(w for w in revision.snapshot["workloads"] if w["chosen"]["servers"] != servers)
+    own = f"{chat['chosen']['servers']} server"
+    assert f"replicas, {own}" not in " ".join(
+        html.unescape(share).split()
+    )  # no per-workload server count

@@ -88,6 +88,12 @@ def servers(value) -> str:
     return labels.count(int(value), "server")
 
 
+@register.filter
+def pooled_into(servers) -> str:
+    """``pooled into the deployment's 6 servers`` (``""`` without a deployment)."""
+    return labels.pooled_into(servers)
+
+
 @register.simple_tag
 def replica_range(low, high) -> str:
     """``1 replica``, ``3–5 replicas``."""
