@@ -33,6 +33,10 @@ STATES = (CURRENT, STALE, FAILED, MISSING)
 # each other (recompute URLs use these names).
 CHOSEN, TCO, BOM, LANDED_COST, TIMELINE = "chosen", "tco", "bom", "landed_cost", "timeline"
 RECOMPUTABLE = (CHOSEN, TCO, BOM, LANDED_COST, TIMELINE)
+# Results read from those and recomputed with them (their banners offer the TCO's or the
+# BOM's recompute): placement ranks with the TCO run's costs, the quote and the purchase
+# orders are the BOM lines priced or ordered.
+PLACEMENT, QUOTE, ORDERS = "placement", "quote", "orders"
 
 
 @dataclass(frozen=True)
@@ -181,10 +185,67 @@ def bom_freshness(plan: Plan) -> Freshness:
             label,
             STALE,
             "Generated from other sizing or sourcing settings (servers, racks, spares, "
-            "fabric); regenerate it (hand-made lines and hand-set quantities are kept).",
+            "fabric); regenerate it (hand-made lines and hand-set quantities are kept)."
+            + _bom_changes_text(plan),
             url,
         )
     return Freshness(BOM, label, CURRENT, "", url)
+
+
+def _bom_changes_text(plan: Plan, shown: int = 4) -> str:
+    """ " Regenerating it changes: server: 3 → 4 (servers 3 → 4); …" ("" when it cannot say)."""
+    from sourcing import services as ssvc
+
+    try:
+        changes = ssvc.bom_pending_changes(plan=plan)
+    except (ssvc.SourcingError, EngineInputError):
+        return ""
+    if not changes:
+        return ""
+    more = len(changes) - shown
+    text = "; ".join(changes[:shown]) + (f"; and {more} more" if more > 0 else "")
+    return f" Regenerating it changes: {text}."
+
+
+def bom_derived_freshness(plan: Plan, kind: str, *, bom: Freshness | None = None) -> Freshness:
+    """The quote (``QUOTE``) or the purchase orders (``ORDERS``): the stored BOM lines priced
+    or ordered, so as current as the BOM; the banner says what regenerating it changes and
+    offers the BOM page's own regenerate (the same POST)."""
+    label, verb = {QUOTE: ("Quote", "prices"), ORDERS: ("Purchase orders", "order from")}[kind]
+    bom = bom or bom_freshness(plan)
+    if bom.is_current or bom.state == MISSING:  # no BOM: the page says there is nothing yet
+        return Freshness(kind, label, CURRENT, "", bom.recompute_url)
+    reason = f"They {verb}" if kind == ORDERS else f"It {verb}"
+    reason += f" a bill of materials that is {bom.state_label}: {bom.reason}"
+    return Freshness(kind, label, bom.state, reason, bom.recompute_url)
+
+
+def placement_freshness(plan: Plan, *, tco: Freshness | None = None) -> Freshness:
+    """The placement ranking: its costs are the latest TCO run's, so it is as current as that
+    run against the plan's current deployment and TCO inputs (``tco_inputs_hash``); the
+    banner offers the TCO's recompute. Without any run it ranks without costs (it says so)."""
+    tco = tco or tco_freshness(plan)
+    label = "Placement"
+    if tco.is_current or tco.state == MISSING:
+        return Freshness(PLACEMENT, label, CURRENT, "", tco.recompute_url)
+    reason = f"Its options are ranked with the costs of a TCO run that is {tco.state_label}: "
+    return Freshness(PLACEMENT, label, tco.state, reason + tco.reason, tco.recompute_url)
+
+
+def stale_upstream(plan: Plan, *, chosen: bool = False) -> list[Freshness]:
+    """The stale or failed TCO and BOM (and, with ``chosen``, stale chosen configurations):
+    the banners of a page that shows what they were computed from (the overview, the sites)."""
+    from planner import selectors as plan_selectors
+
+    items = []
+    if chosen:  # a failed choice is said in its workload's row
+        items += [chosen_freshness(w) for w in plan_selectors.workload_list(plan=plan)]
+        items = [i for i in items if i.state == STALE]
+    if apps.is_installed("planner.facility"):
+        items.append(tco_freshness(plan))
+    if apps.is_installed("sourcing"):
+        items.append(bom_freshness(plan))
+    return [i for i in items if i.state in (STALE, FAILED)]
 
 
 def _from_bom(kind: str, label: str, bom: Freshness, plan: Plan) -> Freshness | None:

@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from planner import freshness
 from planner.permissions import editor_required, member_required
 from planner.sharing.snapshot import _bom as snapshot_bom
 from planner.versioning import StaleEditError
@@ -38,6 +39,7 @@ def _page(request, plan, *, form=None, fee_form=None, status=200) -> HttpRespons
         "plan": plan, "section": "sourcing", "tab": "quote", "can_edit": _can_edit(request),
         "form": form or _settings_form(request, plan), "fee_form": fee_form or QuoteFeeForm(),
         "fees": quote.quote_fee_list(plan=plan), "sell": sell,
+        "fresh": freshness.bom_derived_freshness(plan, freshness.QUOTE),
     }  # fmt: skip
     return render(request, "sourcing/quote.html", context, status=status)
 

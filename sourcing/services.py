@@ -333,6 +333,62 @@ def bom_plan_subtotal(groups: list[SiteGroup]) -> bom_engine.SiteSubtotal:
     return bom_engine.plan_subtotal(g.subtotal for g in groups)
 
 
+@dataclass(frozen=True)
+class _Regenerated:
+    """What regenerating the BOM gives now (nothing saved yet)."""
+
+    inputs: list
+    fabric: bom_engine.FabricSpec
+    spares: bom_engine.SparesPolicy
+    generated: bom_engine.GeneratedBom
+    rows: dict  # (site key, part key) → stored BomLine
+    first_run: bool  # no generated line stored yet
+    lines: tuple  # the new lines (generated with overrides, then manual)
+    changes: tuple[str, ...]  # what changes, in plain words
+
+
+def _regenerated(plan: Plan, settings: SourcingSettings) -> _Regenerated:
+    """What regenerating the BOM gives now, from the stored lines; nothing is saved.
+
+    Raises:
+        SourcingError: No workload has a chosen configuration, or the engine refuses the input.
+    """
+    inputs = _deployment_inputs(plan, settings)
+    if not inputs:
+        raise SourcingError(
+            "No workload has a chosen configuration yet: choose one in sizing, then generate."
+        )
+    fabric = _fabric(settings)
+    spares = bom_engine.SparesPolicy(mode=settings.spares_mode, percent=settings.spares_pct)
+    try:
+        generated = bom_engine.generate_bom(inputs, fabric=fabric, spares=spares)
+    except bom_engine.BomError as exc:
+        raise SourcingError(str(exc)) from exc
+    rows = {(_line_site_key(row), row.part_key): row for row in BomLine.objects.filter(plan=plan)}
+    previous = [
+        _engine_line(r, as_generated=True)
+        for r in rows.values()
+        if r.origin != LineOrigin.MANUAL and r.generated_quantity is not None
+    ]
+    manual = [
+        _engine_line(r, as_generated=False)
+        for r in rows.values()
+        if r.origin in (LineOrigin.MANUAL, LineOrigin.OVERRIDE)
+    ]
+    lines, changes = bom_engine.regenerate(previous, manual, generated.lines)
+    return _Regenerated(inputs, fabric, spares, generated, rows, not previous, lines, changes)
+
+
+def bom_pending_changes(*, plan: Plan) -> tuple[str, ...]:
+    """What regenerating the plan's BOM would change, in plain words (a stale BOM's banner says
+    it, e.g. "server: 3 → 4 (servers 3 → 4)"); nothing is saved.
+
+    Raises:
+        SourcingError: The BOM cannot be generated now.
+    """
+    return tuple(_regenerated(plan, sourcing_settings_get(plan=plan)).changes)
+
+
 @transaction.atomic
 def bom_generate(*, plan: Plan, user) -> tuple[str, ...]:
     """Generate (or regenerate) the plan's BOM from its chosen configurations.
@@ -347,32 +403,10 @@ def bom_generate(*, plan: Plan, user) -> tuple[str, ...]:
         SourcingError: No workload has a chosen configuration, or the engine refuses the input.
     """
     settings = sourcing_settings_get(plan=plan)
-    inputs = _deployment_inputs(plan, settings)
-    if not inputs:
-        raise SourcingError(
-            "No workload has a chosen configuration yet: choose one in sizing, then generate."
-        )
-    fabric = _fabric(settings)
-    spares = bom_engine.SparesPolicy(mode=settings.spares_mode, percent=settings.spares_pct)
-    try:
-        generated = bom_engine.generate_bom(inputs, fabric=fabric, spares=spares)
-    except bom_engine.BomError as exc:
-        raise SourcingError(str(exc)) from exc
-    rows = {(_line_site_key(row), row.part_key): row for row in BomLine.objects.filter(plan=plan)}
+    regen = _regenerated(plan, settings)
+    rows, lines, changes = regen.rows, regen.lines, regen.changes
     site_ids = {site_key(s): s.pk for s in Site.objects.filter(plan=plan)}
-    previous = [
-        _engine_line(r, as_generated=True)
-        for r in rows.values()
-        if r.origin != LineOrigin.MANUAL and r.generated_quantity is not None
-    ]
-    manual = [
-        _engine_line(r, as_generated=False)
-        for r in rows.values()
-        if r.origin in (LineOrigin.MANUAL, LineOrigin.OVERRIDE)
-    ]
-    lines, changes = bom_engine.regenerate(previous, manual, generated.lines)
-    new_by_key = {line.key: line for line in generated.lines}
-    first_run = not previous
+    new_by_key = {line.key: line for line in regen.generated.lines}
     kept = set()
     for position, line in enumerate(lines):
         row = rows.get(line.key)
@@ -409,9 +443,9 @@ def bom_generate(*, plan: Plan, user) -> tuple[str, ...]:
         origin=LineOrigin.MANUAL
     ).delete()
     settings.bom_generated_at = timezone.now()
-    settings.bom_inputs_hash = freshness.bom_hash_of(inputs, fabric, spares)
+    settings.bom_inputs_hash = freshness.bom_hash_of(regen.inputs, regen.fabric, regen.spares)
     settings.save(update_fields=["bom_generated_at", "bom_inputs_hash"])
-    if first_run:
+    if regen.first_run:
         message = f"Bill of materials generated: {len(lines)} lines."
         changes = ()
     else:

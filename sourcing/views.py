@@ -332,6 +332,7 @@ def order_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     context = {
         "plan": plan, "section": "sourcing", "tab": "orders", "rows": rows, "form": form,
         "can_edit": _can_edit(request),
+        "fresh": freshness.bom_derived_freshness(plan, freshness.ORDERS),
     }  # fmt: skip
     return render(request, "sourcing/orders.html", context, status=_status(form))
 

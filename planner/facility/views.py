@@ -86,6 +86,8 @@ def _site_list_page(request, plan, *, bound=None, status=200) -> HttpResponse:
             "deployments": deployment.per_workload if deployment else [],
             "deployment": deployment,
             "split_forms": _split_forms(request, plan, deployment, bound),
+            # The TCO and BOM computed for another deployment than the one shown here.
+            "stale_results": freshness.stale_upstream(plan),
             "catalog_gap": catalog_gap,
             "section": "sites",
             "can_edit": request.membership.can_edit,
@@ -267,6 +269,7 @@ def placement_view(request: HttpRequest, plan_id: int) -> HttpResponse:
             "settings_form": settings_form,
             "choice_form": choice_form,
             "can_edit": request.membership.can_edit,
+            "fresh": freshness.placement_freshness(plan),
         },
         status=status,
     )

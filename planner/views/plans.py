@@ -6,7 +6,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from planner import selectors
+from planner import freshness, labels, selectors
 from planner.facility.services import deployment_summary
 from planner.forms import ClientForm, PlanForm
 from planner.permissions import editor_required, member_required
@@ -110,8 +110,13 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
     plan = plan_or_404(request, plan_id)
     workloads = selectors.workload_list(plan=plan)
     summary = deployment_summary(plan=plan)
-    return render(
-        request,
-        "planner/plan_detail.html",
-        {"plan": plan, "workloads": workloads, "section": "overview", "summary": summary},
-    )
+    context = {
+        "plan": plan,
+        "workloads": workloads,
+        "section": "overview",
+        "summary": summary,
+        # Beside each workload's own need: the deployment pools them (never their sum).
+        "pooled_into": labels.pooled_into(summary.servers) if summary.deployment else "",
+        "stale_results": freshness.stale_upstream(plan, chosen=True),
+    }
+    return render(request, "planner/plan_detail.html", context)

@@ -190,4 +190,79 @@ def test_a_chosen_configuration_planned_for_other_inputs_is_stale_on_its_page(si
         chat.chosen_replicas
         == sizing.candidate_find(sizing.workload_sweep(chat), sizing.chosen_key(chat)).replicas
     )
-    assert 'data-testid="stale-banner"' not in signed_in.get(url).content.decode()
+    # Its own banner goes (the re-planned fleet now makes the TCO shown here stale instead).
+    assert 'data-kind="chosen"' not in signed_in.get(url).content.decode()
+
+
+def _banner(client, name: str, plan, kind: str) -> str:
+    """The text of the page's stale banner of ``kind`` ("" when it has none)."""
+    body = client.get(reverse(name, args=[plan.pk])).content.decode()
+    marker = f'data-testid="stale-banner" data-kind="{kind}"'
+    if marker not in body:
+        return ""
+    return " ".join(body.split(marker, 1)[1].split("</div>", 1)[0].split())
+
+
+def test_quote_and_placement_say_they_are_stale_when_the_bom_and_tco_are(signed_in, plan):
+    chat = _chat(plan)
+    assert _banner_states(signed_in, "sourcing:quote", plan) == {}
+    assert _banner_states(signed_in, "facility:placement", plan) == {}
+
+    _raise_peak(signed_in, chat, chat.peak_concurrency * 3)  # the deployment needs more servers
+
+    # The quote prices the BOM lines, which hold fewer servers than the deployment needs: it
+    # says so, with what regenerating changes, and offers the BOM page's own regenerate.
+    assert _banner_states(signed_in, "sourcing:quote", plan) == {"quote": "stale"}
+    quote = _banner(signed_in, "sourcing:quote", plan, "quote")
+    bom_url = reverse("plan_recompute", args=[plan.pk, "bom"])
+    assert "bill of materials that is stale" in quote and "Regenerating it changes:" in quote
+    assert "servers " in quote and "→" in quote
+    assert f'action="{bom_url}"' in quote
+    # Placement ranks with the TCO run's costs, computed for the old deployment.
+    assert _banner_states(signed_in, "facility:placement", plan) == {"placement": "stale"}
+    placement = _banner(signed_in, "facility:placement", plan, "placement")
+    assert "TCO run that is stale" in placement
+    assert f'action="{reverse("plan_recompute", args=[plan.pk, "tco"])}"' in placement
+
+    # The quote's button regenerates the BOM: the quote is current again.
+    quote_url = reverse("sourcing:quote", args=[plan.pk])
+    done = signed_in.post(bom_url, {"next": quote_url})
+    assert done.status_code == 302 and done.url == quote_url
+    assert _banner_states(signed_in, "sourcing:quote", plan) == {}
+
+
+# Every consultant page that shows a result derived from the plan's inputs, and the kinds of
+# stale banner it shows once a raised peak makes the deployment need more servers.
+DERIVED_PAGES = {
+    "sizing": {"tco"},  # the cost per request against the target is the TCO's
+    "facility:site_list": {"tco", "bom"},
+    "facility:placement": {"placement"},
+    "facility:tco": {"tco"},
+    "sourcing:bom": {"bom"},
+    "sourcing:landed_cost": {"landed_cost"},
+    "sourcing:timeline": {"timeline"},
+    "sourcing:quote": {"quote"},
+    "sourcing:orders": {"orders"},
+    "plan_detail": {"tco", "bom"},
+}
+
+
+def test_every_page_with_a_derived_result_shows_the_stale_banner(signed_in, plan):
+    chat = _chat(plan)
+    sizing_url = reverse("workload_sizing", args=[plan.pk, chat.pk])
+
+    def banners(name: str) -> dict[str, str]:
+        if name == "sizing":
+            body = signed_in.get(sizing_url).content.decode()
+            return {
+                c.split('data-kind="', 1)[1].split('"', 1)[0]: "shown"
+                for c in body.split('data-testid="stale-banner"')[1:]
+            }
+        return _banner_states(signed_in, name, plan)
+
+    assert {name: banners(name) for name in DERIVED_PAGES} == {n: {} for n in DERIVED_PAGES}
+
+    _raise_peak(signed_in, chat, chat.peak_concurrency * 3)
+
+    shown = {name: set(banners(name)) for name in DERIVED_PAGES}
+    assert shown == DERIVED_PAGES
