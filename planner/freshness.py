@@ -192,18 +192,31 @@ def bom_freshness(plan: Plan) -> Freshness:
     return Freshness(BOM, label, CURRENT, "", url)
 
 
-def _bom_changes_text(plan: Plan, shown: int = 4) -> str:
-    """ " Regenerating it changes: server: 3 → 4 (servers 3 → 4); …" ("" when it cannot say)."""
+def _bom_changes_text(plan: Plan, shown: int = 3) -> str:
+    """What regenerating the BOM changes: the servers per site the deployment needs against
+    those the BOM holds, else the first line changes ("" when it cannot say)."""
+    from planner.labels import count
     from sourcing import services as ssvc
 
     try:
-        changes = ssvc.bom_pending_changes(plan=plan)
+        pending = ssvc.bom_pending_changes(plan=plan)
     except (ssvc.SourcingError, EngineInputError):
         return ""
-    if not changes:
+    if pending.servers:
+        parts = [
+            f"{count(needed, 'server')} {'at ' + name if name else 'plan-wide'} "
+            f"(the bill of materials holds {held})"
+            for name, needed, held in pending.servers
+        ]
+        n = len(pending.changes)
+        return (
+            f" The deployment now needs {'; '.join(parts)}; regenerating changes "
+            f"{count(n, 'line')}."
+        )
+    if not pending.changes:
         return ""
-    more = len(changes) - shown
-    text = "; ".join(changes[:shown]) + (f"; and {more} more" if more > 0 else "")
+    more = len(pending.changes) - shown
+    text = "; ".join(pending.changes[:shown]) + (f"; and {more} more" if more > 0 else "")
     return f" Regenerating it changes: {text}."
 
 

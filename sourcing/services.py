@@ -379,14 +379,43 @@ def _regenerated(plan: Plan, settings: SourcingSettings) -> _Regenerated:
     return _Regenerated(inputs, fabric, spares, generated, rows, not previous, lines, changes)
 
 
-def bom_pending_changes(*, plan: Plan) -> tuple[str, ...]:
-    """What regenerating the plan's BOM would change, in plain words (a stale BOM's banner says
-    it, e.g. "server: 3 → 4 (servers 3 → 4)"); nothing is saved.
+@dataclass(frozen=True)
+class PendingBomChanges:
+    """What regenerating the BOM would change (a stale BOM's banner says it).
+
+    Attributes:
+        servers: Per site whose servers differ: (site name, servers the deployment needs,
+            servers the BOM lines hold), in the plan's site order ("" names plan-wide lines).
+        changes: Every line change in plain words ("NVIDIA DGX B200: 3 → 4 (servers 3 → 4)").
+    """
+
+    servers: tuple[tuple[str, int, int], ...]
+    changes: tuple[str, ...]
+
+
+def bom_pending_changes(*, plan: Plan) -> PendingBomChanges:
+    """What regenerating the plan's BOM would change now; nothing is saved.
 
     Raises:
         SourcingError: The BOM cannot be generated now.
     """
-    return tuple(_regenerated(plan, sourcing_settings_get(plan=plan)).changes)
+    regen = _regenerated(plan, sourcing_settings_get(plan=plan))
+    needed: dict[str, int] = defaultdict(int)
+    held: dict[str, int] = defaultdict(int)
+    for line in regen.generated.lines:
+        if line.category == "server":
+            needed[line.site] += line.quantity
+    for (site, _), row in regen.rows.items():
+        if row.category == "server":
+            held[site] += row.quantity
+    names = {site_key(s): s.name for s in Site.objects.filter(plan=plan).order_by("pk")}
+    order = [*names, *sorted((needed.keys() | held.keys()) - names.keys())]
+    servers = tuple(
+        (names.get(key, ""), needed[key], held[key])
+        for key in order
+        if needed.get(key, 0) != held.get(key, 0)
+    )
+    return PendingBomChanges(servers, tuple(regen.changes))
 
 
 @transaction.atomic

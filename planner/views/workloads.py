@@ -255,10 +255,10 @@ def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
             context = _sizing_context(request, workload, form)
             if not request.htmx:  # the TCO's staleness check is too dear for every autosave
                 context["cost_target"] = cost_target_compare(plan=workload.plan, workload=workload)
-                # The cost per request above comes from the TCO: its banner when not current.
-                tco = freshness.tco_freshness(workload.plan)
-                if tco.state in (freshness.STALE, freshness.FAILED):
-                    context["stale_results"] = [tco]
+                # Its cost per request is the TCO's: the TCO's banner when that run is stale
+                # (asked only then, so a current plan's page reads nothing more).
+                if context["cost_target"].stale:
+                    context["stale_results"] = [freshness.tco_freshness(workload.plan)]
         except EngineInputError as exc:
             # A stored value outside today's ranges (saved before they existed): say which.
             context = {
