@@ -56,8 +56,17 @@ TOOLS = {
 }
 
 
+# A closed loop that kept fewer than this share of its setting in flight did not load the
+# replica as set (the client, not the server, was the bottleneck, or requests failed): the
+# page says so beside the point. 80 %: a healthy run loses a few % to ramp-up and ramp-down.
+HELD_LOAD_WARNING_FRACTION = 0.8
+# Little's law on a closed loop can only exceed the setting by rounding; beyond this the
+# file's throughput and request time disagree and the setting is kept, with a note.
+HELD_LOAD_ROUNDING_FRACTION = 1.02
+
+
 class LoadTestFormatError(ValueError):
-    """A file that is none of the four load-test formats, or misses a figure it needs."""
+    """A file that is none of the load-test formats, or misses a figure it needs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +74,10 @@ class LoadPoint:
     """One run of a sweep: the load it put on the replica and what the replica did.
 
     Attributes:
-        concurrency: Requests in flight (the load of the curve).
-        concurrency_basis: "set" (closed loop: the tool held this many requests in flight),
-            "measured" (the tool reports the mean in flight) or "littles_law" (requests/s ×
-            mean request time, for an open-loop rate).
+        concurrency: Requests held in flight on average (the load of the curve).
+        concurrency_basis: How the load held was read: "measured" (the tool reports the mean
+            in flight, GuideLLM), "littles_law" (completed requests/s × mean request time,
+            L = λW) or "set" (the tool's setting, only when the file gives no request time).
         request_rate_per_s: Offered request rate of an open-loop run, else None.
         requests_per_s: Completed requests/s.
         output_tokens_per_s: Output tokens/s of the replica.
@@ -77,6 +86,9 @@ class LoadPoint:
         ttft_mean_ms / ttft_p95_ms / ttft_p99_ms: Time to first token.
         tpot_mean_ms / tpot_p95_ms / tpot_p99_ms: Time per output token after the first.
         e2e_mean_ms: Mean request time, None when not reported.
+        nominal_concurrency: The tool's concurrency setting of a closed loop, None for an
+            open-loop rate.
+        notes: How the figures were read (the TPOT definition, a load read off the setting).
     """
 
     concurrency: float
@@ -93,6 +105,34 @@ class LoadPoint:
     tpot_p95_ms: float | None
     tpot_p99_ms: float | None
     e2e_mean_ms: float | None = None
+    nominal_concurrency: float | None = None
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def from_stored(cls, row: Mapping) -> LoadPoint:
+        """A point from its stored dict (``dataclasses.asdict``; JSON turns tuples to lists)."""
+        return cls(**{**row, "notes": tuple(row.get("notes") or ())})
+
+    @property
+    def held_fraction(self) -> float | None:
+        """Load held ÷ the setting of a closed loop, None for an open-loop rate."""
+        if not self.nominal_concurrency:
+            return None
+        return self.concurrency / self.nominal_concurrency
+
+    @property
+    def held_under_setting(self) -> bool:
+        """True when the run held far less in flight than it was set to (< 80 %)."""
+        fraction = self.held_fraction
+        return fraction is not None and fraction < HELD_LOAD_WARNING_FRACTION
+
+    @property
+    def load_label(self) -> str:
+        """The load as the page says it: "4.06 (set 8)" when it differs from the setting."""
+        held = f"{self.concurrency:.3g}"
+        if self.nominal_concurrency and held != f"{self.nominal_concurrency:g}":
+            return f"{held} (set {self.nominal_concurrency:g})"
+        return held
 
     def latency_ms(self, metric: str, percentile: int) -> tuple[float | None, int | None]:
         """``metric`` ("ttft" or "tpot") at ``percentile`` (95 or 99), and the one used.
@@ -126,6 +166,11 @@ class LoadTest:
     def output_tokens_mean(self) -> float | None:
         return _mean([p.output_tokens_mean for p in self.points])
 
+    @property
+    def points_held_under_setting(self) -> tuple[LoadPoint, ...]:
+        """Points that held far less in flight than their setting (< 80 %)."""
+        return tuple(p for p in self.points if p.held_under_setting)
+
 
 def _mean(values: Sequence[float | None]) -> float | None:
     known = [v for v in values if v is not None]
@@ -158,13 +203,49 @@ def _date_from_epoch(value) -> str:
     return datetime.fromtimestamp(stamp, tz=UTC).date().isoformat()
 
 
-def _littles_law(requests_per_s: float, e2e_ms: float | None, ttft_ms, tpot_ms, out) -> float:
-    """In-flight requests of an open-loop run: L = λW (W the mean request time)."""
+def _mean_request_ms(e2e_ms, ttft_ms, tpot_ms, out) -> float | None:
+    """The file's mean request time, else TTFT + (output − 1) × TPOT from its means."""
     if e2e_ms is None and ttft_ms is not None and tpot_ms is not None and out is not None:
         e2e_ms = ttft_ms + max(out - 1.0, 0.0) * tpot_ms
-    if e2e_ms is None:
+    return e2e_ms
+
+
+def held_load(
+    *,
+    set_concurrency: float | None,
+    measured_concurrency: float | None,
+    requests_per_s: float,
+    request_ms: float | None,
+) -> tuple[float, str, tuple[str, ...]]:
+    """Requests held in flight on average, how it was read, and any note.
+
+    The tool's own measured mean in flight first (GuideLLM reports it), else Little's law on
+    the completed requests, L = λW (λ completed requests/s, W the mean request time). A
+    closed loop's setting is only an upper bound: a client that cannot keep its slots
+    filled, or requests that fail early, hold less (issue: LLMPerf set to 8 held 4.06).
+
+    Raises:
+        LoadTestFormatError: neither a measured load, a request time nor a setting.
+    """
+    notes: list[str] = []
+    if measured_concurrency:
+        held, basis = measured_concurrency, "measured"
+    elif request_ms is not None:
+        held, basis = concurrency_from_rate(requests_per_s, request_ms / 1000.0), "littles_law"
+    elif set_concurrency:
+        held, basis = set_concurrency, "set"
+        notes.append("the file gives no mean request time: the load held is taken as the setting")
+    else:
         raise LoadTestFormatError("an open-loop run needs the mean request time for its load")
-    return concurrency_from_rate(requests_per_s, e2e_ms / 1000.0)
+    if set_concurrency and held > set_concurrency:
+        if held > set_concurrency * HELD_LOAD_ROUNDING_FRACTION:
+            notes.append(
+                f"the file's throughput × request time gives {held:.3g} in flight, more than "
+                f"the {set_concurrency:g} the tool allowed: its figures disagree, the setting "
+                "is kept"
+            )
+        held = set_concurrency
+    return held, basis, tuple(notes)
 
 
 def _point(
@@ -179,14 +260,14 @@ def _point(
     ttft: tuple[float | None, float | None, float | None],
     tpot: tuple[float | None, float | None, float | None],
     e2e_ms: float | None,
+    notes: tuple[str, ...] = (),
 ) -> LoadPoint:
-    if set_concurrency:
-        concurrency, basis = set_concurrency, "set"
-    elif measured_concurrency:
-        concurrency, basis = measured_concurrency, "measured"
-    else:
-        concurrency = _littles_law(rps, e2e_ms, ttft[0], tpot[0], out)
-        basis = "littles_law"
+    concurrency, basis, load_notes = held_load(
+        set_concurrency=set_concurrency,
+        measured_concurrency=measured_concurrency,
+        requests_per_s=rps,
+        request_ms=_mean_request_ms(e2e_ms, ttft[0], tpot[0], out),
+    )
     if ttft[1] is None and ttft[2] is None:
         raise LoadTestFormatError("the file has no p95 or p99 time to first token")
     if tpot[1] is None and tpot[2] is None:
@@ -206,6 +287,8 @@ def _point(
         tpot_p95_ms=tpot[1],
         tpot_p99_ms=tpot[2],
         e2e_mean_ms=e2e_ms,
+        nominal_concurrency=set_concurrency or None,
+        notes=tuple(notes) + load_notes,
     )
 
 
@@ -473,7 +556,12 @@ def capacity_at_target(
     ordered = sorted(points, key=lambda p: p.concurrency)
     if not ordered:
         return MeasuredCapacity(False, "the sweep has no points")
-    notes: list[str] = []
+    notes: list[str] = [
+        f"set to {p.nominal_concurrency:g} in flight, the run held {p.concurrency:.3g} "
+        f"({p.held_fraction:.0%} of its setting): read at the load held"
+        for p in ordered
+        if p.held_under_setting
+    ]
     margins = []
     values = []
     for point in ordered:
@@ -503,7 +591,7 @@ def capacity_at_target(
         first = ordered[0]
         return MeasuredCapacity(
             False,
-            f"even the lightest measured load ({first.concurrency:g} in flight) misses the "
+            f"even the lightest measured load ({first.load_label} in flight) misses the "
             f"p{percentile} target",
             notes=tuple(notes),
         )
@@ -522,7 +610,7 @@ def capacity_at_target(
             output_tokens_per_s=low.output_tokens_per_s,
             ttft_ms=values[lo][0],
             tpot_ms=values[lo][1],
-            basis=f"the measured point at {low.concurrency:g} in flight",
+            basis=f"the measured point at {low.load_label} in flight",
             notes=tuple(notes),
         )
     high = ordered[lo + 1]
@@ -540,8 +628,8 @@ def capacity_at_target(
         ttft_ms=between(values[lo][0], values[lo + 1][0]),
         tpot_ms=between(values[lo][1], values[lo + 1][1]),
         basis=(
-            f"interpolated between the measured points at {low.concurrency:g} and "
-            f"{high.concurrency:g} in flight"
+            f"interpolated between the measured points at {low.load_label} and "
+            f"{high.load_label} in flight"
         ),
         notes=tuple(notes),
     )

@@ -70,7 +70,7 @@ class LoadTestSweep(models.Model):
             measured_on=self.measured_on.isoformat() if self.measured_on else "",
             serving_stack=self.serving_stack,
             stack_version=self.stack_version,
-            points=tuple(LoadPoint(**p) for p in self.points),
+            points=tuple(LoadPoint.from_stored(p) for p in self.points),
         )
 
 

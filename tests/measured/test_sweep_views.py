@@ -1,5 +1,7 @@
 """Attaching a load test to a candidate: what the consultant sees and what is saved."""
 
+import importlib
+import json
 import re
 from pathlib import Path
 
@@ -204,3 +206,41 @@ def test_the_cheapest_badge_is_the_first_row_of_the_cost_sort_after_a_measuremen
     # The measurement moved the row's cost (else this test would not test the re-ranking).
     assert measured_row.usd_per_million_output_tokens != modelled_row.usd_per_million_output_tokens
     assert best_key != modelled_best
+
+
+def llmperf_file(**changes) -> SimpleUploadedFile:
+    path = FIXTURES / "meta-llama-Llama-3-1-8B-Instruct_1000_250_summary.json"
+    data = {**json.loads(path.read_text()), **changes}
+    return SimpleUploadedFile(path.name, json.dumps(data).encode(), "application/json")
+
+
+def test_a_point_that_held_far_under_its_setting_says_so_and_sizes_on_the_load_held(
+    client, consultant_a, workload
+):
+    client.force_login(consultant_a)
+    # LLMPerf set to 8: 76.125 completed requests a minute × 3.2 s held 4.06 in flight.
+    response = upload(
+        client, workload, [llmperf_file(results_num_completed_requests_per_min=76.125)]
+    )
+    page = client.get(response.url).content.decode()
+    points = page[page.index('data-testid="measured-points"') :]
+    assert '<td class="num">4.06</td><td class="num">8</td>' in points
+    assert "Held only 51 % of its setting" in points
+    assert "One replica holds <strong>4.1</strong> requests in flight" in page
+    assert "the measured point at 4.06 (set 8) in flight" in page
+    # 200 ÷ 4.06 → 50; ÷ 0.9 → 55; N+1 → 56 replicas (the setting of 8 would say 29).
+    assert '<td class="num" data-testid="measured-replicas">56</td>' in page
+    listing = client.get(reverse("measured:measurements", args=[workload.plan_id, workload.pk]))
+    assert "1 point held under 80 % of its setting" in listing.content.decode()
+
+
+def test_points_stored_at_their_setting_are_migrated_to_the_load_held():
+    migration = importlib.import_module("planner.measured.migrations.0002_points_at_the_load_held")
+    stored = {"concurrency": 8, "concurrency_basis": "set", "requests_per_s": 1.26875,
+              "e2e_mean_ms": 3200.0}  # fmt: skip
+    moved = migration._held(stored)
+    assert moved["concurrency"] == pytest.approx(4.06)
+    assert (moved["nominal_concurrency"], moved["concurrency_basis"]) == (8, "littles_law")
+    assert migration._held(moved) == moved  # run twice, changed once
+    no_time = migration._held({**stored, "e2e_mean_ms": None})
+    assert (no_time["concurrency"], no_time["concurrency_basis"]) == (8, "set")
