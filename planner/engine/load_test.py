@@ -69,6 +69,14 @@ class LoadTestFormatError(ValueError):
     """A file that is none of the load-test formats, or misses a figure it needs."""
 
 
+class NoSuccessfulRequestsError(LoadTestFormatError):
+    """A run (or a stage of a sweep) in which no request succeeded: it measured nothing.
+
+    Read as a point it would sit at 0 in flight with every latency 0 and pass any target,
+    so it is never one: a sweep skips the stage and names it, a single run is refused.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class LoadPoint:
     """One run of a sweep: the load it put on the replica and what the replica did.
@@ -157,6 +165,7 @@ class LoadTest:
     serving_stack: str
     stack_version: str
     points: tuple[LoadPoint, ...]
+    skipped: tuple[str, ...] = ()  # stages left out, each with why ("benchmark 4 ...: ...")
 
     @property
     def input_tokens_mean(self) -> float | None:
@@ -262,6 +271,8 @@ def _point(
     e2e_ms: float | None,
     notes: tuple[str, ...] = (),
 ) -> LoadPoint:
+    if rps <= 0:
+        raise NoSuccessfulRequestsError("no request succeeded (0 completed requests/s)")
     concurrency, basis, load_notes = held_load(
         set_concurrency=set_concurrency,
         measured_concurrency=measured_concurrency,
@@ -294,6 +305,8 @@ def _point(
 
 def _parse_vllm(data: Mapping) -> LoadTest:
     completed = _num(data.get("completed"), "completed requests", required=False)
+    if completed == 0:
+        raise NoSuccessfulRequestsError("no request succeeded (completed: 0)")
     inp = out = None
     if completed:
         total_in = _num(data.get("total_input_tokens"), "total input tokens", required=False)
@@ -393,8 +406,19 @@ def _guidellm_stat(metrics: Mapping, name: str, stat: str) -> float | None:
     return _num(successful.get(stat), name, required=False)
 
 
+def _guidellm_successful(bench: Mapping) -> float | None:
+    """Successful requests of one benchmark (``request_totals``: on the benchmark, or in its
+    metrics in later GuideLLM versions), None when the report does not say."""
+    for holder in (bench, bench.get("metrics") or {}):
+        totals = holder.get("request_totals")
+        if isinstance(totals, Mapping) and totals.get("successful") is not None:
+            return _num(totals.get("successful"), "request_totals.successful")
+    return None
+
+
 def _parse_guidellm(data: Mapping) -> LoadTest:
     points = []
+    skipped = []
     measured_on = ""
     model = str((data.get("args") or {}).get("model") or "")
     for index, bench in enumerate(data.get("benchmarks") or []):
@@ -411,7 +435,13 @@ def _parse_guidellm(data: Mapping) -> LoadTest:
             else "time_per_output_token_ms"
         )  # fmt: skip
         latency_s = _guidellm_stat(metrics, "request_latency", "mean")
+        stage = f"benchmark {index + 1} ({kind or 'unknown strategy'}"
+        stage += f", {streams:g} streams)" if isinstance(streams, int | float) else ")"
         try:
+            if _guidellm_successful(bench) == 0:
+                raise NoSuccessfulRequestsError(
+                    "no request succeeded (request_totals.successful: 0)"
+                )
             point = _point(
                 set_concurrency=_num(streams, "streams", required=False),
                 measured_concurrency=_guidellm_stat(metrics, "request_concurrency", "mean"),
@@ -427,14 +457,19 @@ def _parse_guidellm(data: Mapping) -> LoadTest:
                 tpot=tuple(_guidellm_stat(metrics, tpot_name, s) for s in ("mean", "p95", "p99")),
                 e2e_ms=latency_s * 1000.0 if latency_s is not None else None,
             )
+        except NoSuccessfulRequestsError as exc:
+            skipped.append(f"{stage}: {exc}, left out of the sweep")
+            continue
         except LoadTestFormatError as exc:
-            raise LoadTestFormatError(f"benchmark {index + 1}: {exc}") from None
+            raise LoadTestFormatError(f"{stage}: {exc}") from None
         points.append(point)
         start = bench.get("start_time") or (bench.get("run_stats") or {}).get("start_time")
         measured_on = measured_on or _date_from_epoch(start)
+    if not points and skipped:
+        raise NoSuccessfulRequestsError("; ".join(skipped))
     if not points:
         raise LoadTestFormatError("the GuideLLM report has no benchmarks")
-    return LoadTest("guidellm", model, measured_on, "", "", tuple(points))
+    return LoadTest("guidellm", model, measured_on, "", "", tuple(points), tuple(skipped))
 
 
 def _parse_llmperf(data: Mapping) -> LoadTest:
@@ -442,6 +477,8 @@ def _parse_llmperf(data: Mapping) -> LoadTest:
         value = _num(data.get(key), key, required=False)
         return value * 1000.0 if value is not None else None
 
+    if _num(data.get("results_num_completed_requests"), "completed", required=False) == 0:
+        raise NoSuccessfulRequestsError("no request succeeded (results_num_completed_requests: 0)")
     per_min = _num(data.get("results_num_completed_requests_per_min"), "requests per minute")
     point = _point(
         set_concurrency=_num(data.get("num_concurrent_requests"), "num_concurrent_requests"),
@@ -500,6 +537,7 @@ def merge_sweep(tests: Sequence[LoadTest]) -> LoadTest:
         raise LoadTestFormatError("no results")
     first = tests[0]
     points = sorted((p for t in tests for p in t.points), key=lambda p: p.concurrency)
+    skipped = tuple(note for t in tests for note in t.skipped)
     dates = sorted(t.measured_on for t in tests if t.measured_on)
     return LoadTest(
         tool=first.tool,
@@ -508,6 +546,7 @@ def merge_sweep(tests: Sequence[LoadTest]) -> LoadTest:
         serving_stack=first.serving_stack,
         stack_version=first.stack_version,
         points=tuple(points),
+        skipped=skipped,
     )
 
 

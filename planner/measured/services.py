@@ -18,6 +18,7 @@ from planner.engine.load_test import (
     LoadTest,
     LoadTestFormatError,
     MeasuredCapacity,
+    NoSuccessfulRequestsError,
     PointComparison,
     capacity_at_target,
     compare_with_model,
@@ -65,6 +66,7 @@ def read_files(files) -> LoadTest:
         LoadTestFormatError: a file that is not JSON or not a format we read, named.
     """
     tests = []
+    skipped = []
     for upload in files:
         if upload.size > MAX_FILE_BYTES:
             raise LoadTestFormatError(f"{upload.name}: larger than 20 MB, not a result file")
@@ -74,14 +76,19 @@ def read_files(files) -> LoadTest:
             raise LoadTestFormatError(f"{upload.name}: not JSON ({exc})") from None
         try:
             tests.append(parse_load_test(data))
+        except NoSuccessfulRequestsError as exc:
+            skipped.append(f"{upload.name}: {exc}, left out of the sweep")
         except LoadTestFormatError as exc:
             raise LoadTestFormatError(f"{upload.name}: {exc}") from None
+    if not tests:
+        raise NoSuccessfulRequestsError("nothing measured: " + "; ".join(skipped))
     tools = {t.tool for t in tests}
     if len(tools) > 1:
         raise LoadTestFormatError(
             "one sweep comes from one tool; these files mix " + ", ".join(sorted(tools))
         )
-    return merge_sweep(tests)
+    merged = merge_sweep(tests)
+    return replace(merged, skipped=tuple(skipped) + merged.skipped)
 
 
 @transaction.atomic
@@ -114,6 +121,7 @@ def sweep_attach(
             "measured_on": measured_on
             or (date.fromisoformat(test.measured_on) if test.measured_on else None),
             "points": [asdict(p) for p in test.points],
+            "skipped_stages": list(test.skipped),
             "uploaded_by": user,
         },
     )

@@ -16,6 +16,7 @@ from planner.engine.calibration import load_calibration
 from planner.engine.load_test import (
     LoadPoint,
     LoadTestFormatError,
+    NoSuccessfulRequestsError,
     capacity_at_target,
     compare_with_model,
     lengths_mismatch,
@@ -184,6 +185,56 @@ def test_a_stored_point_reads_back_with_its_notes():
     (point,) = parse_load_test(llmperf(results_num_completed_requests_per_min=76.125)).points
     stored = json.loads(json.dumps(asdict(point)))
     assert LoadPoint.from_stored(stored) == point
+
+
+def guidellm_with_a_dead_stage() -> dict:
+    """The fixture sweep plus a throughput stage that timed out: GuideLLM writes its totals
+    (0 successful) and every successful-request statistic as 0."""
+    data = json.loads((FIXTURES / "benchmarks.json").read_text())
+    dead = json.loads(json.dumps(data["benchmarks"][-1]))
+    dead["config"]["strategy"] = {"type_": "throughput"}
+    dead["request_totals"] = {"successful": 0, "incomplete": 512, "errored": 0, "total": 512}
+    for metric in dead["metrics"].values():
+        metric["successful"] = {
+            "mean": 0.0, "median": 0.0, "count": 0, "total_sum": 0.0,
+            "percentiles": {"p50": 0.0, "p95": 0.0, "p99": 0.0},
+        }  # fmt: skip
+    data["benchmarks"].append(dead)
+    return data
+
+
+def test_a_stage_with_no_successful_request_is_left_out_and_named():
+    test = parse_load_test(guidellm_with_a_dead_stage())
+    assert [p.nominal_concurrency for p in test.points] == [4, 16, 64]
+    assert test.skipped == (
+        "benchmark 4 (throughput): no request succeeded (request_totals.successful: 0), "
+        "left out of the sweep",
+    )
+    # The sweep's mean lengths are the three stages that measured something, not 750/187.5.
+    assert (test.input_tokens_mean, test.output_tokens_mean) == (1000.0, 250.0)
+    # A 70 ms TTFT target no real point meets stays infeasible (a zero point passed it).
+    capacity = capacity_at_target(test.points, ttft_target_ms=70, tpot_target_ms=None)
+    assert not capacity.feasible
+
+
+def test_a_stage_without_totals_but_zero_requests_per_second_is_left_out_too():
+    data = guidellm_with_a_dead_stage()
+    del data["benchmarks"][-1]["request_totals"]
+    test = parse_load_test(data)
+    assert len(test.points) == 3
+    assert "0 completed requests/s" in test.skipped[0]
+
+
+def test_a_report_of_only_failed_stages_or_a_failed_run_is_refused():
+    data = guidellm_with_a_dead_stage()
+    data["benchmarks"] = data["benchmarks"][-1:]
+    with pytest.raises(NoSuccessfulRequestsError, match="benchmark 1 \\(throughput\\)"):
+        parse_load_test(data)
+    vllm = json.loads(next(FIXTURES.glob("vllm-*concurrency4-*.json")).read_text())
+    with pytest.raises(NoSuccessfulRequestsError, match="completed: 0"):
+        parse_load_test({**vllm, "completed": 0, "request_throughput": 0.0})
+    with pytest.raises(NoSuccessfulRequestsError, match="results_num_completed_requests: 0"):
+        parse_load_test(llmperf(results_num_completed_requests=0))
 
 
 def test_a_file_of_another_kind_is_refused_with_the_formats_named():

@@ -244,3 +244,24 @@ def test_points_stored_at_their_setting_are_migrated_to_the_load_held():
     assert migration._held(moved) == moved  # run twice, changed once
     no_time = migration._held({**stored, "e2e_mean_ms": None})
     assert (no_time["concurrency"], no_time["concurrency_basis"]) == (8, "set")
+
+
+def test_a_failed_run_in_a_sweep_is_left_out_and_named_on_the_page(client, consultant_a, workload):
+    client.force_login(consultant_a)
+    failed = json.loads(next(FIXTURES.glob("vllm-*concurrency64-*.json")).read_text())
+    failed.update(completed=0, request_throughput=0.0, output_throughput=0.0, max_concurrency=128)
+    files = [*vllm_files(), SimpleUploadedFile("c128.json", json.dumps(failed).encode())]
+    response = upload(client, workload, files)
+    sweep = LoadTestSweep.objects.get()
+    assert len(sweep.points) == 3
+    page = client.get(response.url).content.decode()
+    skipped = page[page.index('data-testid="skipped-stages"') :]
+    assert "c128.json: no request succeeded (completed: 0), left out of the sweep" in skipped
+    # Only failed runs: refused next to the field, nothing stored.
+    sweep.delete()
+    response = upload(
+        client, workload, [SimpleUploadedFile("c128.json", json.dumps(failed).encode())]
+    )
+    assert response.status_code == 400
+    assert "nothing measured: c128.json: no request succeeded" in response.content.decode()
+    assert not LoadTestSweep.objects.exists()
