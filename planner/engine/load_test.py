@@ -17,7 +17,12 @@ Formats (field names from each tool's source; tests/measured/fixtures/README.md 
   ``{"unit", "avg", "p95", "p99", ...}`` object, the load in ``input_config``.
 - GuideLLM ``benchmarks.json``: ``{"benchmarks": [...]}``, one entry per strategy of the
   sweep, metrics as ``{"successful": {"mean", "percentiles": {"p95", "p99"}}}``.
-- LLMPerf ``*_summary.json``: flat ``results_<metric>_s_quantiles_p95`` keys, seconds.
+- LLMPerf ``*_summary.json``: flat ``results_<metric>_s_quantiles_p95`` keys, seconds. Its
+  inter-token latency includes the first token and is converted to TPOT
+  (:func:`llmperf_tpot_ms`).
+
+Every tool but LLMPerf reports TPOT after the first token, (e2e − TTFT) ÷ (tokens − 1); each
+point's notes say which figure of the file its TPOT is.
 """
 
 from __future__ import annotations
@@ -333,6 +338,7 @@ def _parse_vllm(data: Mapping) -> LoadTest:
             for k in ("mean_tpot_ms", "p95_tpot_ms", "p99_tpot_ms")
         ),
         e2e_ms=_num(data.get("mean_e2el_ms"), "mean_e2el_ms", required=False),
+        notes=("TPOT as vLLM reports it: (e2e − TTFT) ÷ (output tokens − 1), per request",),
     )
     measured_on = ""
     date = str(data.get("date") or "")
@@ -386,6 +392,10 @@ def _parse_genai_perf(data: Mapping) -> LoadTest:
         ttft=tuple(_genai_metric(data, "time_to_first_token", s) for s in ("avg", "p95", "p99")),
         tpot=tuple(_genai_metric(data, "inter_token_latency", s) for s in ("avg", "p95", "p99")),
         e2e_ms=_genai_metric(data, "request_latency", "avg"),
+        notes=(
+            "TPOT is GenAI-Perf's inter_token_latency: (request latency − TTFT) ÷ "
+            "(output tokens − 1), per request",
+        ),
     )
     return LoadTest(
         tool="genai-perf",
@@ -429,11 +439,24 @@ def _parse_guidellm(data: Mapping) -> LoadTest:
         metrics = bench.get("metrics") or {}
         streams = 1.0 if kind == "synchronous" else strategy.get("streams")
         rate = strategy.get("rate") if kind in ("constant", "poisson") else None
-        # TPOT as vLLM defines it (after the first token) is GuideLLM's inter-token latency.
-        tpot_name = (
-            "inter_token_latency_ms" if "inter_token_latency_ms" in metrics
-            else "time_per_output_token_ms"
-        )  # fmt: skip
+        # TPOT as vLLM defines it (after the first token) is GuideLLM's inter-token latency;
+        # its time_per_output_token_ms spreads the TTFT over every token (older reports).
+        if "inter_token_latency_ms" in metrics:
+            tpot_name, tpot_note = (
+                "inter_token_latency_ms",
+                (
+                    "TPOT is GuideLLM's inter_token_latency_ms: (request latency − TTFT) ÷ "
+                    "(output tokens − 1), per request"
+                ),
+            )
+        else:
+            tpot_name, tpot_note = (
+                "time_per_output_token_ms",
+                (
+                    "TPOT is GuideLLM's time_per_output_token_ms (no inter-token latency in the "
+                    "report): it includes the first token, so it reads high by about TTFT ÷ tokens"
+                ),
+            )
         latency_s = _guidellm_stat(metrics, "request_latency", "mean")
         stage = f"benchmark {index + 1} ({kind or 'unknown strategy'}"
         stage += f", {streams:g} streams)" if isinstance(streams, int | float) else ")"
@@ -456,6 +479,7 @@ def _parse_guidellm(data: Mapping) -> LoadTest:
                 ),
                 tpot=tuple(_guidellm_stat(metrics, tpot_name, s) for s in ("mean", "p95", "p99")),
                 e2e_ms=latency_s * 1000.0 if latency_s is not None else None,
+                notes=(tpot_note,),
             )
         except NoSuccessfulRequestsError as exc:
             skipped.append(f"{stage}: {exc}, left out of the sweep")
@@ -472,6 +496,55 @@ def _parse_guidellm(data: Mapping) -> LoadTest:
     return LoadTest("guidellm", model, measured_on, "", "", tuple(points), tuple(skipped))
 
 
+def llmperf_tpot_ms(
+    itl_ms: tuple[float | None, float | None, float | None],
+    *,
+    ttft_mean_ms: float | None,
+    e2e_mean_ms: float | None,
+    output_tokens_mean: float | None,
+) -> tuple[tuple[float | None, float | None, float | None], str]:
+    """TPOT (mean, p95, p99; after the first token) from LLMPerf's inter-token latency.
+
+    LLMPerf's per-request ``inter_token_latency_s`` is the sum of every token's wait, the
+    first token's (the TTFT) included, divided by the output tokens (ray-project/llmperf
+    ``token_benchmark_ray.py``: ``request_metrics[INTER_TOKEN_LAT] /= num_output_tokens``),
+    so ITL ≈ (TTFT + (n − 1) × TPOT) ÷ n. TPOT as vLLM, GenAI-Perf and AIPerf define it is
+    (e2e − TTFT) ÷ (n − 1):
+
+    - mean: (mean e2e − mean TTFT) ÷ (mean output tokens − 1), from the file's own parts;
+      without the mean e2e, (n × mean ITL − mean TTFT) ÷ (n − 1);
+    - p95 / p99: the summary has no per-request parts at a percentile, so the request at
+      the ITL percentile is assumed to have the mean TTFT and mean length:
+      (n × ITL_p − mean TTFT) ÷ (n − 1). Its own TTFT is likely higher, so this errs high
+      (a stricter judge of a TPOT target).
+
+    Returns:
+        The three TPOTs and the note saying how they were read. Without the mean TTFT or
+        output length the ITL is kept and the note says it includes the first token.
+    """
+    n = output_tokens_mean
+    if ttft_mean_ms is None or n is None or n <= 1:
+        return itl_ms, (
+            "TPOT is LLMPerf's inter-token latency as reported: it includes the first token "
+            "(the file lacks the mean TTFT or output length to take it out)"
+        )
+
+    def from_itl(value: float | None) -> float | None:
+        return None if value is None else max(n * value - ttft_mean_ms, 0.0) / (n - 1)
+
+    if e2e_mean_ms is not None:
+        mean = max(e2e_mean_ms - ttft_mean_ms, 0.0) / (n - 1)
+        how = "mean = (mean e2e − mean TTFT) ÷ (mean output tokens − 1)"
+    else:
+        mean = from_itl(itl_ms[0])
+        how = "mean = (n × mean ITL − mean TTFT) ÷ (n − 1)"
+    return (mean, from_itl(itl_ms[1]), from_itl(itl_ms[2])), (
+        "TPOT from LLMPerf's inter-token latency, which includes the first token: "
+        f"{how}; p95/p99 = (n × ITL percentile − mean TTFT) ÷ (n − 1), assuming the mean "
+        "TTFT and length at the percentile"
+    )
+
+
 def _parse_llmperf(data: Mapping) -> LoadTest:
     def seconds(key: str) -> float | None:
         value = _num(data.get(key), key, required=False)
@@ -480,6 +553,18 @@ def _parse_llmperf(data: Mapping) -> LoadTest:
     if _num(data.get("results_num_completed_requests"), "completed", required=False) == 0:
         raise NoSuccessfulRequestsError("no request succeeded (results_num_completed_requests: 0)")
     per_min = _num(data.get("results_num_completed_requests_per_min"), "requests per minute")
+    ttft = tuple(seconds(f"results_ttft_s_{s}") for s in ("mean", "quantiles_p95", "quantiles_p99"))
+    out = _num(data.get("results_number_output_tokens_mean"), "output tokens", required=False)
+    e2e_ms = seconds("results_end_to_end_latency_s_mean")
+    tpot, tpot_note = llmperf_tpot_ms(
+        tuple(
+            seconds(f"results_inter_token_latency_s_{s}")
+            for s in ("mean", "quantiles_p95", "quantiles_p99")
+        ),
+        ttft_mean_ms=ttft[0],
+        e2e_mean_ms=e2e_ms,
+        output_tokens_mean=out,
+    )
     point = _point(
         set_concurrency=_num(data.get("num_concurrent_requests"), "num_concurrent_requests"),
         measured_concurrency=None,
@@ -490,15 +575,11 @@ def _parse_llmperf(data: Mapping) -> LoadTest:
             "results_mean_output_throughput_token_per_s",
         ),
         inp=_num(data.get("results_number_input_tokens_mean"), "input tokens", required=False),
-        out=_num(data.get("results_number_output_tokens_mean"), "output tokens", required=False),
-        ttft=tuple(
-            seconds(f"results_ttft_s_{s}") for s in ("mean", "quantiles_p95", "quantiles_p99")
-        ),
-        tpot=tuple(
-            seconds(f"results_inter_token_latency_s_{s}")
-            for s in ("mean", "quantiles_p95", "quantiles_p99")
-        ),
-        e2e_ms=seconds("results_end_to_end_latency_s_mean"),
+        out=out,
+        ttft=ttft,
+        tpot=tpot,
+        e2e_ms=e2e_ms,
+        notes=(tpot_note,),
     )
     return LoadTest(
         tool="llmperf",

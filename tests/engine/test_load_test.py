@@ -101,7 +101,6 @@ def test_llmperf_summary_in_seconds_and_per_minute():
     # 150 completed requests a minute = 2.5 requests/s; seconds → ms.
     assert point.requests_per_s == pytest.approx(2.5)
     assert point.ttft_p95_ms == pytest.approx(240.0)
-    assert point.tpot_p99_ms == pytest.approx(15.5)
     # Little's law: 2.5 requests/s × 3.2 s = 8, all of the 8 it was set to.
     assert point.concurrency == pytest.approx(8)
     assert (point.nominal_concurrency, point.concurrency_basis) == (8, "littles_law")
@@ -127,6 +126,46 @@ def llmperf(**changes):
     )
     data.update(changes)
     return data
+
+
+def test_llmperfs_inter_token_latency_includes_the_first_token_and_becomes_tpot():
+    (point,) = load("meta-llama-Llama-3-1-8B-Instruct_1000_250_summary.json").points
+    # The file's ITL is (TTFT + 249 × TPOT) ÷ 250 per request: mean 12.801 ms, p95 14.544,
+    # p99 16.038. TPOT mean = (3200 − 150) ÷ (250 − 1) = 12.249 ms (not 12.801, 4.5 % high);
+    # p95 = (250 × 14.544 − 150) ÷ 249 = 14.0; p99 = (250 × 16.038 − 150) ÷ 249 = 15.5.
+    assert point.tpot_mean_ms == pytest.approx(3050 / 249)
+    assert point.tpot_p95_ms == pytest.approx(14.0)
+    assert point.tpot_p99_ms == pytest.approx(15.5)
+    assert "includes the first token" in point.notes[0]
+    # The same run through GenAI-Perf (TPOT excluding the first token) reads the same TPOTs.
+    (genai,) = load("profile_export_genai_perf.json").points
+    assert (genai.tpot_p95_ms, genai.tpot_p99_ms) == (14.0, 15.5)
+
+
+def test_llmperf_without_the_mean_e2e_takes_the_mean_tpot_from_the_itl():
+    data = llmperf()
+    del data["results_end_to_end_latency_s_mean"]
+    (point,) = parse_load_test(data).points
+    # (250 × 12.801 − 150) ÷ 249 = 12.25 ms.
+    assert point.tpot_mean_ms == pytest.approx((250 * 12.801 - 150) / 249)
+    assert "(n × mean ITL − mean TTFT)" in point.notes[0]
+
+
+def test_llmperf_without_ttft_keeps_the_itl_and_says_it_includes_the_first_token():
+    data = {k: v for k, v in llmperf().items() if not k.startswith("results_ttft_s_mean")}
+    data["results_ttft_s_quantiles_p95"] = 0.24
+    (point,) = parse_load_test(data).points
+    assert point.tpot_p95_ms == pytest.approx(14.544)
+    assert "as reported: it includes the first token" in point.notes[0]
+
+
+def test_every_tool_says_which_tpot_definition_its_points_use():
+    assert "vLLM reports" in vllm_sweep().points[0].notes[0]
+    assert (
+        "GenAI-Perf's inter_token_latency"
+        in load("profile_export_genai_perf.json").points[0].notes[0]
+    )
+    assert "GuideLLM's inter_token_latency_ms" in load("benchmarks.json").points[0].notes[0]
 
 
 def test_llmperf_set_to_8_that_held_4_06_sizes_on_4_06():
@@ -169,7 +208,7 @@ def test_a_load_above_the_setting_is_an_inconsistent_file_and_keeps_the_setting(
     # 4 requests/s × 3.2 s = 12.8 in flight from a run allowed 8: the figures disagree.
     (point,) = parse_load_test(llmperf(results_num_completed_requests_per_min=240.0)).points
     assert point.concurrency == 8
-    assert "gives 12.8 in flight, more than the 8 the tool allowed" in point.notes[0]
+    assert "gives 12.8 in flight, more than the 8 the tool allowed" in point.notes[-1]
 
 
 def test_without_a_request_time_the_setting_is_the_load_and_says_so():
@@ -178,7 +217,7 @@ def test_without_a_request_time_the_setting_is_the_load_and_says_so():
     del data["results_inter_token_latency_s_mean"]
     (point,) = parse_load_test(data).points
     assert (point.concurrency, point.concurrency_basis) == (8, "set")
-    assert any("taken as the setting" in note for note in point.notes)
+    assert "taken as the setting" in point.notes[-1]
 
 
 def test_a_stored_point_reads_back_with_its_notes():

@@ -265,3 +265,13 @@ def test_a_failed_run_in_a_sweep_is_left_out_and_named_on_the_page(client, consu
     assert response.status_code == 400
     assert "nothing measured: c128.json: no request succeeded" in response.content.decode()
     assert not LoadTestSweep.objects.exists()
+
+
+def test_stored_llmperf_points_lose_the_first_token_from_their_tpot():
+    migration = importlib.import_module("planner.measured.migrations.0002_points_at_the_load_held")
+    stored = {"output_tokens_mean": 250.0, "ttft_mean_ms": 150.0, "e2e_mean_ms": 3200.0,
+              "tpot_mean_ms": 12.801, "tpot_p95_ms": 14.544, "tpot_p99_ms": None}  # fmt: skip
+    moved = migration._llmperf_tpot(stored)
+    assert moved["tpot_mean_ms"] == pytest.approx(3050 / 249)
+    assert moved["tpot_p95_ms"] == pytest.approx(14.0) and moved["tpot_p99_ms"] is None
+    assert migration._llmperf_tpot(moved) == moved
