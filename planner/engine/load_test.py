@@ -17,6 +17,8 @@ Formats (field names from each tool's source; tests/measured/fixtures/README.md 
   ``{"unit", "avg", "p95", "p99", ...}`` object, the load in ``input_config``.
 - GuideLLM ``benchmarks.json``: ``{"benchmarks": [...]}``, one entry per strategy of the
   sweep, metrics as ``{"successful": {"mean", "percentiles": {"p95", "p99"}}}``.
+- NVIDIA AIPerf (GenAI-Perf's successor) ``profile_export_aiperf.json``: GenAI-Perf's metric
+  objects at the top level, the load in ``input_config.loadgen``.
 - LLMPerf ``*_summary.json``: flat ``results_<metric>_s_quantiles_p95`` keys, seconds. Its
   inter-token latency includes the first token and is converted to TPOT
   (:func:`llmperf_tpot_ms`).
@@ -58,6 +60,7 @@ TOOLS = {
     "genai-perf": "NVIDIA GenAI-Perf profile export",
     "guidellm": "GuideLLM benchmark report",
     "llmperf": "LLMPerf summary",
+    "aiperf": "NVIDIA AIPerf profile export",
 }
 
 
@@ -409,6 +412,72 @@ def _parse_genai_perf(data: Mapping) -> LoadTest:
     )
 
 
+def _parse_aiperf(data: Mapping) -> LoadTest:
+    """AIPerf's aggregate export, ``profile_export_aiperf.json``.
+
+    Layout from ai-dynamo/aiperf ``docs/tutorials/working-with-profile-exports.md``
+    ("Aggregated Statistics (JSON)"): each metric an object with ``unit``, ``avg``,
+    ``p1``…``p99``, ``min``, ``max``, ``std`` (``request_throughput``, ``request_latency``,
+    ``time_to_first_token``, ``inter_token_latency``, ``output_token_throughput``,
+    ``input_sequence_length``, ``output_sequence_length``, ``request_count``,
+    ``error_request_count``), ``start_time`` (ISO 8601) and ``input_config`` with
+    ``endpoint.model_names`` and ``loadgen.concurrency`` (``loadgen.request_rate`` is the
+    ``--request-rate`` option). A run whose every request failed has only
+    ``records.error_request_count``. AIPerf's inter-token latency is TPOT after the first
+    token: (request_latency − ttft) ÷ (output_sequence_length − 1)
+    (``aiperf/metrics/types/inter_token_latency_metric.py``).
+    """
+    config = data.get("input_config") or {}
+    loadgen = config.get("loadgen") or {}
+    endpoint = config.get("endpoint") or {}
+    succeeded = _genai_metric(data, "request_count", "avg")
+    if "request_throughput" not in data and isinstance(data.get("records"), Mapping):
+        failed = ((data["records"].get("error_request_count") or {}).get("avg")) or 0
+        raise NoSuccessfulRequestsError(
+            f"no request succeeded ({failed:g} errored; the export has only error counts)"
+        )
+    if succeeded == 0:
+        raise NoSuccessfulRequestsError("no request succeeded (request_count: 0)")
+    concurrency = _num(loadgen.get("concurrency"), "loadgen.concurrency", required=False)
+    rate = _num(loadgen.get("request_rate"), "loadgen.request_rate", required=False)
+    throughput = data.get("request_throughput") or {}
+    tokens = data.get("output_token_throughput") or {}
+    notes = [
+        "TPOT is AIPerf's inter_token_latency: (request latency − TTFT) ÷ "
+        "(output tokens − 1), per request"
+    ]
+    errored = _genai_metric(data, "error_request_count", "avg")
+    if errored and succeeded:
+        notes.append(f"{errored:g} of {errored + succeeded:g} requests errored")
+    point = _point(
+        set_concurrency=concurrency if not rate else None,
+        measured_concurrency=None,
+        rate=rate,
+        rps=_num(throughput.get("avg"), "request_throughput.avg"),
+        tps=_num(tokens.get("avg"), "output_token_throughput.avg"),
+        inp=_genai_metric(data, "input_sequence_length", "avg"),
+        out=_genai_metric(data, "output_sequence_length", "avg"),
+        ttft=tuple(_genai_metric(data, "time_to_first_token", s) for s in ("avg", "p95", "p99")),
+        tpot=tuple(_genai_metric(data, "inter_token_latency", s) for s in ("avg", "p95", "p99")),
+        e2e_ms=_genai_metric(data, "request_latency", "avg"),
+        notes=tuple(notes),
+    )
+    models = endpoint.get("model_names") or []
+    measured_on = ""
+    try:
+        measured_on = datetime.fromisoformat(str(data.get("start_time") or "")).date().isoformat()
+    except ValueError:
+        measured_on = ""
+    return LoadTest(
+        tool="aiperf",
+        model=str(models[0] if isinstance(models, list) and models else models or ""),
+        measured_on=measured_on,
+        serving_stack="",
+        stack_version="",
+        points=(point,),
+    )
+
+
 def _guidellm_stat(metrics: Mapping, name: str, stat: str) -> float | None:
     successful = (metrics.get(name) or {}).get("successful") or {}
     if stat in ("p95", "p99"):
@@ -592,7 +661,7 @@ def _parse_llmperf(data: Mapping) -> LoadTest:
 
 
 def parse_load_test(data) -> LoadTest:
-    """One result file (already decoded from JSON) of any of the four tools.
+    """One result file (already decoded from JSON) of any of the tools in :data:`TOOLS`.
 
     Raises:
         LoadTestFormatError: not one of the formats, or a figure it needs is missing.
@@ -603,6 +672,11 @@ def parse_load_test(data) -> LoadTest:
         return _parse_guidellm(data)
     if "results_ttft_s_mean" in data or "num_concurrent_requests" in data:
         return _parse_llmperf(data)
+    config = data.get("input_config")
+    if (isinstance(config, Mapping) and isinstance(config.get("loadgen"), Mapping)) or (
+        isinstance(data.get("records"), Mapping) and "error_summary" in data
+    ):
+        return _parse_aiperf(data)
     if isinstance(data.get("time_to_first_token"), Mapping):
         return _parse_genai_perf(data)
     if "mean_ttft_ms" in data or "request_throughput" in data:

@@ -86,6 +86,39 @@ def test_genai_perf_profile_export():
     assert (point.input_tokens_mean, point.output_tokens_mean) == (1000.0, 250.0)
 
 
+def test_aiperf_profile_export():
+    test = load("profile_export_aiperf.json")
+    (point,) = test.points
+    assert test.tool == "aiperf" and test.model == "meta-llama/Llama-3.1-8B-Instruct"
+    assert test.measured_on == "2026-11-05"
+    # Set to 10 (loadgen.concurrency); held 2.5 requests/s × 3.2 s = 8 (80 %: no warning).
+    assert point.nominal_concurrency == 10 and point.concurrency == pytest.approx(8)
+    assert point.load_label == "8 (set 10)" and not point.held_under_setting
+    assert point.requests_per_s == 2.5 and point.output_tokens_per_s == 625.0
+    assert (point.ttft_p95_ms, point.ttft_p99_ms) == (240.0, 320.0)
+    # AIPerf's inter-token latency is already TPOT after the first token.
+    assert (point.tpot_mean_ms, point.tpot_p95_ms, point.tpot_p99_ms) == (12.25, 14.0, 15.5)
+    assert (point.input_tokens_mean, point.output_tokens_mean) == (1000.0, 250.0)
+    assert "AIPerf's inter_token_latency" in point.notes[0]
+
+
+def test_an_aiperf_run_whose_every_request_failed_is_refused():
+    # The layout AIPerf writes when every request fails: error counts and the config only.
+    data = {
+        "records": {"error_request_count": {"tag": "error_request_count", "unit": "requests",
+                                            "header": "Error Request Count", "avg": 5.0}},
+        "input_config": {"loadgen": {"concurrency": 1, "request_count": 5}},
+        "was_cancelled": False,
+        "error_summary": [{"error_details": {"type": "TimeoutError"}, "count": 5}],
+    }  # fmt: skip
+    with pytest.raises(NoSuccessfulRequestsError, match="5 errored"):
+        parse_load_test(data)
+    partly = json.loads((FIXTURES / "profile_export_aiperf.json").read_text())
+    partly["error_request_count"] = {"unit": "requests", "avg": 20.0}
+    (point,) = parse_load_test(partly).points
+    assert "20 of 220 requests errored" in point.notes
+
+
 def test_genai_perf_units_in_seconds_become_ms():
     data = json.loads((FIXTURES / "profile_export_genai_perf.json").read_text())
     data["time_to_first_token"] = {"unit": "s", "avg": 0.15, "p95": 0.24, "p99": 0.32}

@@ -275,3 +275,17 @@ def test_stored_llmperf_points_lose_the_first_token_from_their_tpot():
     assert moved["tpot_mean_ms"] == pytest.approx(3050 / 249)
     assert moved["tpot_p95_ms"] == pytest.approx(14.0) and moved["tpot_p99_ms"] is None
     assert migration._llmperf_tpot(moved) == moved
+
+
+def test_an_aiperf_export_attaches_and_the_page_lists_aiperf(client, consultant_a, workload):
+    client.force_login(consultant_a)
+    url = reverse("measured:measurements", args=[workload.plan_id, workload.pk])
+    page = client.get(url).content.decode()
+    assert "NVIDIA AIPerf profile export" in page and "profile_export_aiperf.json" in page
+    path = FIXTURES / "profile_export_aiperf.json"
+    response = upload(client, workload, [SimpleUploadedFile(path.name, path.read_bytes())])
+    sweep = LoadTestSweep.objects.get()
+    assert (sweep.tool, sweep.model_name) == ("aiperf", "meta-llama/Llama-3.1-8B-Instruct")
+    detail = client.get(response.url).content.decode()
+    assert "measured with NVIDIA AIPerf profile export" in detail
+    assert "the measured point at 8 (set 10) in flight" in detail
