@@ -29,11 +29,14 @@ point's notes say which figure of the file its TPOT is.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import BinaryIO
 
+import ijson
 import numpy as np
 
 from planner.engine.capacity import ReplicaPlan, plan_replicas
@@ -53,6 +56,7 @@ __all__ = [
     "merge_sweep",
     "model_correction",
     "parse_load_test",
+    "read_result_json",
 ]
 
 TOOLS = {
@@ -658,6 +662,79 @@ def _parse_llmperf(data: Mapping) -> LoadTest:
         stack_version="",
         points=(point,),
     )
+
+
+# Per-request arrays no parser here reads: GuideLLM keeps every request of every benchmark
+# (about 5 KB each, prompt and output text included), vLLM's --save-detailed every request's
+# lengths, latencies and text. They are skipped while reading, never held in memory.
+PER_REQUEST_PREFIXES = frozenset(
+    {
+        "benchmarks.item.requests",
+        "input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors",
+        "start_times",
+    }
+)  # fmt: skip
+
+
+# Up to this size a file is decoded whole by json (which, unlike the streaming parser, also
+# takes the NaN and Infinity that Python's json.dump writes): a few tens of MB of Python
+# objects at most. Above it, it is streamed.
+WHOLE_FILE_BYTES = 8 * 1024 * 1024
+
+
+def read_result_json(
+    stream: BinaryIO, *, size_bytes: int, whole_file_bytes: int = WHOLE_FILE_BYTES
+) -> Mapping:
+    """A result file decoded from a binary stream, without its per-request arrays.
+
+    A file of up to ``whole_file_bytes`` is decoded whole. A larger one is streamed with
+    ijson (its C parser, yajl2_c): the aggregate sections are built as :func:`json.load`
+    would build them, each array or object under :data:`PER_REQUEST_PREFIXES` becomes
+    ``None`` as it is read past, so memory stays that of the aggregates whatever the number
+    of requests (benchmarks/bench_guidellm_report.py measures it).
+
+    Raises:
+        LoadTestFormatError: not JSON or not UTF-8, said in one line.
+    """
+    if size_bytes <= whole_file_bytes:
+        try:
+            return json.loads(stream.read().decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise LoadTestFormatError(
+                f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+            ) from None
+        except json.JSONDecodeError as exc:
+            raise LoadTestFormatError(f"not JSON ({exc})") from None
+    builder = ijson.ObjectBuilder()
+    skipping = 0
+    try:
+        for prefix, event, value in ijson.parse(stream, use_float=True):
+            if skipping:
+                if event in ("start_map", "start_array"):
+                    skipping += 1
+                elif event in ("end_map", "end_array"):
+                    skipping -= 1
+                continue
+            if event in ("start_map", "start_array") and prefix in PER_REQUEST_PREFIXES:
+                skipping = 1
+                builder.event("null", None)
+                continue
+            builder.event(event, value)
+    except ijson.JSONError as exc:
+        raise LoadTestFormatError(f"not JSON ({_first_line(exc)})") from None
+    except UnicodeDecodeError as exc:
+        raise LoadTestFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if not hasattr(builder, "value"):
+        raise LoadTestFormatError("not JSON (the file is empty)")
+    return builder.value
+
+
+def _first_line(exc: Exception) -> str:
+    """yajl's message spans lines (the text and a caret), sometimes as bytes: its first line."""
+    message = exc.args[0] if exc.args else str(exc)
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", "replace")
+    return str(message).strip().splitlines()[0] if str(message).strip() else "invalid"
 
 
 def parse_load_test(data) -> LoadTest:

@@ -5,6 +5,7 @@ tests/measured/fixtures (see its README for where each layout comes from).
 """
 
 import json
+import math
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -24,9 +25,11 @@ from planner.engine.load_test import (
     merge_sweep,
     model_correction,
     parse_load_test,
+    read_result_json,
 )
 from planner.engine.performance import replica_shape, steady_state
 from planner.engine.specs import load_accelerators_csv, load_models_csv
+from tests.measured.big_reports import write_guidellm_report
 
 FIXTURES = Path(__file__).resolve().parents[1] / "measured" / "fixtures"
 DATA = Path(__file__).resolve().parents[2] / "catalog" / "data"
@@ -476,3 +479,30 @@ def test_capacity_stays_between_measured_points_and_grows_with_a_looser_target(
         assert loose.feasible and loose.concurrency >= tight.concurrency - 1e-9
     else:
         assert tight.reason
+
+
+def test_a_full_guidellm_report_is_streamed_without_its_requests(tmp_path):
+    path = tmp_path / "benchmarks.json"
+    size = write_guidellm_report(path, 600)
+    assert size > 600 * 4_000  # every request kept, as GuideLLM writes it
+    with path.open("rb") as stream:
+        streamed = read_result_json(stream, size_bytes=size, whole_file_bytes=0)
+    whole = json.loads(path.read_text())
+    assert [b["requests"] for b in streamed["benchmarks"]] == [None, None, None]
+    for bench in whole["benchmarks"]:
+        bench["requests"] = None
+    assert streamed == whole  # the aggregates exactly as json.load reads them
+    assert parse_load_test(streamed) == load("benchmarks.json")
+
+
+def test_a_streamed_file_that_is_not_json_is_refused_in_one_line():
+    import io
+
+    with pytest.raises(LoadTestFormatError) as error:
+        read_result_json(io.BytesIO(b'{"benchmarks": [1, '), size_bytes=20, whole_file_bytes=0)
+    assert str(error.value) == "not JSON (parse error: premature EOF)"
+    with pytest.raises(LoadTestFormatError, match="not UTF-8|not JSON"):
+        read_result_json(io.BytesIO(b"\xff\xfe{}"), size_bytes=4, whole_file_bytes=0)
+    # A small file is decoded whole, NaN included (Python's json.dump writes it).
+    small = read_result_json(io.BytesIO(b'{"p99_ttft_ms": NaN}'), size_bytes=20)
+    assert math.isnan(small["p99_ttft_ms"])

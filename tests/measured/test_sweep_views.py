@@ -10,9 +10,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from catalog.models import Accelerator, ModelArchitecture
+from planner.measured import services
 from planner.measured.models import LoadTestSweep
 from planner.models import Client, Plan, Workload
 from tests.conftest import make_member
+from tests.measured.big_reports import write_guidellm_report
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 KEY = "h100-sxm|fp8|1"
@@ -289,3 +291,31 @@ def test_an_aiperf_export_attaches_and_the_page_lists_aiperf(client, consultant_
     detail = client.get(response.url).content.decode()
     assert "measured with NVIDIA AIPerf profile export" in detail
     assert "the measured point at 8 (set 10) in flight" in detail
+
+
+def test_a_50_mb_guidellm_report_with_every_request_is_read(
+    client, consultant_a, workload, tmp_path
+):
+    """20 MB, the former cap, refused GuideLLM reports of 3,800 requests or more."""
+    path = tmp_path / "benchmarks.json"
+    size = write_guidellm_report(path, 10_000)
+    assert size > 50 * 10**6
+    client.force_login(consultant_a)
+    with path.open("rb") as report:
+        response = upload(client, workload, [report])
+    assert response.status_code == 302
+    sweep = LoadTestSweep.objects.get()
+    assert (sweep.tool, len(sweep.points)) == ("guidellm", 3)
+    assert [p["concurrency"] for p in sweep.points] == [3.92, 15.68, 62.72]
+
+
+def test_a_report_above_the_cap_is_refused_with_the_reason(
+    client, consultant_a, workload, monkeypatch
+):
+    monkeypatch.setattr(services, "MAX_FILE_BYTES", 2**20)
+    client.force_login(consultant_a)
+    big = SimpleUploadedFile("benchmarks.json", b" " * (2**20 + 1) + b"{}")
+    response = upload(client, workload, [big])
+    assert response.status_code == 400
+    assert "benchmarks.json: larger than 1 MB" in response.content.decode()
+    assert not LoadTestSweep.objects.exists()
