@@ -17,16 +17,26 @@ Formats (field names from each tool's source; tests/measured/fixtures/README.md 
   ``{"unit", "avg", "p95", "p99", ...}`` object, the load in ``input_config``.
 - GuideLLM ``benchmarks.json``: ``{"benchmarks": [...]}``, one entry per strategy of the
   sweep, metrics as ``{"successful": {"mean", "percentiles": {"p95", "p99"}}}``.
-- LLMPerf ``*_summary.json``: flat ``results_<metric>_s_quantiles_p95`` keys, seconds.
+- NVIDIA AIPerf (GenAI-Perf's successor) ``profile_export_aiperf.json``: GenAI-Perf's metric
+  objects at the top level, the load in ``input_config.loadgen``.
+- LLMPerf ``*_summary.json``: flat ``results_<metric>_s_quantiles_p95`` keys, seconds. Its
+  inter-token latency includes the first token and is converted to TPOT
+  (:func:`llmperf_tpot_ms`).
+
+Every tool but LLMPerf reports TPOT after the first token, (e2e − TTFT) ÷ (tokens − 1); each
+point's notes say which figure of the file its TPOT is.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import BinaryIO
 
+import ijson
 import numpy as np
 
 from planner.engine.capacity import ReplicaPlan, plan_replicas
@@ -46,6 +56,7 @@ __all__ = [
     "merge_sweep",
     "model_correction",
     "parse_load_test",
+    "read_result_json",
 ]
 
 TOOLS = {
@@ -53,11 +64,29 @@ TOOLS = {
     "genai-perf": "NVIDIA GenAI-Perf profile export",
     "guidellm": "GuideLLM benchmark report",
     "llmperf": "LLMPerf summary",
+    "aiperf": "NVIDIA AIPerf profile export",
 }
 
 
+# A closed loop that kept fewer than this share of its setting in flight did not load the
+# replica as set (the client, not the server, was the bottleneck, or requests failed): the
+# page says so beside the point. 80 %: a healthy run loses a few % to ramp-up and ramp-down.
+HELD_LOAD_WARNING_FRACTION = 0.8
+# Little's law on a closed loop can only exceed the setting by rounding; beyond this the
+# file's throughput and request time disagree and the setting is kept, with a note.
+HELD_LOAD_ROUNDING_FRACTION = 1.02
+
+
 class LoadTestFormatError(ValueError):
-    """A file that is none of the four load-test formats, or misses a figure it needs."""
+    """A file that is none of the load-test formats, or misses a figure it needs."""
+
+
+class NoSuccessfulRequestsError(LoadTestFormatError):
+    """A run (or a stage of a sweep) in which no request succeeded: it measured nothing.
+
+    Read as a point it would sit at 0 in flight with every latency 0 and pass any target,
+    so it is never one: a sweep skips the stage and names it, a single run is refused.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +94,10 @@ class LoadPoint:
     """One run of a sweep: the load it put on the replica and what the replica did.
 
     Attributes:
-        concurrency: Requests in flight (the load of the curve).
-        concurrency_basis: "set" (closed loop: the tool held this many requests in flight),
-            "measured" (the tool reports the mean in flight) or "littles_law" (requests/s ×
-            mean request time, for an open-loop rate).
+        concurrency: Requests held in flight on average (the load of the curve).
+        concurrency_basis: How the load held was read: "measured" (the tool reports the mean
+            in flight, GuideLLM), "littles_law" (completed requests/s × mean request time,
+            L = λW) or "set" (the tool's setting, only when the file gives no request time).
         request_rate_per_s: Offered request rate of an open-loop run, else None.
         requests_per_s: Completed requests/s.
         output_tokens_per_s: Output tokens/s of the replica.
@@ -77,6 +106,9 @@ class LoadPoint:
         ttft_mean_ms / ttft_p95_ms / ttft_p99_ms: Time to first token.
         tpot_mean_ms / tpot_p95_ms / tpot_p99_ms: Time per output token after the first.
         e2e_mean_ms: Mean request time, None when not reported.
+        nominal_concurrency: The tool's concurrency setting of a closed loop, None for an
+            open-loop rate.
+        notes: How the figures were read (the TPOT definition, a load read off the setting).
     """
 
     concurrency: float
@@ -93,6 +125,34 @@ class LoadPoint:
     tpot_p95_ms: float | None
     tpot_p99_ms: float | None
     e2e_mean_ms: float | None = None
+    nominal_concurrency: float | None = None
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def from_stored(cls, row: Mapping) -> LoadPoint:
+        """A point from its stored dict (``dataclasses.asdict``; JSON turns tuples to lists)."""
+        return cls(**{**row, "notes": tuple(row.get("notes") or ())})
+
+    @property
+    def held_fraction(self) -> float | None:
+        """Load held ÷ the setting of a closed loop, None for an open-loop rate."""
+        if not self.nominal_concurrency:
+            return None
+        return self.concurrency / self.nominal_concurrency
+
+    @property
+    def held_under_setting(self) -> bool:
+        """True when the run held far less in flight than it was set to (< 80 %)."""
+        fraction = self.held_fraction
+        return fraction is not None and fraction < HELD_LOAD_WARNING_FRACTION
+
+    @property
+    def load_label(self) -> str:
+        """The load as the page says it: "4.06 (set 8)" when it differs from the setting."""
+        held = f"{self.concurrency:.3g}"
+        if self.nominal_concurrency and held != f"{self.nominal_concurrency:g}":
+            return f"{held} (set {self.nominal_concurrency:g})"
+        return held
 
     def latency_ms(self, metric: str, percentile: int) -> tuple[float | None, int | None]:
         """``metric`` ("ttft" or "tpot") at ``percentile`` (95 or 99), and the one used.
@@ -117,6 +177,7 @@ class LoadTest:
     serving_stack: str
     stack_version: str
     points: tuple[LoadPoint, ...]
+    skipped: tuple[str, ...] = ()  # stages left out, each with why ("benchmark 4 ...: ...")
 
     @property
     def input_tokens_mean(self) -> float | None:
@@ -125,6 +186,11 @@ class LoadTest:
     @property
     def output_tokens_mean(self) -> float | None:
         return _mean([p.output_tokens_mean for p in self.points])
+
+    @property
+    def points_held_under_setting(self) -> tuple[LoadPoint, ...]:
+        """Points that held far less in flight than their setting (< 80 %)."""
+        return tuple(p for p in self.points if p.held_under_setting)
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -158,13 +224,49 @@ def _date_from_epoch(value) -> str:
     return datetime.fromtimestamp(stamp, tz=UTC).date().isoformat()
 
 
-def _littles_law(requests_per_s: float, e2e_ms: float | None, ttft_ms, tpot_ms, out) -> float:
-    """In-flight requests of an open-loop run: L = λW (W the mean request time)."""
+def _mean_request_ms(e2e_ms, ttft_ms, tpot_ms, out) -> float | None:
+    """The file's mean request time, else TTFT + (output − 1) × TPOT from its means."""
     if e2e_ms is None and ttft_ms is not None and tpot_ms is not None and out is not None:
         e2e_ms = ttft_ms + max(out - 1.0, 0.0) * tpot_ms
-    if e2e_ms is None:
+    return e2e_ms
+
+
+def held_load(
+    *,
+    set_concurrency: float | None,
+    measured_concurrency: float | None,
+    requests_per_s: float,
+    request_ms: float | None,
+) -> tuple[float, str, tuple[str, ...]]:
+    """Requests held in flight on average, how it was read, and any note.
+
+    The tool's own measured mean in flight first (GuideLLM reports it), else Little's law on
+    the completed requests, L = λW (λ completed requests/s, W the mean request time). A
+    closed loop's setting is only an upper bound: a client that cannot keep its slots
+    filled, or requests that fail early, hold less (issue: LLMPerf set to 8 held 4.06).
+
+    Raises:
+        LoadTestFormatError: neither a measured load, a request time nor a setting.
+    """
+    notes: list[str] = []
+    if measured_concurrency:
+        held, basis = measured_concurrency, "measured"
+    elif request_ms is not None:
+        held, basis = concurrency_from_rate(requests_per_s, request_ms / 1000.0), "littles_law"
+    elif set_concurrency:
+        held, basis = set_concurrency, "set"
+        notes.append("the file gives no mean request time: the load held is taken as the setting")
+    else:
         raise LoadTestFormatError("an open-loop run needs the mean request time for its load")
-    return concurrency_from_rate(requests_per_s, e2e_ms / 1000.0)
+    if set_concurrency and held > set_concurrency:
+        if held > set_concurrency * HELD_LOAD_ROUNDING_FRACTION:
+            notes.append(
+                f"the file's throughput × request time gives {held:.3g} in flight, more than "
+                f"the {set_concurrency:g} the tool allowed: its figures disagree, the setting "
+                "is kept"
+            )
+        held = set_concurrency
+    return held, basis, tuple(notes)
 
 
 def _point(
@@ -179,14 +281,16 @@ def _point(
     ttft: tuple[float | None, float | None, float | None],
     tpot: tuple[float | None, float | None, float | None],
     e2e_ms: float | None,
+    notes: tuple[str, ...] = (),
 ) -> LoadPoint:
-    if set_concurrency:
-        concurrency, basis = set_concurrency, "set"
-    elif measured_concurrency:
-        concurrency, basis = measured_concurrency, "measured"
-    else:
-        concurrency = _littles_law(rps, e2e_ms, ttft[0], tpot[0], out)
-        basis = "littles_law"
+    if rps <= 0:
+        raise NoSuccessfulRequestsError("no request succeeded (0 completed requests/s)")
+    concurrency, basis, load_notes = held_load(
+        set_concurrency=set_concurrency,
+        measured_concurrency=measured_concurrency,
+        requests_per_s=rps,
+        request_ms=_mean_request_ms(e2e_ms, ttft[0], tpot[0], out),
+    )
     if ttft[1] is None and ttft[2] is None:
         raise LoadTestFormatError("the file has no p95 or p99 time to first token")
     if tpot[1] is None and tpot[2] is None:
@@ -206,11 +310,15 @@ def _point(
         tpot_p95_ms=tpot[1],
         tpot_p99_ms=tpot[2],
         e2e_mean_ms=e2e_ms,
+        nominal_concurrency=set_concurrency or None,
+        notes=tuple(notes) + load_notes,
     )
 
 
 def _parse_vllm(data: Mapping) -> LoadTest:
     completed = _num(data.get("completed"), "completed requests", required=False)
+    if completed == 0:
+        raise NoSuccessfulRequestsError("no request succeeded (completed: 0)")
     inp = out = None
     if completed:
         total_in = _num(data.get("total_input_tokens"), "total input tokens", required=False)
@@ -237,6 +345,7 @@ def _parse_vllm(data: Mapping) -> LoadTest:
             for k in ("mean_tpot_ms", "p95_tpot_ms", "p99_tpot_ms")
         ),
         e2e_ms=_num(data.get("mean_e2el_ms"), "mean_e2el_ms", required=False),
+        notes=("TPOT as vLLM reports it: (e2e − TTFT) ÷ (output tokens − 1), per request",),
     )
     measured_on = ""
     date = str(data.get("date") or "")
@@ -290,6 +399,10 @@ def _parse_genai_perf(data: Mapping) -> LoadTest:
         ttft=tuple(_genai_metric(data, "time_to_first_token", s) for s in ("avg", "p95", "p99")),
         tpot=tuple(_genai_metric(data, "inter_token_latency", s) for s in ("avg", "p95", "p99")),
         e2e_ms=_genai_metric(data, "request_latency", "avg"),
+        notes=(
+            "TPOT is GenAI-Perf's inter_token_latency: (request latency − TTFT) ÷ "
+            "(output tokens − 1), per request",
+        ),
     )
     return LoadTest(
         tool="genai-perf",
@@ -303,6 +416,72 @@ def _parse_genai_perf(data: Mapping) -> LoadTest:
     )
 
 
+def _parse_aiperf(data: Mapping) -> LoadTest:
+    """AIPerf's aggregate export, ``profile_export_aiperf.json``.
+
+    Layout from ai-dynamo/aiperf ``docs/tutorials/working-with-profile-exports.md``
+    ("Aggregated Statistics (JSON)"): each metric an object with ``unit``, ``avg``,
+    ``p1``…``p99``, ``min``, ``max``, ``std`` (``request_throughput``, ``request_latency``,
+    ``time_to_first_token``, ``inter_token_latency``, ``output_token_throughput``,
+    ``input_sequence_length``, ``output_sequence_length``, ``request_count``,
+    ``error_request_count``), ``start_time`` (ISO 8601) and ``input_config`` with
+    ``endpoint.model_names`` and ``loadgen.concurrency`` (``loadgen.request_rate`` is the
+    ``--request-rate`` option). A run whose every request failed has only
+    ``records.error_request_count``. AIPerf's inter-token latency is TPOT after the first
+    token: (request_latency − ttft) ÷ (output_sequence_length − 1)
+    (``aiperf/metrics/types/inter_token_latency_metric.py``).
+    """
+    config = data.get("input_config") or {}
+    loadgen = config.get("loadgen") or {}
+    endpoint = config.get("endpoint") or {}
+    succeeded = _genai_metric(data, "request_count", "avg")
+    if "request_throughput" not in data and isinstance(data.get("records"), Mapping):
+        failed = ((data["records"].get("error_request_count") or {}).get("avg")) or 0
+        raise NoSuccessfulRequestsError(
+            f"no request succeeded ({failed:g} errored; the export has only error counts)"
+        )
+    if succeeded == 0:
+        raise NoSuccessfulRequestsError("no request succeeded (request_count: 0)")
+    concurrency = _num(loadgen.get("concurrency"), "loadgen.concurrency", required=False)
+    rate = _num(loadgen.get("request_rate"), "loadgen.request_rate", required=False)
+    throughput = data.get("request_throughput") or {}
+    tokens = data.get("output_token_throughput") or {}
+    notes = [
+        "TPOT is AIPerf's inter_token_latency: (request latency − TTFT) ÷ "
+        "(output tokens − 1), per request"
+    ]
+    errored = _genai_metric(data, "error_request_count", "avg")
+    if errored and succeeded:
+        notes.append(f"{errored:g} of {errored + succeeded:g} requests errored")
+    point = _point(
+        set_concurrency=concurrency if not rate else None,
+        measured_concurrency=None,
+        rate=rate,
+        rps=_num(throughput.get("avg"), "request_throughput.avg"),
+        tps=_num(tokens.get("avg"), "output_token_throughput.avg"),
+        inp=_genai_metric(data, "input_sequence_length", "avg"),
+        out=_genai_metric(data, "output_sequence_length", "avg"),
+        ttft=tuple(_genai_metric(data, "time_to_first_token", s) for s in ("avg", "p95", "p99")),
+        tpot=tuple(_genai_metric(data, "inter_token_latency", s) for s in ("avg", "p95", "p99")),
+        e2e_ms=_genai_metric(data, "request_latency", "avg"),
+        notes=tuple(notes),
+    )
+    models = endpoint.get("model_names") or []
+    measured_on = ""
+    try:
+        measured_on = datetime.fromisoformat(str(data.get("start_time") or "")).date().isoformat()
+    except ValueError:
+        measured_on = ""
+    return LoadTest(
+        tool="aiperf",
+        model=str(models[0] if isinstance(models, list) and models else models or ""),
+        measured_on=measured_on,
+        serving_stack="",
+        stack_version="",
+        points=(point,),
+    )
+
+
 def _guidellm_stat(metrics: Mapping, name: str, stat: str) -> float | None:
     successful = (metrics.get(name) or {}).get("successful") or {}
     if stat in ("p95", "p99"):
@@ -310,8 +489,19 @@ def _guidellm_stat(metrics: Mapping, name: str, stat: str) -> float | None:
     return _num(successful.get(stat), name, required=False)
 
 
+def _guidellm_successful(bench: Mapping) -> float | None:
+    """Successful requests of one benchmark (``request_totals``: on the benchmark, or in its
+    metrics in later GuideLLM versions), None when the report does not say."""
+    for holder in (bench, bench.get("metrics") or {}):
+        totals = holder.get("request_totals")
+        if isinstance(totals, Mapping) and totals.get("successful") is not None:
+            return _num(totals.get("successful"), "request_totals.successful")
+    return None
+
+
 def _parse_guidellm(data: Mapping) -> LoadTest:
     points = []
+    skipped = []
     measured_on = ""
     model = str((data.get("args") or {}).get("model") or "")
     for index, bench in enumerate(data.get("benchmarks") or []):
@@ -322,13 +512,32 @@ def _parse_guidellm(data: Mapping) -> LoadTest:
         metrics = bench.get("metrics") or {}
         streams = 1.0 if kind == "synchronous" else strategy.get("streams")
         rate = strategy.get("rate") if kind in ("constant", "poisson") else None
-        # TPOT as vLLM defines it (after the first token) is GuideLLM's inter-token latency.
-        tpot_name = (
-            "inter_token_latency_ms" if "inter_token_latency_ms" in metrics
-            else "time_per_output_token_ms"
-        )  # fmt: skip
+        # TPOT as vLLM defines it (after the first token) is GuideLLM's inter-token latency;
+        # its time_per_output_token_ms spreads the TTFT over every token (older reports).
+        if "inter_token_latency_ms" in metrics:
+            tpot_name, tpot_note = (
+                "inter_token_latency_ms",
+                (
+                    "TPOT is GuideLLM's inter_token_latency_ms: (request latency − TTFT) ÷ "
+                    "(output tokens − 1), per request"
+                ),
+            )
+        else:
+            tpot_name, tpot_note = (
+                "time_per_output_token_ms",
+                (
+                    "TPOT is GuideLLM's time_per_output_token_ms (no inter-token latency in the "
+                    "report): it includes the first token, so it reads high by about TTFT ÷ tokens"
+                ),
+            )
         latency_s = _guidellm_stat(metrics, "request_latency", "mean")
+        stage = f"benchmark {index + 1} ({kind or 'unknown strategy'}"
+        stage += f", {streams:g} streams)" if isinstance(streams, int | float) else ")"
         try:
+            if _guidellm_successful(bench) == 0:
+                raise NoSuccessfulRequestsError(
+                    "no request succeeded (request_totals.successful: 0)"
+                )
             point = _point(
                 set_concurrency=_num(streams, "streams", required=False),
                 measured_concurrency=_guidellm_stat(metrics, "request_concurrency", "mean"),
@@ -343,15 +552,70 @@ def _parse_guidellm(data: Mapping) -> LoadTest:
                 ),
                 tpot=tuple(_guidellm_stat(metrics, tpot_name, s) for s in ("mean", "p95", "p99")),
                 e2e_ms=latency_s * 1000.0 if latency_s is not None else None,
+                notes=(tpot_note,),
             )
+        except NoSuccessfulRequestsError as exc:
+            skipped.append(f"{stage}: {exc}, left out of the sweep")
+            continue
         except LoadTestFormatError as exc:
-            raise LoadTestFormatError(f"benchmark {index + 1}: {exc}") from None
+            raise LoadTestFormatError(f"{stage}: {exc}") from None
         points.append(point)
         start = bench.get("start_time") or (bench.get("run_stats") or {}).get("start_time")
         measured_on = measured_on or _date_from_epoch(start)
+    if not points and skipped:
+        raise NoSuccessfulRequestsError("; ".join(skipped))
     if not points:
         raise LoadTestFormatError("the GuideLLM report has no benchmarks")
-    return LoadTest("guidellm", model, measured_on, "", "", tuple(points))
+    return LoadTest("guidellm", model, measured_on, "", "", tuple(points), tuple(skipped))
+
+
+def llmperf_tpot_ms(
+    itl_ms: tuple[float | None, float | None, float | None],
+    *,
+    ttft_mean_ms: float | None,
+    e2e_mean_ms: float | None,
+    output_tokens_mean: float | None,
+) -> tuple[tuple[float | None, float | None, float | None], str]:
+    """TPOT (mean, p95, p99; after the first token) from LLMPerf's inter-token latency.
+
+    LLMPerf's per-request ``inter_token_latency_s`` is the sum of every token's wait, the
+    first token's (the TTFT) included, divided by the output tokens (ray-project/llmperf
+    ``token_benchmark_ray.py``: ``request_metrics[INTER_TOKEN_LAT] /= num_output_tokens``),
+    so ITL ≈ (TTFT + (n − 1) × TPOT) ÷ n. TPOT as vLLM, GenAI-Perf and AIPerf define it is
+    (e2e − TTFT) ÷ (n − 1):
+
+    - mean: (mean e2e − mean TTFT) ÷ (mean output tokens − 1), from the file's own parts;
+      without the mean e2e, (n × mean ITL − mean TTFT) ÷ (n − 1);
+    - p95 / p99: the summary has no per-request parts at a percentile, so the request at
+      the ITL percentile is assumed to have the mean TTFT and mean length:
+      (n × ITL_p − mean TTFT) ÷ (n − 1). Its own TTFT is likely higher, so this errs high
+      (a stricter judge of a TPOT target).
+
+    Returns:
+        The three TPOTs and the note saying how they were read. Without the mean TTFT or
+        output length the ITL is kept and the note says it includes the first token.
+    """
+    n = output_tokens_mean
+    if ttft_mean_ms is None or n is None or n <= 1:
+        return itl_ms, (
+            "TPOT is LLMPerf's inter-token latency as reported: it includes the first token "
+            "(the file lacks the mean TTFT or output length to take it out)"
+        )
+
+    def from_itl(value: float | None) -> float | None:
+        return None if value is None else max(n * value - ttft_mean_ms, 0.0) / (n - 1)
+
+    if e2e_mean_ms is not None:
+        mean = max(e2e_mean_ms - ttft_mean_ms, 0.0) / (n - 1)
+        how = "mean = (mean e2e − mean TTFT) ÷ (mean output tokens − 1)"
+    else:
+        mean = from_itl(itl_ms[0])
+        how = "mean = (n × mean ITL − mean TTFT) ÷ (n − 1)"
+    return (mean, from_itl(itl_ms[1]), from_itl(itl_ms[2])), (
+        "TPOT from LLMPerf's inter-token latency, which includes the first token: "
+        f"{how}; p95/p99 = (n × ITL percentile − mean TTFT) ÷ (n − 1), assuming the mean "
+        "TTFT and length at the percentile"
+    )
 
 
 def _parse_llmperf(data: Mapping) -> LoadTest:
@@ -359,7 +623,21 @@ def _parse_llmperf(data: Mapping) -> LoadTest:
         value = _num(data.get(key), key, required=False)
         return value * 1000.0 if value is not None else None
 
+    if _num(data.get("results_num_completed_requests"), "completed", required=False) == 0:
+        raise NoSuccessfulRequestsError("no request succeeded (results_num_completed_requests: 0)")
     per_min = _num(data.get("results_num_completed_requests_per_min"), "requests per minute")
+    ttft = tuple(seconds(f"results_ttft_s_{s}") for s in ("mean", "quantiles_p95", "quantiles_p99"))
+    out = _num(data.get("results_number_output_tokens_mean"), "output tokens", required=False)
+    e2e_ms = seconds("results_end_to_end_latency_s_mean")
+    tpot, tpot_note = llmperf_tpot_ms(
+        tuple(
+            seconds(f"results_inter_token_latency_s_{s}")
+            for s in ("mean", "quantiles_p95", "quantiles_p99")
+        ),
+        ttft_mean_ms=ttft[0],
+        e2e_mean_ms=e2e_ms,
+        output_tokens_mean=out,
+    )
     point = _point(
         set_concurrency=_num(data.get("num_concurrent_requests"), "num_concurrent_requests"),
         measured_concurrency=None,
@@ -370,15 +648,11 @@ def _parse_llmperf(data: Mapping) -> LoadTest:
             "results_mean_output_throughput_token_per_s",
         ),
         inp=_num(data.get("results_number_input_tokens_mean"), "input tokens", required=False),
-        out=_num(data.get("results_number_output_tokens_mean"), "output tokens", required=False),
-        ttft=tuple(
-            seconds(f"results_ttft_s_{s}") for s in ("mean", "quantiles_p95", "quantiles_p99")
-        ),
-        tpot=tuple(
-            seconds(f"results_inter_token_latency_s_{s}")
-            for s in ("mean", "quantiles_p95", "quantiles_p99")
-        ),
-        e2e_ms=seconds("results_end_to_end_latency_s_mean"),
+        out=out,
+        ttft=ttft,
+        tpot=tpot,
+        e2e_ms=e2e_ms,
+        notes=(tpot_note,),
     )
     return LoadTest(
         tool="llmperf",
@@ -390,8 +664,81 @@ def _parse_llmperf(data: Mapping) -> LoadTest:
     )
 
 
+# Per-request arrays no parser here reads: GuideLLM keeps every request of every benchmark
+# (about 5 KB each, prompt and output text included), vLLM's --save-detailed every request's
+# lengths, latencies and text. They are skipped while reading, never held in memory.
+PER_REQUEST_PREFIXES = frozenset(
+    {
+        "benchmarks.item.requests",
+        "input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors",
+        "start_times",
+    }
+)  # fmt: skip
+
+
+# Up to this size a file is decoded whole by json (which, unlike the streaming parser, also
+# takes the NaN and Infinity that Python's json.dump writes): a few tens of MB of Python
+# objects at most. Above it, it is streamed.
+WHOLE_FILE_BYTES = 8 * 1024 * 1024
+
+
+def read_result_json(
+    stream: BinaryIO, *, size_bytes: int, whole_file_bytes: int = WHOLE_FILE_BYTES
+) -> Mapping:
+    """A result file decoded from a binary stream, without its per-request arrays.
+
+    A file of up to ``whole_file_bytes`` is decoded whole. A larger one is streamed with
+    ijson (its C parser, yajl2_c): the aggregate sections are built as :func:`json.load`
+    would build them, each array or object under :data:`PER_REQUEST_PREFIXES` becomes
+    ``None`` as it is read past, so memory stays that of the aggregates whatever the number
+    of requests (benchmarks/bench_guidellm_report.py measures it).
+
+    Raises:
+        LoadTestFormatError: not JSON or not UTF-8, said in one line.
+    """
+    if size_bytes <= whole_file_bytes:
+        try:
+            return json.loads(stream.read().decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise LoadTestFormatError(
+                f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+            ) from None
+        except json.JSONDecodeError as exc:
+            raise LoadTestFormatError(f"not JSON ({exc})") from None
+    builder = ijson.ObjectBuilder()
+    skipping = 0
+    try:
+        for prefix, event, value in ijson.parse(stream, use_float=True):
+            if skipping:
+                if event in ("start_map", "start_array"):
+                    skipping += 1
+                elif event in ("end_map", "end_array"):
+                    skipping -= 1
+                continue
+            if event in ("start_map", "start_array") and prefix in PER_REQUEST_PREFIXES:
+                skipping = 1
+                builder.event("null", None)
+                continue
+            builder.event(event, value)
+    except ijson.JSONError as exc:
+        raise LoadTestFormatError(f"not JSON ({_first_line(exc)})") from None
+    except UnicodeDecodeError as exc:
+        raise LoadTestFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if not hasattr(builder, "value"):
+        raise LoadTestFormatError("not JSON (the file is empty)")
+    return builder.value
+
+
+def _first_line(exc: Exception) -> str:
+    """yajl's message spans lines (the text and a caret), sometimes as bytes: its first line."""
+    message = exc.args[0] if exc.args else str(exc)
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", "replace")
+    return str(message).strip().splitlines()[0] if str(message).strip() else "invalid"
+
+
 def parse_load_test(data) -> LoadTest:
-    """One result file (already decoded from JSON) of any of the four tools.
+    """One result file (already decoded from JSON) of any of the tools in :data:`TOOLS`.
 
     Raises:
         LoadTestFormatError: not one of the formats, or a figure it needs is missing.
@@ -402,6 +749,11 @@ def parse_load_test(data) -> LoadTest:
         return _parse_guidellm(data)
     if "results_ttft_s_mean" in data or "num_concurrent_requests" in data:
         return _parse_llmperf(data)
+    config = data.get("input_config")
+    if (isinstance(config, Mapping) and isinstance(config.get("loadgen"), Mapping)) or (
+        isinstance(data.get("records"), Mapping) and "error_summary" in data
+    ):
+        return _parse_aiperf(data)
     if isinstance(data.get("time_to_first_token"), Mapping):
         return _parse_genai_perf(data)
     if "mean_ttft_ms" in data or "request_throughput" in data:
@@ -417,6 +769,7 @@ def merge_sweep(tests: Sequence[LoadTest]) -> LoadTest:
         raise LoadTestFormatError("no results")
     first = tests[0]
     points = sorted((p for t in tests for p in t.points), key=lambda p: p.concurrency)
+    skipped = tuple(note for t in tests for note in t.skipped)
     dates = sorted(t.measured_on for t in tests if t.measured_on)
     return LoadTest(
         tool=first.tool,
@@ -425,6 +778,7 @@ def merge_sweep(tests: Sequence[LoadTest]) -> LoadTest:
         serving_stack=first.serving_stack,
         stack_version=first.stack_version,
         points=tuple(points),
+        skipped=skipped,
     )
 
 
@@ -473,7 +827,12 @@ def capacity_at_target(
     ordered = sorted(points, key=lambda p: p.concurrency)
     if not ordered:
         return MeasuredCapacity(False, "the sweep has no points")
-    notes: list[str] = []
+    notes: list[str] = [
+        f"set to {p.nominal_concurrency:g} in flight, the run held {p.concurrency:.3g} "
+        f"({p.held_fraction:.0%} of its setting): read at the load held"
+        for p in ordered
+        if p.held_under_setting
+    ]
     margins = []
     values = []
     for point in ordered:
@@ -503,7 +862,7 @@ def capacity_at_target(
         first = ordered[0]
         return MeasuredCapacity(
             False,
-            f"even the lightest measured load ({first.concurrency:g} in flight) misses the "
+            f"even the lightest measured load ({first.load_label} in flight) misses the "
             f"p{percentile} target",
             notes=tuple(notes),
         )
@@ -522,7 +881,7 @@ def capacity_at_target(
             output_tokens_per_s=low.output_tokens_per_s,
             ttft_ms=values[lo][0],
             tpot_ms=values[lo][1],
-            basis=f"the measured point at {low.concurrency:g} in flight",
+            basis=f"the measured point at {low.load_label} in flight",
             notes=tuple(notes),
         )
     high = ordered[lo + 1]
@@ -540,8 +899,8 @@ def capacity_at_target(
         ttft_ms=between(values[lo][0], values[lo + 1][0]),
         tpot_ms=between(values[lo][1], values[lo + 1][1]),
         basis=(
-            f"interpolated between the measured points at {low.concurrency:g} and "
-            f"{high.concurrency:g} in flight"
+            f"interpolated between the measured points at {low.load_label} and "
+            f"{high.load_label} in flight"
         ),
         notes=tuple(notes),
     )

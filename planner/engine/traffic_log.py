@@ -97,11 +97,22 @@ MONDAY_EPOCH_S = 4 * 86400  # 1970-01-05, the first Monday after the epoch
 
 
 class TrafficLogError(ValueError):
-    """A row that cannot be read, with its line number (1 = the first line of the file)."""
+    """A row that cannot be read, with its line number (1 = the first line of the file) and,
+    where one value is at fault, its column ("column 3 \"prompt_tokens\"" in a CSV, the
+    field path in JSON Lines, the character of a line that is not JSON)."""
 
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
+    def __init__(self, line: int, message: str, column: str = "") -> None:
+        super().__init__(f"line {line}{', ' + column if column else ''}: {message}")
         self.line = line
+        self.column = column
+
+
+class _FieldError(ValueError):
+    """A value of one mapped field that cannot be read (the field's name travels with it)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,29 +178,47 @@ def _optional_float(value, name: str) -> float | None:
     return number
 
 
+def _read(name: str, convert, value):
+    try:
+        return convert(value)
+    except (ValueError, TypeError) as exc:
+        raise _FieldError(name, str(exc)) from None
+
+
 def _row(record: Mapping, columns: Mapping[str, str]) -> LogRow:
+    """One request from one record; a bad value raises :class:`_FieldError` naming its field."""
+
     def field(name: str):
         path = columns.get(name)
         return _get(record, path) if path else None
 
-    start = parse_timestamp(field("timestamp"))
-    duration = _optional_float(field("duration_s"), "duration_s")
+    start = _read("timestamp", parse_timestamp, field("timestamp"))
+    duration = _read("duration_s", lambda v: _optional_float(v, "duration_s"), field("duration_s"))
     if (
         duration is None
-        and (ms := _optional_float(field("duration_ms"), "duration_ms")) is not None
+        and (
+            ms := _read(
+                "duration_ms", lambda v: _optional_float(v, "duration_ms"), field("duration_ms")
+            )
+        )
+        is not None
     ):
         duration = ms / 1000.0
     end = field("end_timestamp")
     if duration is None and end not in (None, ""):
-        duration = parse_timestamp(end) - start
+        duration = _read("end_timestamp", parse_timestamp, end) - start
         if duration < 0:
-            raise ValueError("the request ends before it starts")
+            raise _FieldError("end_timestamp", "the request ends before it starts")
     return LogRow(
         timestamp_s=start,
-        input_tokens=_count(field("input_tokens"), "input tokens"),
-        output_tokens=_count(field("output_tokens"), "output tokens"),
+        input_tokens=_read(
+            "input_tokens", lambda v: _count(v, "input tokens"), field("input_tokens")
+        ),
+        output_tokens=_read(
+            "output_tokens", lambda v: _count(v, "output tokens"), field("output_tokens")
+        ),
         duration_s=duration,
-        ttft_ms=_optional_float(field("ttft_ms"), "ttft_ms"),
+        ttft_ms=_read("ttft_ms", lambda v: _optional_float(v, "ttft_ms"), field("ttft_ms")),
         region=str(field("region") or ""),
         user=str(field("user") or ""),
         request_type=str(field("request_type") or DEFAULT_TYPE),
@@ -216,9 +245,20 @@ def read_rows(lines: Iterable[str], fmt: str, columns: Mapping[str, str]) -> Ite
                 continue
             try:
                 record = json.loads(line)
-                if not isinstance(record, Mapping):
-                    raise ValueError("not a JSON object")
+            except json.JSONDecodeError as exc:
+                # The decoder's own "line 1 column 5" is within this one line: say the
+                # file's line once and the character within it.
+                raise TrafficLogError(
+                    number, f"not valid JSON ({exc.msg})", f"character {exc.pos + 1}"
+                ) from None
+            if not isinstance(record, Mapping):
+                raise TrafficLogError(number, "not a JSON object")
+            try:
                 yield _row(record, columns)
+            except _FieldError as exc:
+                raise TrafficLogError(
+                    number, str(exc), f'field "{columns[exc.field]}" ({exc.field})'
+                ) from None
             except (ValueError, TypeError) as exc:
                 raise TrafficLogError(number, str(exc)) from None
     elif fmt == "csv":
@@ -230,6 +270,11 @@ def read_rows(lines: Iterable[str], fmt: str, columns: Mapping[str, str]) -> Ite
         for record in reader:
             try:
                 yield _row(record, columns)
+            except _FieldError as exc:
+                name = columns[exc.field]
+                position = header.index(name) + 1 if name in header else None
+                column = f'column {position} "{name}"' if position else f'column "{name}"'
+                raise TrafficLogError(reader.line_num, str(exc), column) from None
             except (ValueError, TypeError) as exc:
                 raise TrafficLogError(reader.line_num, str(exc)) from None
     else:

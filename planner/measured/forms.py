@@ -34,7 +34,8 @@ class SweepUploadForm(forms.Form):
     files = MultipleFileField(
         label="Result files",
         help_text="vLLM benchmark_serving / vllm bench serve JSON, GenAI-Perf "
-        "profile_export_genai_perf.json, GuideLLM benchmarks.json or LLMPerf *_summary.json; "
+        "profile_export_genai_perf.json, AIPerf profile_export_aiperf.json, GuideLLM "
+        "benchmarks.json or LLMPerf *_summary.json; "
         "several files of one sweep make one curve.",
     )
     accelerator = forms.ModelChoiceField(

@@ -37,6 +37,11 @@ class LoadTestSweep(models.Model):
     file_names = models.CharField(max_length=1000)
     measured_on = models.DateField(null=True, blank=True)
     points = models.JSONField(help_text="LoadPoint rows, lightest load first.")
+    skipped_stages = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Stages or files left out (no successful request), each with why.",
+    )
     correct_neighbours = models.BooleanField(
         default=False,
         help_text="Use this sweep to correct the engine for the same family and precision.",
@@ -70,7 +75,8 @@ class LoadTestSweep(models.Model):
             measured_on=self.measured_on.isoformat() if self.measured_on else "",
             serving_stack=self.serving_stack,
             stack_version=self.stack_version,
-            points=tuple(LoadPoint(**p) for p in self.points),
+            points=tuple(LoadPoint.from_stored(p) for p in self.points),
+            skipped=tuple(self.skipped_stages),
         )
 
 

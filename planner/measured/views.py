@@ -15,7 +15,12 @@ from django_htmx.http import HttpResponseClientRefresh
 from catalog.models import Accelerator
 from catalog.selectors import catalog_version_pinned
 from planner import jobs, sizing
-from planner.engine.load_test import LoadTestFormatError, measured_replicas, model_correction
+from planner.engine.load_test import (
+    TOOLS,
+    LoadTestFormatError,
+    measured_replicas,
+    model_correction,
+)
 from planner.measured import charts, logs, services
 from planner.measured.forms import RetentionForm, SweepUploadForm, TrafficLogForm
 from planner.measured.models import (
@@ -97,6 +102,7 @@ def measurements_view(request: HttpRequest, plan_id: int, workload_id: int) -> H
             "section": "overview",
             "form": form,
             "measurements": list(measurements.values()),
+            "tools": list(TOOLS.values()),
             "can_edit": bool(request.membership and request.membership.can_edit),
         },
         status=status,

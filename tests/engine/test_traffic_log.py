@@ -108,16 +108,36 @@ def test_without_durations_or_a_request_time_the_concurrency_is_not_guessed():
     assert (usage.peak_concurrency, usage.concurrency_basis) == (None, "")
 
 
-def test_a_malformed_row_is_reported_with_its_line_number():
+def test_a_malformed_csv_row_names_its_line_and_column():
     lines = (FIXTURES / "usage_export.csv").read_text().splitlines(keepends=True)
     lines[5] = lines[5].replace(",800,", ",eight hundred,")
-    with pytest.raises(TrafficLogError, match="line 6: could not convert") as error:
+    header = lines[0].strip().split(",")
+    with pytest.raises(TrafficLogError) as error:
         list(read_rows(lines, "csv", COLUMN_PRESETS["usage_export"]["columns"]))
-    assert error.value.line == 6
+    position = header.index("prompt_tokens") + 1
+    assert str(error.value) == (
+        f'line 6, column {position} "prompt_tokens": could not convert string to float: '
+        "'eight hundred'"
+    )
+    assert (error.value.line, error.value.column) == (6, f'column {position} "prompt_tokens"')
+
+
+def test_a_malformed_json_lines_row_shows_one_line_number():
     jsonl = (FIXTURES / "gateway_log.jsonl").read_text().splitlines(keepends=True)
+    columns = COLUMN_PRESETS["openai_gateway"]["columns"]
     jsonl[2] = "{not json\n"
-    with pytest.raises(TrafficLogError, match="line 3"):
-        list(read_rows(jsonl, "jsonl", COLUMN_PRESETS["openai_gateway"]["columns"]))
+    with pytest.raises(TrafficLogError) as error:
+        list(read_rows(jsonl, "jsonl", columns))
+    # Not "line 3: Expecting ...: line 1 column 2 (char 1)" (the decoder's line of one line).
+    assert str(error.value) == (
+        "line 3, character 2: not valid JSON (Expecting property name enclosed in double quotes)"
+    )
+    jsonl[2] = jsonl[3].replace('"completion_tokens": ', '"completion_tokens": -')
+    with pytest.raises(TrafficLogError) as error:
+        list(read_rows(jsonl, "jsonl", columns))
+    message = str(error.value)
+    assert message.startswith('line 3, field "usage.completion_tokens" (output_tokens): ')
+    assert message.count("line") == 1
 
 
 def test_a_header_without_a_mapped_column_is_named():

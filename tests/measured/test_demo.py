@@ -34,7 +34,11 @@ def test_the_demo_chat_has_a_log_and_a_sweep_that_sizes_it(demo, capsys):
     assert measured.replicas > modelled.replicas
     assert demo.chosen_replicas == measured.replicas
     rows = services.comparison(demo, sweep)
-    assert all(r.throughput_diff_pct == pytest.approx(100 / 85 * 100 - 100) for r in rows)
+    # Each point held 99.7 % of its setting (Little's law on the demo's request time), and the
+    # model is evaluated there: 15 % below the model is +17.6 % within half a point.
+    held = [p.held_fraction for p in sweep.load_test().points]
+    assert all(0.99 < f < 1.0 for f in held)
+    assert all(r.throughput_diff_pct == pytest.approx(100 / 85 * 100 - 100, abs=0.5) for r in rows)
     with capsys.disabled():
         print(
             f"\nDEMO {key}: modelled {modelled.batch_per_replica} in flight, "

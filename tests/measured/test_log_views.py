@@ -98,7 +98,10 @@ def test_a_malformed_row_is_named_and_nothing_is_saved(client, consultant_a, wor
     )
     job = TrafficLogImport.objects.get()
     assert job.status == "failed" and job.result == {}
-    assert "line 5: output tokens is not a whole non-negative number" in job.problem
+    assert (
+        'line 5, column 6 "completion_tokens": output tokens is not a whole non-negative'
+        in job.problem
+    )
     assert not job.file and not any(media.rglob("*.csv"))
     page = client.get(response.url).content.decode()
     assert 'data-testid="log-problem"' in page and "Nothing of this file was saved" in page

@@ -1,5 +1,7 @@
 """Attaching a load test to a candidate: what the consultant sees and what is saved."""
 
+import importlib
+import json
 import re
 from pathlib import Path
 
@@ -8,9 +10,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from catalog.models import Accelerator, ModelArchitecture
+from planner.measured import services
 from planner.measured.models import LoadTestSweep
 from planner.models import Client, Plan, Workload
 from tests.conftest import make_member
+from tests.measured.big_reports import write_guidellm_report
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 KEY = "h100-sxm|fp8|1"
@@ -204,3 +208,114 @@ def test_the_cheapest_badge_is_the_first_row_of_the_cost_sort_after_a_measuremen
     # The measurement moved the row's cost (else this test would not test the re-ranking).
     assert measured_row.usd_per_million_output_tokens != modelled_row.usd_per_million_output_tokens
     assert best_key != modelled_best
+
+
+def llmperf_file(**changes) -> SimpleUploadedFile:
+    path = FIXTURES / "meta-llama-Llama-3-1-8B-Instruct_1000_250_summary.json"
+    data = {**json.loads(path.read_text()), **changes}
+    return SimpleUploadedFile(path.name, json.dumps(data).encode(), "application/json")
+
+
+def test_a_point_that_held_far_under_its_setting_says_so_and_sizes_on_the_load_held(
+    client, consultant_a, workload
+):
+    client.force_login(consultant_a)
+    # LLMPerf set to 8: 76.125 completed requests a minute × 3.2 s held 4.06 in flight.
+    response = upload(
+        client, workload, [llmperf_file(results_num_completed_requests_per_min=76.125)]
+    )
+    page = client.get(response.url).content.decode()
+    points = page[page.index('data-testid="measured-points"') :]
+    assert '<td class="num">4.06</td><td class="num">8</td>' in points
+    assert "Held only 51 % of its setting" in points
+    assert "One replica holds <strong>4.1</strong> requests in flight" in page
+    assert "the measured point at 4.06 (set 8) in flight" in page
+    # 200 ÷ 4.06 → 50; ÷ 0.9 → 55; N+1 → 56 replicas (the setting of 8 would say 29).
+    assert '<td class="num" data-testid="measured-replicas">56</td>' in page
+    listing = client.get(reverse("measured:measurements", args=[workload.plan_id, workload.pk]))
+    assert "1 point held under 80 % of its setting" in listing.content.decode()
+
+
+def test_points_stored_at_their_setting_are_migrated_to_the_load_held():
+    migration = importlib.import_module("planner.measured.migrations.0002_points_at_the_load_held")
+    stored = {"concurrency": 8, "concurrency_basis": "set", "requests_per_s": 1.26875,
+              "e2e_mean_ms": 3200.0}  # fmt: skip
+    moved = migration._held(stored)
+    assert moved["concurrency"] == pytest.approx(4.06)
+    assert (moved["nominal_concurrency"], moved["concurrency_basis"]) == (8, "littles_law")
+    assert migration._held(moved) == moved  # run twice, changed once
+    no_time = migration._held({**stored, "e2e_mean_ms": None})
+    assert (no_time["concurrency"], no_time["concurrency_basis"]) == (8, "set")
+
+
+def test_a_failed_run_in_a_sweep_is_left_out_and_named_on_the_page(client, consultant_a, workload):
+    client.force_login(consultant_a)
+    failed = json.loads(next(FIXTURES.glob("vllm-*concurrency64-*.json")).read_text())
+    failed.update(completed=0, request_throughput=0.0, output_throughput=0.0, max_concurrency=128)
+    files = [*vllm_files(), SimpleUploadedFile("c128.json", json.dumps(failed).encode())]
+    response = upload(client, workload, files)
+    sweep = LoadTestSweep.objects.get()
+    assert len(sweep.points) == 3
+    page = client.get(response.url).content.decode()
+    skipped = page[page.index('data-testid="skipped-stages"') :]
+    assert "c128.json: no request succeeded (completed: 0), left out of the sweep" in skipped
+    # Only failed runs: refused next to the field, nothing stored.
+    sweep.delete()
+    response = upload(
+        client, workload, [SimpleUploadedFile("c128.json", json.dumps(failed).encode())]
+    )
+    assert response.status_code == 400
+    assert "nothing measured: c128.json: no request succeeded" in response.content.decode()
+    assert not LoadTestSweep.objects.exists()
+
+
+def test_stored_llmperf_points_lose_the_first_token_from_their_tpot():
+    migration = importlib.import_module("planner.measured.migrations.0002_points_at_the_load_held")
+    stored = {"output_tokens_mean": 250.0, "ttft_mean_ms": 150.0, "e2e_mean_ms": 3200.0,
+              "tpot_mean_ms": 12.801, "tpot_p95_ms": 14.544, "tpot_p99_ms": None}  # fmt: skip
+    moved = migration._llmperf_tpot(stored)
+    assert moved["tpot_mean_ms"] == pytest.approx(3050 / 249)
+    assert moved["tpot_p95_ms"] == pytest.approx(14.0) and moved["tpot_p99_ms"] is None
+    assert migration._llmperf_tpot(moved) == moved
+
+
+def test_an_aiperf_export_attaches_and_the_page_lists_aiperf(client, consultant_a, workload):
+    client.force_login(consultant_a)
+    url = reverse("measured:measurements", args=[workload.plan_id, workload.pk])
+    page = client.get(url).content.decode()
+    assert "NVIDIA AIPerf profile export" in page and "profile_export_aiperf.json" in page
+    path = FIXTURES / "profile_export_aiperf.json"
+    response = upload(client, workload, [SimpleUploadedFile(path.name, path.read_bytes())])
+    sweep = LoadTestSweep.objects.get()
+    assert (sweep.tool, sweep.model_name) == ("aiperf", "meta-llama/Llama-3.1-8B-Instruct")
+    detail = client.get(response.url).content.decode()
+    assert "measured with NVIDIA AIPerf profile export" in detail
+    assert "the measured point at 8 (set 10) in flight" in detail
+
+
+def test_a_50_mb_guidellm_report_with_every_request_is_read(
+    client, consultant_a, workload, tmp_path
+):
+    """20 MB, the former cap, refused GuideLLM reports of 3,800 requests or more."""
+    path = tmp_path / "benchmarks.json"
+    size = write_guidellm_report(path, 10_000)
+    assert size > 50 * 10**6
+    client.force_login(consultant_a)
+    with path.open("rb") as report:
+        response = upload(client, workload, [report])
+    assert response.status_code == 302
+    sweep = LoadTestSweep.objects.get()
+    assert (sweep.tool, len(sweep.points)) == ("guidellm", 3)
+    assert [p["concurrency"] for p in sweep.points] == [3.92, 15.68, 62.72]
+
+
+def test_a_report_above_the_cap_is_refused_with_the_reason(
+    client, consultant_a, workload, monkeypatch
+):
+    monkeypatch.setattr(services, "MAX_FILE_BYTES", 2**20)
+    client.force_login(consultant_a)
+    big = SimpleUploadedFile("benchmarks.json", b" " * (2**20 + 1) + b"{}")
+    response = upload(client, workload, [big])
+    assert response.status_code == 400
+    assert "benchmarks.json: larger than 1 MB" in response.content.decode()
+    assert not LoadTestSweep.objects.exists()
