@@ -40,29 +40,24 @@ def pytest_runtest_makereport(item, call):
 
 
 def make_member(organisation, username: str, role: str = "consultant"):
-    from django.contrib.auth.models import User
+    """A user of the organisation with the role; password "pw-for-tests-1"."""
+    from tests.factories import member
 
-    from planner.models import Membership
-
-    user = User.objects.create_user(
-        username=username, email=f"{username}@example.com", password="pw-for-tests-1"
-    )
-    Membership.objects.create(organisation=organisation, user=user, role=role)
-    return user
+    return member(organisation, username, role)
 
 
 @pytest.fixture
 def org_a(db):
-    from planner.models import Organisation
+    from tests.factories import OrganisationFactory
 
-    return Organisation.objects.create(name="Alpha Advisory", slug="alpha")
+    return OrganisationFactory(name="Alpha Advisory", slug="alpha")
 
 
 @pytest.fixture
 def org_b(db):
-    from planner.models import Organisation
+    from tests.factories import OrganisationFactory
 
-    return Organisation.objects.create(name="Beta Partners", slug="beta")
+    return OrganisationFactory(name="Beta Partners", slug="beta")
 
 
 @pytest.fixture
