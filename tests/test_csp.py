@@ -17,21 +17,6 @@ STYLE_ATTRIBUTE = re.compile(r"\sstyle\s*=", re.I)
 STYLE_ELEMENT = re.compile(r"<style[\s>]", re.I)
 
 
-@pytest.fixture
-def demo(db):
-    """(plan, user, organisation) of the demo consultancy, as `make run` builds them."""
-    from catalog.services import catalog_load_reference
-    from planner.demo import demo_plan_build
-    from planner.services import demo_setup
-
-    catalog_load_reference()
-    user, organisation, _ = demo_setup(
-        username="demo", password="pw-for-tests-1", organisation_name="Demo Co"
-    )
-    plan, _ = demo_plan_build(organisation=organisation, user=user)
-    return plan, user, organisation
-
-
 def _templates():
     return sorted(TEMPLATES.rglob("*.html"))
 

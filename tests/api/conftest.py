@@ -74,30 +74,12 @@ def sized_plan(org_a, consultant_a, catalog):
     """A plan of A with two workloads with a chosen H100 configuration and a site."""
     from decimal import Decimal
 
-    from catalog.models import Accelerator, ModelArchitecture, ServerPlatform
-    from planner.facility.models import PowerUpgrade, Site
-    from planner.models import Client, Plan, Workload
+    from planner.facility.models import PowerUpgrade
+    from tests.factories import PlanFactory, SiteFactory, WorkloadFactory
 
-    client = Client.objects.create(organisation=org_a, name="Northwind")
-    plan = Plan.objects.create(
-        organisation=org_a, client=client, name="Chat", currency="EUR",
-        target_go_live=date(2027, 6, 1), created_by=consultant_a,
-    )  # fmt: skip
-    h100 = Accelerator.objects.get(slug="h100-sxm")
-    dgx = ServerPlatform.objects.filter(name="DGX H100").first()
-    Workload.objects.create(
-        plan=plan, name="Chat", model=ModelArchitecture.objects.get(slug="llama-3.1-70b"),
-        input_tokens_mean=1200, output_tokens_mean=350, ttft_ms=1000, tpot_ms=50,
-        peak_concurrency=400, region_shares={"eu-west": 60, "us-east": 40},
-        chosen_accelerator=h100, chosen_server=dgx, chosen_precision="fp8",
-        chosen_tensor_parallel=4, chosen_replicas=8, chosen_accelerators=32, chosen_servers=4,
-    )  # fmt: skip
-    site = Site.objects.create(
-        plan=plan, name="Amsterdam", kind="colocation", latitude=52.3, longitude=4.94,
-        country="NL", racks_available=4, site_it_capacity_kw=Decimal("40"),
-        cooling_method="rear_door", cooling_capacity_per_rack_kw=Decimal("40"),
-        cooling_capacity_site_kw=Decimal("200"), power_usd_per_kwh=Decimal("0.22"),
-    )  # fmt: skip
+    plan = PlanFactory(organisation=org_a, client__name="Northwind", created_by=consultant_a)
+    WorkloadFactory(plan=plan, chosen=True, region_shares={"eu-west": 60, "us-east": 40})
+    site = SiteFactory(plan=plan)
     PowerUpgrade.objects.create(
         site=site, ready_date=date(2027, 3, 1), added_kw=Decimal("200"), note="transformer"
     )
@@ -109,16 +91,16 @@ def plan_b(org_b, owner_b, catalog):
     """A plan of organisation B with a workload and a site (ids A must not reach)."""
     from decimal import Decimal
 
-    from catalog.models import ModelArchitecture
     from planner.facility.models import Site
-    from planner.models import Client, Plan, Workload
+    from tests.factories import PlanFactory, WorkloadFactory
 
-    client = Client.objects.create(organisation=org_b, name="Contoso")
-    plan = Plan.objects.create(organisation=org_b, client=client, name="B's plan")
-    Workload.objects.create(
-        plan=plan, name="B chat", model=ModelArchitecture.objects.get(slug="llama-3.1-8b"),
-        input_tokens_mean=1000, output_tokens_mean=200, ttft_ms=1000, tpot_ms=50,
-        peak_concurrency=10,
+    plan = PlanFactory(
+        organisation=org_b, client__name="Contoso", name="B's plan", currency="USD",
+        target_go_live=None,
+    )  # fmt: skip
+    WorkloadFactory(
+        plan=plan, name="B chat", model_slug="llama-3.1-8b", input_tokens_mean=1000,
+        output_tokens_mean=200, peak_concurrency=10,
     )  # fmt: skip
     Site.objects.create(plan=plan, name="B site", site_it_capacity_kw=Decimal("100"))
     return plan

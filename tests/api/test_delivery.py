@@ -15,20 +15,6 @@ def _media(settings, tmp_path):
 
 
 @pytest.fixture
-def demo(db):
-    from catalog.services import catalog_load_reference
-    from planner.demo import demo_plan_build
-    from planner.services import demo_setup
-
-    catalog_load_reference()
-    user, organisation, _ = demo_setup(
-        username="demo", password="pw-for-tests-1", organisation_name="Demo Co"
-    )
-    plan, _ = demo_plan_build(organisation=organisation, user=user)
-    return plan, user, organisation
-
-
-@pytest.fixture
 def owner(client, demo):
     plan, user, organisation = demo
     return Api(client, _token(organisation, user))

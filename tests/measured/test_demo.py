@@ -3,37 +3,34 @@
 import pytest
 
 from planner import sizing
-from planner.demo import demo_plan_build
 from planner.measured import services
 from planner.measured.models import LoadTestSweep, TrafficLogImport
 from planner.models import WorkloadKind
 
 
 @pytest.fixture
-def demo(org_a, consultant_a, catalog, settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path
-    plan, _ = demo_plan_build(organisation=org_a, user=consultant_a)
-    return plan.workloads.get(kind=WorkloadKind.CHAT)
+def demo_chat(demo):
+    return demo[0].workloads.get(kind=WorkloadKind.CHAT)
 
 
-def test_the_demo_chat_has_a_log_and_a_sweep_that_sizes_it(demo, capsys):
-    log = TrafficLogImport.objects.get(workload=demo)
+def test_the_demo_chat_has_a_log_and_a_sweep_that_sizes_it(demo_chat, capsys):
+    log = TrafficLogImport.objects.get(workload=demo_chat)
     assert log.status == "succeeded" and not log.problem
     chat = log.result["chat"]
     assert chat["concurrency_basis"] == "arrival and duration"
     assert 0.3 < max(chat["daily_profile"]) <= 1.0 and chat["requests"] > 5000
-    sweep = LoadTestSweep.objects.get(workload=demo)
-    assert sweep.candidate_key == sizing.chosen_key(demo)
-    measurement = services.workload_measurements(demo)[sweep.candidate_key]
+    sweep = LoadTestSweep.objects.get(workload=demo_chat)
+    assert sweep.candidate_key == sizing.chosen_key(demo_chat)
+    measurement = services.workload_measurements(demo_chat)[sweep.candidate_key]
     assert measurement.applied and measurement.capacity.feasible
     key = sweep.candidate_key
-    modelled = sizing.candidate_find(sizing.workload_sweep(demo, measured=False), key)
-    measured = sizing.candidate_find(sizing.workload_sweep(demo), key)
+    modelled = sizing.candidate_find(sizing.workload_sweep(demo_chat, measured=False), key)
+    measured = sizing.candidate_find(sizing.workload_sweep(demo_chat), key)
     # The sweep is the model less 15 % with wider tails: the measured replica holds fewer.
     assert measured.batch_per_replica < modelled.batch_per_replica
     assert measured.replicas > modelled.replicas
-    assert demo.chosen_replicas == measured.replicas
-    rows = services.comparison(demo, sweep)
+    assert demo_chat.chosen_replicas == measured.replicas
+    rows = services.comparison(demo_chat, sweep)
     # Each point held 99.7 % of its setting (Little's law on the demo's request time), and the
     # model is evaluated there: 15 % below the model is +17.6 % within half a point.
     held = [p.held_fraction for p in sweep.load_test().points]
@@ -53,10 +50,10 @@ def test_the_demo_chat_has_a_log_and_a_sweep_that_sizes_it(demo, capsys):
         )
 
 
-def test_the_demo_cheapest_badge_is_the_cheapest_row(demo, capsys):
+def test_the_demo_cheapest_badge_is_the_cheapest_row(demo_chat, capsys):
     """The demo's measured B200 row was marked cheapest (the modelled best, ranked before the
     measurement) while a GH200 row was cheaper; the badge now follows the one ranking."""
-    result = sizing.workload_sweep(demo)
+    result = sizing.workload_sweep(demo_chat)
     priced = [c for c in result.candidates
               if c.feasible and c.usd_per_million_output_tokens is not None]  # fmt: skip
     cheapest = min(c.usd_per_million_output_tokens for c in priced)
@@ -65,4 +62,4 @@ def test_the_demo_cheapest_badge_is_the_cheapest_row(demo, capsys):
     with capsys.disabled():
         print(f"\nDEMO cheapest {sizing.candidate_key(result.best)} "
               f"{result.best.usd_per_million_output_tokens:.3f} USD/M; modelled best "
-              f"{sizing.candidate_key(sizing.workload_sweep(demo, measured=False).best)}")  # fmt: skip
+              f"{sizing.candidate_key(sizing.workload_sweep(demo_chat, measured=False).best)}")  # fmt: skip

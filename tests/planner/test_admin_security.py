@@ -9,21 +9,17 @@ from django.urls import reverse
 
 from catalog.models import CatalogImport
 from planner.admin_tenancy import TenantAdmin
-from planner.demo import demo_plan_build
 from planner.models import Membership, Organisation
-from planner.services import CATALOG_MAINTAINER_PERMISSIONS, demo_setup
+from planner.services import CATALOG_MAINTAINER_PERMISSIONS
 from tests.conftest import make_member
 
 SECRET_CSV = "slug,name\nsecret-gpu,Beta's unreleased accelerator\n"
 
 
 @pytest.fixture
-def other_org(catalog):
+def other_org(demo):
     """The demo consultancy with its full plan, and an import of a CSV file of its own."""
-    user, organisation, _ = demo_setup(
-        username="demo", password="pw-for-tests-1", organisation_name="Demo Co"
-    )
-    demo_plan_build(organisation=organisation, user=user)
+    _, user, organisation = demo
     CatalogImport.objects.create(
         organisation=organisation, created_by=user, kind="accelerators",
         filename="beta-secret-prices.csv", csv_text=SECRET_CSV,

@@ -25,21 +25,6 @@ from tests.conftest import make_member
 from tests.html_forms import hidden_inputs, page_form
 
 
-@pytest.fixture
-def demo(db):
-    """(plan, owner, organisation) of the demo consultancy, as `make run` builds them."""
-    from catalog.services import catalog_load_reference
-    from planner.demo import demo_plan_build
-    from planner.services import demo_setup
-
-    catalog_load_reference()
-    user, organisation, _ = demo_setup(
-        username="demo", password="pw-for-tests-1", organisation_name="Demo Co"
-    )
-    plan, _ = demo_plan_build(organisation=organisation, user=user)
-    return plan, user, organisation
-
-
 @dataclass(frozen=True)
 class EditForm:
     """How to reach one edit form of the demo plan and two fields to change on it."""

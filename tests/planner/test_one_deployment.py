@@ -232,14 +232,13 @@ def test_without_a_site_the_power_date_is_a_visible_warning(client, consultant_a
     assert _summary(overview)["racks"] == "racks: no site entered"
 
 
-def test_the_demo_plan_agrees_on_every_page(client, org_a, consultant_a, catalog):
-    from planner.demo import demo_plan_build
+def test_the_demo_plan_agrees_on_every_page(client, demo):
     from planner.facility.models import TcoRun
 
-    plan, _ = demo_plan_build(organisation=org_a, user=consultant_a)
+    plan, user, organisation = demo
     deployment = plan_deployment(plan=plan)
     assert deployment.servers  # the demo is sized
-    client.force_login(consultant_a)
+    client.force_login(user)
     summary = facility_services.deployment_summary(plan=plan)
     expected = {
         "servers": f"{deployment.servers} servers",
@@ -252,7 +251,7 @@ def test_the_demo_plan_agrees_on_every_page(client, org_a, consultant_a, catalog
     for name, html in _pages(client, plan).items():
         assert _summary(html) == expected, name
     # The demo's published revision: the client's page, the PDF quote and the report.
-    for name, html in _published(plan, consultant_a).items():
+    for name, html in _published(plan, user).items():
         assert _summary(html) == expected, name
     # Per site: the BOM's servers and racks are the deployment's and the facility checks'.
     per_site = _deployment_per_site(plan)
@@ -262,7 +261,7 @@ def test_the_demo_plan_agrees_on_every_page(client, org_a, consultant_a, catalog
     assert sum(_per_site(plan, "server").values()) == deployment.servers
     assert sum(_per_site(plan, "rack").values()) == summary.racks
     # Landed cost per site: each site's lines into its own country, the plan = the sum.
-    report = sourcing_services.landed_cost_report(plan=plan, organisation=org_a)
+    report = sourcing_services.landed_cost_report(plan=plan, organisation=organisation)
     countries = {s.name: s.country for s in deployment.sites}
     landed = {s.label: s for s in report.sites if s.site is not None}
     assert {name: s.destination for name, s in landed.items()} == countries
@@ -283,7 +282,9 @@ def test_the_demo_plan_agrees_on_every_page(client, org_a, consultant_a, catalog
     landed_page = client.get(reverse("sourcing:landed_cost", args=[plan.pk])).content.decode()
     assert landed_page.count('data-testid="landed-site"') == len(report.sites)
     # Timeline: one shipment set per site; go-live is the last site ready.
-    timeline = sourcing_services.timeline_report(plan=plan, organisation=org_a, report=report)
+    timeline = sourcing_services.timeline_report(
+        plan=plan, organisation=organisation, report=report
+    )
     rows = timeline.site_rows
     assert {r["site"] for r in rows} == set(countries)
     assert timeline.go_live == max(r["ready"] for r in rows)

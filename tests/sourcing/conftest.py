@@ -29,21 +29,16 @@ def fx(db):
 def plan_a(org_a, consultant_a, catalog):
     """A EUR plan for a Dutch client with 16 H100 in 2 DGX H100 servers chosen: one replica
     of TP 16 spanning both servers (so the BOM has a scale-out fabric), no N+1 spare."""
-    from catalog.models import Accelerator, ModelArchitecture, ServerPlatform
-    from planner.models import Client, Plan, Workload
+    from tests.factories import PlanFactory, WorkloadFactory
 
-    client = Client.objects.create(organisation=org_a, name="Acme NL", country="NL")
-    plan = Plan.objects.create(
-        organisation=org_a, client=client, name="Chat", currency="EUR",
-        target_go_live=date(2027, 6, 1), created_by=consultant_a,
+    plan = PlanFactory(
+        organisation=org_a, client__name="Acme NL", client__country="NL", name="Chat",
+        created_by=consultant_a,
     )  # fmt: skip
-    Workload.objects.create(
-        plan=plan, name="Chat", model=ModelArchitecture.objects.get(slug="llama-3.1-70b"),
-        input_tokens_mean=1000, output_tokens_mean=300, ttft_ms=1000, tpot_ms=50,
-        peak_concurrency=100, chosen_accelerator=Accelerator.objects.get(slug="h100-sxm"),
-        chosen_server=ServerPlatform.objects.get(slug="nvidia-dgx-h100"), chosen_precision="fp8",
-        chosen_tensor_parallel=16, chosen_replicas=1, chosen_accelerators=16, chosen_servers=2,
-        n_plus_one=False,
+    WorkloadFactory(
+        plan=plan, chosen=True, input_tokens_mean=1000, output_tokens_mean=300,
+        peak_concurrency=100, chosen_tensor_parallel=16, chosen_replicas=1,
+        chosen_accelerators=16, chosen_servers=2, n_plus_one=False,
     )  # fmt: skip
     return plan
 
@@ -60,25 +55,18 @@ def settings_a(plan_a):
 
 @pytest.fixture
 def suppliers_a(org_a):
-    from sourcing.models import Supplier
+    from tests.factories import SupplierFactory
 
-    nl = Supplier.objects.create(organisation=org_a, name="Dutch Dist", country="NL")
-    us = Supplier.objects.create(organisation=org_a, name="US Dist", country="US")
+    nl = SupplierFactory(organisation=org_a, name="Dutch Dist", country="NL")
+    us = SupplierFactory(organisation=org_a, name="US Dist", country="US")
     return nl, us
 
 
 def make_offer(supplier, **values):
-    from sourcing.models import Offer, OfferPriceBreak
+    """An offer of the supplier (see OfferFactory for the defaults)."""
+    from tests.factories import OfferFactory
 
-    breaks = values.pop("breaks", ())
-    defaults = {
-        "currency": "EUR", "lead_time_days": 30, "quoted_on": date(2026, 7, 20),
-        "valid_until": date(2026, 12, 31), "origin_country": "TW", "incoterm": "DAP",
-    }  # fmt: skip
-    offer = Offer.objects.create(supplier=supplier, **{**defaults, **values})
-    for qty, price in breaks:
-        OfferPriceBreak.objects.create(offer=offer, min_qty=qty, unit_price=price)
-    return offer
+    return OfferFactory(supplier=supplier, **values)
 
 
 @pytest.fixture
