@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Test processes (pytest-xdist, a database each); PYTEST_WORKERS=0 runs in this process.
+PYTEST_WORKERS ?= 2
 
 # Debian packages: WeasyPrint's Pango and fonts for the app; chromium, docker-compose (to
 # validate docker-compose.yml without an engine) and poppler-utils for the tests.
@@ -53,7 +55,7 @@ run: system-deps-run $(STAMP)
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 test: system-deps-test $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS))
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
