@@ -376,6 +376,28 @@ def _genai_metric(data: Mapping, name: str, stat: str) -> float | None:
     return value * _TIME_UNITS_MS.get(str(metric.get("unit", "")).lower(), 1.0)
 
 
+def _genai_point(
+    data: Mapping, *, concurrency: float | None, rate: float | None, notes: tuple[str, ...]
+) -> LoadPoint:
+    """The one point of a GenAI-Perf or AIPerf export: both write each metric as an object
+    with its ``unit`` and ``avg``/``p95``/``p99`` (AIPerf kept GenAI-Perf's layout)."""
+    throughput = data.get("request_throughput") or {}
+    tokens = data.get("output_token_throughput") or {}
+    return _point(
+        set_concurrency=concurrency if not rate else None,
+        measured_concurrency=None,
+        rate=rate,
+        rps=_num(throughput.get("avg"), "request_throughput.avg"),
+        tps=_num(tokens.get("avg"), "output_token_throughput.avg"),
+        inp=_genai_metric(data, "input_sequence_length", "avg"),
+        out=_genai_metric(data, "output_sequence_length", "avg"),
+        ttft=tuple(_genai_metric(data, "time_to_first_token", s) for s in ("avg", "p95", "p99")),
+        tpot=tuple(_genai_metric(data, "inter_token_latency", s) for s in ("avg", "p95", "p99")),
+        e2e_ms=_genai_metric(data, "request_latency", "avg"),
+        notes=notes,
+    )
+
+
 def _parse_genai_perf(data: Mapping) -> LoadTest:
     config = data.get("input_config") or {}
     stimulus = (config.get("perf_analyzer") or {}).get("stimulus") or {}
@@ -386,19 +408,10 @@ def _parse_genai_perf(data: Mapping) -> LoadTest:
         config.get("request_rate", stimulus.get("request_rate")), "request rate", required=False
     )
     models = config.get("model") or config.get("model_names") or []
-    throughput = data.get("request_throughput") or {}
-    tokens = data.get("output_token_throughput") or {}
-    point = _point(
-        set_concurrency=concurrency if not rate else None,
-        measured_concurrency=None,
+    point = _genai_point(
+        data,
+        concurrency=concurrency,
         rate=rate,
-        rps=_num(throughput.get("avg"), "request_throughput.avg"),
-        tps=_num(tokens.get("avg"), "output_token_throughput.avg"),
-        inp=_num((data.get("input_sequence_length") or {}).get("avg"), "isl", required=False),
-        out=_num((data.get("output_sequence_length") or {}).get("avg"), "osl", required=False),
-        ttft=tuple(_genai_metric(data, "time_to_first_token", s) for s in ("avg", "p95", "p99")),
-        tpot=tuple(_genai_metric(data, "inter_token_latency", s) for s in ("avg", "p95", "p99")),
-        e2e_ms=_genai_metric(data, "request_latency", "avg"),
         notes=(
             "TPOT is GenAI-Perf's inter_token_latency: (request latency − TTFT) ÷ "
             "(output tokens − 1), per request",
@@ -444,8 +457,6 @@ def _parse_aiperf(data: Mapping) -> LoadTest:
         raise NoSuccessfulRequestsError("no request succeeded (request_count: 0)")
     concurrency = _num(loadgen.get("concurrency"), "loadgen.concurrency", required=False)
     rate = _num(loadgen.get("request_rate"), "loadgen.request_rate", required=False)
-    throughput = data.get("request_throughput") or {}
-    tokens = data.get("output_token_throughput") or {}
     notes = [
         "TPOT is AIPerf's inter_token_latency: (request latency − TTFT) ÷ "
         "(output tokens − 1), per request"
@@ -453,19 +464,7 @@ def _parse_aiperf(data: Mapping) -> LoadTest:
     errored = _genai_metric(data, "error_request_count", "avg")
     if errored and succeeded:
         notes.append(f"{errored:g} of {errored + succeeded:g} requests errored")
-    point = _point(
-        set_concurrency=concurrency if not rate else None,
-        measured_concurrency=None,
-        rate=rate,
-        rps=_num(throughput.get("avg"), "request_throughput.avg"),
-        tps=_num(tokens.get("avg"), "output_token_throughput.avg"),
-        inp=_genai_metric(data, "input_sequence_length", "avg"),
-        out=_genai_metric(data, "output_sequence_length", "avg"),
-        ttft=tuple(_genai_metric(data, "time_to_first_token", s) for s in ("avg", "p95", "p99")),
-        tpot=tuple(_genai_metric(data, "inter_token_latency", s) for s in ("avg", "p95", "p99")),
-        e2e_ms=_genai_metric(data, "request_latency", "avg"),
-        notes=tuple(notes),
-    )
+    point = _genai_point(data, concurrency=concurrency, rate=rate, notes=tuple(notes))
     models = endpoint.get("model_names") or []
     measured_on = ""
     try:
