@@ -123,6 +123,15 @@ _REF_BARE = re.compile(rf"\bref ({_CODES}):?\s*")
 _EPOCH_FILE = re.compile(r"\bEpoch(?: AI)? [a-z_]+\.py\b")
 _NETBOX_SETTING = re.compile(r"NetBox POWERFEED_DEFAULT_MAX_UTILIZATION=(\d+)")
 _GUIDE = re.compile(r"\b(?:the )?seed guide\b", re.IGNORECASE)
+# Sources the engine's notes name (as the consultant reads them), and their documents: the
+# client reads a numbered marker instead, with the document in the appendix.
+NAMED: dict[str, tuple[str, ...]] = {
+    "Uptime Institute survey 2023": ("uptime_survey",),
+    "Schneider Electric 2024": ("schneider",),
+}
+_NAMED = re.compile(
+    r"[;,]?\s*(" + "|".join(re.escape(n) for n in sorted(NAMED, key=len, reverse=True)) + ")"
+)
 
 
 class _Citer:
@@ -148,8 +157,9 @@ class _Citer:
 
     def text(self, value: str) -> str:
         quick = "ref " in value or ".py" in value or "POWERFEED" in value
-        if not quick and not _GUIDE.search(value):
+        if not quick and not _GUIDE.search(value) and not _NAMED.search(value):
             return value
+        value = _NAMED.sub(lambda m: self.marker(list(NAMED[m.group(1)])), value)
         value = _NETBOX_SETTING.sub(
             lambda m: f"NetBox default {m.group(1)} %{self.marker(['netbox'])}", value
         )
