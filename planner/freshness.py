@@ -395,6 +395,12 @@ def _changed_inputs(old: Any, new: Any, path: str = "", depth: int = 3) -> list[
     return [path or "inputs"]
 
 
+def _input_words(name: str) -> str:
+    """An input's dotted key in words for the plan's history: ``"inputs.horizon_months"`` →
+    ``"horizon months"``, ``"fx.rate_date"`` → ``"fx rate date"`` (the keys stay in the data)."""
+    return name.removeprefix("inputs.").replace(".", " ").replace("_", " ")
+
+
 def _when(moment) -> str:
     return f"{moment:%Y-%m-%d %H:%M:%S} UTC" if moment else "the last run"
 
@@ -438,7 +444,7 @@ def _tco_recompute(*, plan: Plan, user, inline: bool) -> str:
         changed = _changed_inputs(old.inputs, run.inputs) if old.pk != run.pk else []
         why = f"its inputs changed since the run of {_when(since)}"
         if changed:
-            shown = ", ".join(changed[:6]) + (
+            shown = ", ".join(_input_words(name) for name in changed[:6]) + (
                 f" and {len(changed) - 6} more" if len(changed) > 6 else ""
             )
             why += f": {shown}"

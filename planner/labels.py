@@ -29,6 +29,21 @@ DRIVER_LABELS = {
     "discount_rate": "Discount rate",
 }
 
+# BOM line categories (``planner.engine.bom``), as a consultant reads them in labels.
+CATEGORY_LABELS = {
+    "server": "Servers",
+    "accelerator": "Accelerators",
+    "nic": "Network cards (NICs)",
+    "switch": "Switches",
+    "optic": "Optical transceivers",
+    "cable": "Cables",
+    "rack": "Racks",
+    "pdu": "Rack PDUs",
+    "storage": "Storage drives",
+    "spares": "Spares",
+    "service": "Services",
+}
+
 
 def label(key: str, labels: dict[str, str]) -> str:
     """The label of ``key`` in ``labels``, else the key in words (``"a_b"`` → ``"A b"``)."""

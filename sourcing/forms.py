@@ -70,6 +70,10 @@ class SourcingSettingsForm(VersionedFormMixin, forms.ModelForm):
             "power_ready_on",
         ]  # fmt: skip
         widgets = {"order_date": DATE, "power_ready_on": DATE}
+        help_texts = {
+            "servers_per_rack": "Used when the sizing gives no rack count (NVIDIA DGX SuperPOD "
+            "racks hold 4 DGX systems).",
+        }
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

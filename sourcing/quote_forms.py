@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from django import forms
 
+from planner.labels import CATEGORY_LABELS, label
 from planner.versioning import VersionedFormMixin
 from sourcing.models import QuoteFee, QuoteSettings, markup_validators
 
@@ -36,7 +37,9 @@ class QuoteSettingsForm(VersionedFormMixin, forms.ModelForm):
         stored_lines = self.instance.line_markups or {}
         for category in self.categories:
             name = f"category_{category}"
-            self.fields[name] = _markup_field(f"Markup % on {category}", MARKUP_HELP)
+            self.fields[name] = _markup_field(
+                f"Markup % on {label(category, CATEGORY_LABELS)}", MARKUP_HELP
+            )
             self.initial.setdefault(name, stored_categories.get(category))
         for key, description in self.lines:
             name = f"line_{key}"

@@ -106,24 +106,33 @@ class CoolingEnvelope:
     source: str
 
 
+# The public sources of the envelopes, by name (ref A3/D6 of the research notes).
+_RACK_DENSITY_SOURCES = "Uptime Institute survey 2023, Schneider Electric 2024"
 COOLING_ENVELOPES: dict[str, CoolingEnvelope] = {
     "air": CoolingEnvelope(
         "air",
         10.0,
         30.0,
-        "ref A3/D6: perimeter CRAC ~8-10 kW; contained or in-row air up to ~25-30 kW",
+        "perimeter CRAC ~8-10 kW; contained or in-row air up to ~25-30 kW; "
+        + _RACK_DENSITY_SOURCES,
     ),
     "rear_door": CoolingEnvelope(
-        "rear_door", 50.0, 80.0, "ref A3/D6: rear-door heat exchanger ~20-80 kW, passive ~40-60 kW"
+        "rear_door",
+        50.0,
+        80.0,
+        "rear-door heat exchanger ~20-80 kW, passive ~40-60 kW; " + _RACK_DENSITY_SOURCES,
     ),
     "direct_to_chip": CoolingEnvelope(
         "direct_to_chip",
         140.0,
         150.0,
-        "ref A3/D6: cold plate 50-150 kW; NVL72 racks 120-140 kW are the reference",
+        "cold plate 50-150 kW; NVL72 racks 120-140 kW are the reference; " + _RACK_DENSITY_SOURCES,
     ),
     "immersion": CoolingEnvelope(
-        "immersion", 100.0, None, "ref A3: 100+ kW per tank, 'effectively unlimited'"
+        "immersion",
+        100.0,
+        None,
+        "100+ kW per tank, 'effectively unlimited'; " + _RACK_DENSITY_SOURCES,
     ),
 }
 

@@ -13,43 +13,58 @@ from planner.engine import facility as fe
 from planner.engine import limits
 from planner.engine import tco as te
 from planner.engine.limits import DATE_MAX, DATE_MIN
-from planner.facility.models import Site, TcoSettings
+from planner.facility.models import CoolingMethod, Site, TcoSettings
 from planner.validation import DATE_MESSAGE, IsoDateInput
 from planner.versioning import VersionedFormMixin
+
+COOLING_LABELS = dict(CoolingMethod.choices)  # "rear_door" → "Rear-door heat exchanger"
 
 # Default and its source for each field, shown next to it (values are the engine constants).
 SITE_DEFAULT_SOURCES: dict[str, str] = {
     "usable_ru_per_rack": "42U: engine default (a standard 42U rack).",
-    "feeds_per_rack": "2 (A+B): engine default; each side must carry the whole rack (ref A5, D4).",
+    "feeds_per_rack": (
+        "2 (A+B): engine default; each side must carry the whole rack (NEC continuous-load "
+        "rule, NFPA 70, 2023; NVIDIA DGX H100/H200 User Guide)."
+    ),
     "voltage_v": "415 V: engine default (European three-phase, line-to-line).",
-    "phase": "Three phase: engine default; capacity √3 × V × A × derating (NetBox, ref A1, D2).",
+    "phase": (
+        "Three phase: engine default; capacity √3 × V × A × derating (NetBox documentation, "
+        "power feeds)."
+    ),
     "amperage_a": "32 A: engine default breaker rating of one feed.",
     "breaker_derating_pct": (
-        f"{fe.DEFAULT_BREAKER_DERATING:.0%}: NEC continuous-load rule; NetBox "
-        "POWERFEED_DEFAULT_MAX_UTILIZATION=80 (ref A5, D1)."
+        f"{fe.DEFAULT_BREAKER_DERATING:.0%}: NEC continuous-load rule (NFPA 70, 2023); NetBox's "
+        "default maximum utilisation of a power feed is 80 % too."
     ),
-    "power_factor": f"{fe.DEFAULT_POWER_FACTOR:g}: NetBox convention W = VA; 0.9-1.0 (ref A1, D3).",
+    "power_factor": (
+        f"{fe.DEFAULT_POWER_FACTOR:g}: NetBox convention W = VA (NetBox documentation, power "
+        "feeds); 0.9-1.0."
+    ),
     "cooling_method": " · ".join(
-        f"{e.method}: comfortable ≤ {e.comfortable_kw:g} kW/rack"
+        f"{COOLING_LABELS.get(e.method, e.method)}: comfortable ≤ {e.comfortable_kw:g} kW/rack"
         + (f", limit {e.practical_limit_kw:g}" if e.practical_limit_kw else ", no stated limit")
         for e in fe.COOLING_ENVELOPES.values()
     )
-    + " (ref A3, D6).",
-    "ashrae_class": "A2: engine default; ASHRAE TC 9.9 2021 allowable inlet ranges (ref A4).",
+    + " (Uptime Institute survey 2023; Schneider Electric 2024).",
+    "ashrae_class": (
+        "A2: engine default; allowable inlet ranges of the ASHRAE TC 9.9 (2021) thermal guidelines."
+    ),
     "pue": (
         f"{fe.DEFAULT_PUE:g}: enterprise/colocation 1.5-1.6, Uptime average 1.58 in 2023; "
-        f"warns above {fe.PUE_WARN_ABOVE:g} (ref A6, D9)."
+        f"warns above {fe.PUE_WARN_ABOVE:g} (Uptime Institute survey 2023)."
     ),
-    "delta_t_f": f"{fe.DEFAULT_DELTA_T_F:g} °F: typical server air temperature rise (ref A6, D8).",
+    "delta_t_f": (
+        f"{fe.DEFAULT_DELTA_T_F:g} °F: typical server air temperature rise (insideHPC, Dell, 2011)."
+    ),
     "power_usd_per_kwh": (
-        f"{fe.DEFAULT_POWER_USD_PER_KWH:g} USD/kWh: US industrial 2023 average, EIA via Epoch "
-        "(ref B6, D10); EU non-household ≈ 0.20 EUR/kWh (Eurostat H2 2023)."
+        f"{fe.DEFAULT_POWER_USD_PER_KWH:g} USD/kWh: US industrial 2023 average (EIA "
+        "Electric Power Annual 2023, via Epoch AI); EU non-household ≈ 0.20 EUR/kWh (Eurostat H2 2023)."
     ),
     "facility_usd_per_kw_month": (
         f"{te.DEFAULT_COLOCATION_USD_PER_KW_MONTH:g} USD/kW-month: CBRE US wholesale H2 2024 "
-        "$184.06; global average $217 Q1 2025 (ref B2, D11)."
+        "$184.06 (CBRE North America Data Center Trends); global average $217 Q1 2025."
     ),
-    "staff_usd_per_month": "0: no credible public benchmark (ref B2, F); enter per client.",
+    "staff_usd_per_month": "0: no credible public benchmark; enter per client.",
     "switch_power_kw": "0: engine default (not counted); enter your top-of-rack switch's draw.",
 }
 
@@ -62,7 +77,7 @@ TCO_DEFAULT_SOURCES: dict[str, str] = {
     "network_usd": (
         "Empty: the BOM's network lines (NICs, switches, optics, cables) priced from the "
         f"offers; without a BOM the fallback {te.DEFAULT_NETWORK_SHARE_OF_CAPEX:.0%} of cluster "
-        "cost (a training-cluster ratio, Epoch constants.py; ref B2, D13)."
+        "cost (a training-cluster ratio from Epoch AI's cost model)."
     ),
     "maintenance_pct_per_year": (
         "Empty: the BOM's support line against the server price, else "
@@ -70,14 +85,14 @@ TCO_DEFAULT_SOURCES: dict[str, str] = {
         "maintenance 10-12 % of purchase price, librarytechnology.org/document/7428)."
     ),
     "spares_pct": f"{te.DEFAULT_SPARES_FRACTION:.0%}: planner assumption (no public benchmark).",
-    "residual_pct": f"{te.DEFAULT_RESIDUAL_FRACTION:.0%}: zero residual value (ref D12).",
+    "residual_pct": f"{te.DEFAULT_RESIDUAL_FRACTION:.0%}: zero residual value (Epoch AI's cost model).",
     "lifetime_months": (
-        f"{te.DEFAULT_LIFETIME_MONTHS} months: 5-year straight line, Epoch hardware.py; "
-        "3-6 years plausible (ref B2, B7, D12)."
+        f"{te.DEFAULT_LIFETIME_MONTHS} months: 5-year straight line (Epoch AI); 3-6 "
+        "years plausible (Amazon annual report 2024, server useful lives)."
     ),
     "idle_power_pct": (
         f"{te.DEFAULT_IDLE_POWER_FRACTION:.0%} of design draw at zero load: derived from Epoch "
-        "0.75 × TDP average (ref A2, E)."
+        "AI's 0.75 × TDP average."
     ),
     "cost_of_capital_pct": (
         f"{te.DEFAULT_COST_OF_CAPITAL:.0%}: planner assumption; set it per client."
@@ -85,17 +100,17 @@ TCO_DEFAULT_SOURCES: dict[str, str] = {
     "on_demand_usd_per_gpu_h": "Empty: the catalog's cheapest on-demand offering.",
     "commit_1yr_discount_pct": (
         f"Empty: the catalog's 1-year price, else {te.DEFAULT_COMMIT_1YR_DISCOUNT:.0%} "
-        "(AWS, Epoch constants.py; ref B3, D15)."
+        "(AWS Savings Plans, via Epoch AI)."
     ),
     "commit_3yr_discount_pct": (
         f"Empty: the catalog's 3-year price, else {te.DEFAULT_COMMIT_3YR_DISCOUNT:.0%} "
-        "(AWS, Epoch constants.py; ref B3, D15)."
+        "(AWS Savings Plans, via Epoch AI)."
     ),
     "spot_discount_pct": (
-        f"{te.DEFAULT_SPOT_DISCOUNT:.0%}: planner assumption; AWS quotes up to 90 % (ref B3)."
+        f"{te.DEFAULT_SPOT_DISCOUNT:.0%}: planner assumption; AWS quotes up to 90 %."
     ),
     "spot_share_pct": f"{te.DEFAULT_SPOT_SHARE:.0%}: planner assumption (interruptible share).",
-    "annual_cloud_price_decline_pct": "0 %: base case flat (ref B1, B3).",
+    "annual_cloud_price_decline_pct": "0 %: base case flat (SemiAnalysis tracks the declines).",
     "growth_pct_per_month": "0 %: demand as sized, no growth.",
     "cloud_providers": (
         "none ticked: every provider listing the accelerator, each on its own price list "

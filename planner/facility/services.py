@@ -1172,7 +1172,7 @@ def _tco_cloud(
             basis.append(f"{label} discount {catalog:.0%} from the catalog's committed price.")
             return catalog
         basis.append(
-            f"{label} discount {default:.0%}: engine default (AWS, Epoch constants.py; ref B3)."
+            f"{label} discount {default:.0%}: engine default (AWS Savings Plans, via Epoch AI)."
         )
         return default
 
@@ -1263,7 +1263,7 @@ def _tco_hardware_basis(
     else:
         basis.append(
             f"Network capex: no BOM yet, so the fallback {te.DEFAULT_NETWORK_SHARE_OF_CAPEX:.0%} "
-            "of cluster cost (a training-cluster ratio, Epoch constants.py); generate the BOM "
+            "of cluster cost (a training-cluster ratio from Epoch AI's cost model); generate the BOM "
             "under Sourcing to price the plan's own network."
         )
     basis.extend(prices.fx)

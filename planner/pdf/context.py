@@ -30,18 +30,19 @@ def money_text(amount: Decimal | str | None, currency: str = "") -> str:
     return format_money(amount, currency)
 
 
-def client_view(snapshot: dict | Snapshot) -> Snapshot:
-    """The typed client copy of a snapshot: plain words, sources in an appendix.
+def client_view(snapshot: dict | Snapshot, *, audience: str = "client") -> Snapshot:
+    """The typed client copy of a snapshot: plain words, sources in an appendix, and what a
+    client may not see (suppliers, the consultant's instructions) taken out — the one place
+    every client surface reads a snapshot through (:func:`client_snapshot`). The internal cost
+    sheet asks for ``audience="internal"``: plain words, suppliers kept.
 
     Any stored schema version is read (``planner.sharing.schema.load`` upgrades older ones).
     """
     if isinstance(snapshot, Snapshot):
-        return (
-            snapshot
-            if snapshot.sources
-            else schema.load(client_snapshot(snapshot.model_dump(mode="json")))
-        )
-    return schema.load(client_snapshot(snapshot))
+        if getattr(snapshot, "audience", None) == audience:
+            return snapshot
+        snapshot = snapshot.model_dump(mode="json")
+    return schema.load(client_snapshot(snapshot, audience=audience))
 
 
 def _date(value: str | None) -> date | None:
@@ -175,7 +176,7 @@ def _valid_until(quote: schema.Quote, quote_date: date | None) -> date | None:
 def cost_sheet_context(snapshot: dict | Snapshot, **head) -> CostSheetContext:
     """The internal cost sheet of a revision: BOM lines with suppliers, landed cost, totals,
     markups and margin, lead times and terms."""
-    snap = client_view(snapshot)
+    snap = client_view(snapshot, audience="internal")
     bom, quote, timeline = snap.bom, snap.quote, snap.timeline
     lines = []
     for i, row in enumerate(bom.lines, start=1):

@@ -361,12 +361,9 @@ def _logistics_owner(s: dict) -> _Finding:
         for order in cross:
             owner = (order.get("logistics_owner") or "").strip()
             if owner:
-                found.evidence.append(f"{order['reference']} ({order['supplier']}): {owner}.")
+                found.evidence.append(f"{order['reference']}: {owner}.")
             else:
-                found.fail(
-                    f"{order['reference']} ({order['supplier']}) crosses a border with no "
-                    "logistics owner."
-                )
+                found.fail(f"{order['reference']} crosses a border with no logistics owner.")
     ordered = {o["supplier"] for o in cross}
     if not _available(bom):
         found.fail("No priced BOM: the shipments cannot be read from the plan.")

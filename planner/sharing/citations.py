@@ -123,6 +123,15 @@ _REF_BARE = re.compile(rf"\bref ({_CODES}):?\s*")
 _EPOCH_FILE = re.compile(r"\bEpoch(?: AI)? [a-z_]+\.py\b")
 _NETBOX_SETTING = re.compile(r"NetBox POWERFEED_DEFAULT_MAX_UTILIZATION=(\d+)")
 _GUIDE = re.compile(r"\b(?:the )?seed guide\b", re.IGNORECASE)
+# Sources the engine's notes name (as the consultant reads them), and their documents: the
+# client reads a numbered marker instead, with the document in the appendix.
+NAMED: dict[str, tuple[str, ...]] = {
+    "Uptime Institute survey 2023": ("uptime_survey",),
+    "Schneider Electric 2024": ("schneider",),
+}
+_NAMED = re.compile(
+    r"[;,]?\s*(" + "|".join(re.escape(n) for n in sorted(NAMED, key=len, reverse=True)) + ")"
+)
 
 
 class _Citer:
@@ -148,8 +157,9 @@ class _Citer:
 
     def text(self, value: str) -> str:
         quick = "ref " in value or ".py" in value or "POWERFEED" in value
-        if not quick and not _GUIDE.search(value):
+        if not quick and not _GUIDE.search(value) and not _NAMED.search(value):
             return value
+        value = _NAMED.sub(lambda m: self.marker(list(NAMED[m.group(1)])), value)
         value = _NETBOX_SETTING.sub(
             lambda m: f"NetBox default {m.group(1)} %{self.marker(['netbox'])}", value
         )
@@ -178,17 +188,125 @@ def client_text(value: str) -> str:
     return re.sub(r"\s*(?:\[\d+\])+", "", _Citer().text(value))
 
 
-def client_snapshot(snapshot: dict) -> dict:
+# What a client reads of an open item (a result not current when published): what it is, and
+# the state the template words; never the consultant's reason ("regenerate it (hand-made
+# lines and hand-set quantities are kept)") nor an internal name ("Landed cost").
+CLIENT_OPEN_ITEM_LABELS = {
+    "chosen": "Chosen configuration",
+    "option": "Chosen option",
+    "tco": "Cost of ownership",
+    "bom": "Bill of materials",
+    "landed_cost": "Hardware prices",
+    "timeline": "Timeline",
+}
+
+
+def _supplier_names(snapshot: dict) -> list[str]:
+    """The names of the suppliers the snapshot holds (BOM lines, shipments, orders)."""
+    names: list[str] = []
+    bom = snapshot.get("bom") or {}
+    orders = (snapshot.get("purchase_orders") or {}).get("orders") or []
+    for row in [*(bom.get("lines") or []), *(bom.get("shipments") or []), *orders]:
+        name = (row.get("supplier") or "").strip() if isinstance(row, dict) else ""
+        if name and name not in names and not _ALIAS.fullmatch(name):
+            names.append(name)
+    return names
+
+
+def _supplier_scrub(names: list[str], products: str = ""):
+    """A function taking the suppliers' names out of a text: "PO-002 from Lowlands" →
+    "PO-002", "(Lowlands Compute B.V.)" → "(the supplier)". A name's first word stands for it
+    too when it is distinctive (capitalised, 5 letters or more: "Lowlands", not "Data") and
+    names no product the plan buys (a maker selling direct, "Lenovo Global Technology", keeps
+    "Lenovo ThinkSystem SR680a" in the quote)."""
+    words = set(names)
+    for name in names:
+        first = name.split()[0].strip(",.") if name.split() else ""
+        in_products = re.search(rf"(?<!\w){re.escape(first)}(?!\w)", products, re.IGNORECASE)
+        if (
+            len(first) >= 5
+            and first[:1].isupper()
+            and first.lower() not in _COMMON_WORDS
+            and not in_products
+        ):
+            words.add(first)
+    if not words:
+        return lambda text: text
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    pattern = re.compile(rf"(?: from )?(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+    def clean(text: str) -> str:
+        return pattern.sub(
+            lambda m: "" if m.group(0).lower().startswith(" from ") else "the supplier", text
+        )
+
+    return clean
+
+
+_ALIAS = re.compile(r"Supplier \d+")
+# Leading words of company names that are also ordinary words a plan uses.
+_COMMON_WORDS = {"global", "north", "south", "first", "united", "general", "digital", "total"}
+
+
+def _for_client(snapshot: dict) -> dict:
+    """The audience rule: what a client may not see taken out of a snapshot (a copy).
+
+    - no supplier: each supplier's name becomes "Supplier 1", "Supplier 2"… in the fields
+      (so that rules comparing them still can) and "the supplier" in every text;
+    - no consultant's instruction: an open item keeps its kind and state, with a client's
+      label and no reason;
+    - buy prices and margins stay in the snapshot only for the client's quote to be priced
+      from; no client template prints them (the quote prints sell prices).
+    """
+    names = _supplier_names(snapshot)
+    products = " ".join(
+        str(line.get("description") or "")
+        for line in (snapshot.get("bom") or {}).get("lines") or []
+        if isinstance(line, dict)
+    )
+    scrub = _supplier_scrub(names, products)
+    alias = {name: f"Supplier {i}" for i, name in enumerate(names, start=1)}
+
+    def walk(value, key: str = ""):
+        if isinstance(value, str):
+            if key == "supplier":
+                return alias.get(value.strip(), scrub(value))
+            return scrub(value)
+        if isinstance(value, dict):
+            return {k: walk(v, k) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [walk(v) for v in value]
+        return value
+
+    clean = walk(snapshot)
+    clean["open_items"] = [
+        {
+            **item,
+            "label": CLIENT_OPEN_ITEM_LABELS.get(item.get("kind", ""), item.get("label", "")),
+            "reason": "",
+        }
+        for item in clean.get("open_items") or []
+        if isinstance(item, dict)
+    ]
+    return clean
+
+
+def client_snapshot(snapshot: dict, *, audience: str = "client") -> dict:
     """A copy of the snapshot for the client, with its appendix of sources.
 
     Every text has its internal references replaced by numbered markers; ``"sources"`` lists
-    ``{"number", "title", "publisher", "date", "url"}`` in marker order. A snapshot that has
-    been through here already is returned as it is.
+    ``{"number", "title", "publisher", "date", "url"}`` in marker order. For the client
+    (``audience="client"``, every share-link surface) the audience rule applies too
+    (:func:`_for_client`: no supplier, no consultant's instruction); the consultancy's own
+    internal cost sheet asks for ``audience="internal"`` (plain words, suppliers kept). A
+    snapshot that has been through here already (its ``"audience"`` says for whom) is
+    returned as it is.
     """
-    if "sources" in snapshot:
+    if snapshot.get("audience"):
         return snapshot
     citer = _Citer()
-    clean = citer.walk(snapshot)
+    clean = citer.walk(_for_client(snapshot) if audience == "client" else snapshot)
+    clean["audience"] = audience
     clean["sources"] = [
         {"number": number, **asdict(DOCUMENTS[key])} for key, number in citer.numbers.items()
     ]

@@ -159,7 +159,7 @@ def test_quote_settings_form_validates_and_saves_markups(signed_in, plan):
     rack = BomLine.objects.filter(plan=plan, category="rack").first()
     url = reverse("sourcing:quote", args=[plan.pk])
     page = signed_in.get(url)
-    assert page.status_code == 200 and "Markup % on server" in page.content.decode()
+    assert page.status_code == 200 and "Markup % on Servers" in page.content.decode()
 
     bad = signed_in.post(url, {"markup_pct": "1001", "payment_terms": "x", "validity_days": "0"})
     text = bad.content.decode()

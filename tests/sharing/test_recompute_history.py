@@ -52,7 +52,7 @@ def test_recomputing_a_stale_tco_records_it_in_the_history_page(
     event = PlanEvent.objects.filter(plan=plan, kind="recomputed").first()  # newest first
     assert PlanEvent.objects.filter(plan=plan, kind="recomputed").count() == before + 1
     assert "inputs.horizon_months" in event.data["changed"]
-    assert "horizon_months" in event.message and event.user == consultant
+    assert "horizon months" in event.message and event.user == consultant  # in words
     run = TcoRun.objects.get(pk=event.data["run"])
     assert run.status == "succeeded" and event.data["previous_run"] != run.pk
     assert freshness.tco_freshness(plan).is_current

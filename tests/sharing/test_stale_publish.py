@@ -100,7 +100,7 @@ def test_changed_peak_marks_stored_results_stale_and_blocks_a_plain_publish(sign
     assert "Bill of materials — computed from inputs that have changed since" in page
     document = services.document_get_or_render(revision=revision, kind=DocumentKind.QUOTE)
     text, _, _ = pdf_text(services.document_bytes(document))
-    assert "Open items" in text and "Landed cost" in text
+    assert "Open items" in text and "Hardware prices" in text  # the client's label
 
 
 def test_recompute_buttons_bring_results_back_to_current(

@@ -1,0 +1,19 @@
+"""Template filters that show an internal key by its human label (``planner.labels``)."""
+
+from django import template
+
+from planner.labels import CATEGORY_LABELS, LINE_LABELS, label
+
+register = template.Library()
+
+
+@register.filter
+def line_label(key: str) -> str:
+    """A TCO line's label: ``"residual_value"`` → ``"Residual value (credit)"``."""
+    return label(str(key), LINE_LABELS)
+
+
+@register.filter
+def category_label(key: str) -> str:
+    """A BOM category's label: ``"optic"`` → ``"Optical transceivers"``."""
+    return label(str(key), CATEGORY_LABELS)
