@@ -28,12 +28,12 @@ INTERNAL = {
 }
 # Genuine snake_case words a consultant reads and types as they are: the serving stack's metric
 # and flag names (``vllm:kv_cache_usage_perc``, ``max_num_seqs``), the load-test tools' own
-# names (vLLM's ``benchmark_serving`` script, GenAI-Perf's ``profile_export_genai_perf.json``)
+# names (vLLM's ``benchmark_serving`` script, GenAI-Perf's and AIPerf's ``profile_export_*.json``)
 # and the column names a usage export must have (``prompt_tokens``, ``completion_tokens``).
 ALLOWED = re.compile(
     r"vllm:[a-z_:]+|\b(?:num_[a-z_]+|gpu_memory_utilization|max_num_seqs|max_model_len"
     r"|kv_cache_[a-z_]+|[a-z_]+_seconds(?:_bucket)?|[a-z_]+_total|benchmark_serving"
-    r"|profile_export_genai_perf\.json|prompt_tokens|completion_tokens)\b"
+    r"|profile_export_(?:genai_perf|aiperf)\.json|prompt_tokens|completion_tokens)\b"
 )
 URL = re.compile(r"https?://\S+")
 
