@@ -111,10 +111,12 @@ def test_fill_a_site_then_run_the_tco(page, live_server, demo_user, sized_demo_p
     assert page.get_by_test_id("tco-progress").count() == 0
     assert "up to date with the plan" in page.get_by_test_id("tco-run").inner_text()
     # The cloud options of every provider (each from its own list), one owned option for the
-    # plan's deployment with a row per site holding its servers, and hybrid.
+    # plan's deployment with a row per site holding its servers, and hybrid with a row per
+    # site holding its base.
     run.refresh_from_db()
     clouds = [o for o in run.results["options"] if o["kind"].startswith("cloud")]
     assert len({o["key"].split(":")[1] for o in clouds}) == len(run.inputs["inputs"]["providers"])
     owned = next(o for o in run.results["options"] if o["key"] == "owned")
     rows = page.locator("[data-testid=tco-options] tbody tr")
-    assert rows.count() == len(clouds) + 2 + len(owned["sites"])
+    hybrid = next(o for o in run.results["options"] if o["key"] == "hybrid")
+    assert rows.count() == len(clouds) + 2 + len(owned["sites"]) + len(hybrid.get("sites") or [])
