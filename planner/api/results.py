@@ -207,7 +207,11 @@ class DeploymentOut(Schema):
     servers: int = Field(0, description="Servers of every site, N+1 spares included.")
     accelerators_used: int = Field(0, description="Accelerators the replicas use at peak.")
     accelerators_installed: int = Field(0, description="Accelerators in the servers bought.")
-    it_load_kw: float = Field(0.0, description="IT load of every server, kW.")
+    it_load_kw: float = Field(
+        0.0,
+        description="IT load of the deployment, kW: the sites' loads as their facility checks "
+        "have them (servers and network gear); without a site, the servers alone.",
+    )
     pools: list[dict[str, Any]] = Field(
         default_factory=list,
         description="Per site and server platform: the workloads' replicas packed onto shared "
@@ -265,7 +269,9 @@ def deployment(request, plan_id: Id):
         "servers": pooled.servers,
         "accelerators_used": pooled.accelerators_used,
         "accelerators_installed": pooled.accelerators_installed,
-        "it_load_kw": finite_or_none(pooled.it_load_kw) or 0.0,
+        # The headline kW every page shows: the sites' loads with their network gear.
+        "it_load_kw": finite_or_none(facility_services.deployment_summary(plan=plan).it_load_kw)
+        or 0.0,
         "pools": plain(list(pooled.pooled.pools)),
         "deployments": plain(list(pooled.per_workload)),
         "sites": sites,

@@ -250,6 +250,15 @@ def test_the_demo_plan_agrees_on_every_page(client, demo):
     }
     for name, html in _pages(client, plan).items():
         assert _summary(html) == expected, name
+    # The API gives the same deployment, kW included (it once gave the servers' 57.2 kW).
+    api = client.get(f"/api/v1/plans/{plan.pk}/deployment").json()
+    assert (api["servers"], api["accelerators_used"], api["accelerators_installed"]) == (
+        deployment.servers,
+        deployment.accelerators_used,
+        deployment.accelerators_installed,
+    )
+    assert f"{api['it_load_kw']:.1f} kW" == expected["kw"]
+    assert sum(s["racks_needed"] or 0 for s in api["sites"]) == summary.racks
     # The demo's published revision: the client's page, the PDF quote and the report.
     for name, html in _published(plan, user).items():
         assert _summary(html) == expected, name
