@@ -23,7 +23,9 @@ from typing import Any
 from django.apps import apps
 from django.urls import reverse
 
+from planner import selectors as plan_selectors
 from planner.engine.errors import EngineInputError
+from planner.labels import count
 from planner.models import Plan, Workload
 
 CURRENT, STALE, FAILED, MISSING = "current", "stale", "failed", "missing"
@@ -110,7 +112,7 @@ def bom_hash_of(inputs, fabric, spares) -> str:
 def bom_inputs_hash(plan: Plan) -> str:
     """The hash of what the plan's BOM would be generated from now (raises ``SourcingError``)."""
     from planner.engine import bom as bom_engine
-    from sourcing import services as ssvc
+    from sourcing import services as ssvc  # sourcing imports freshness: a cycle at import
 
     settings = ssvc.sourcing_settings_get(plan=plan)
     return bom_hash_of(
@@ -195,7 +197,6 @@ def bom_freshness(plan: Plan) -> Freshness:
 def _bom_changes_text(plan: Plan, shown: int = 3) -> str:
     """What regenerating the BOM changes: the servers per site the deployment needs against
     those the BOM holds, else the first line changes ("" when it cannot say)."""
-    from planner.labels import count
     from sourcing import services as ssvc
 
     try:
@@ -248,7 +249,6 @@ def placement_freshness(plan: Plan, *, tco: Freshness | None = None) -> Freshnes
 def stale_upstream(plan: Plan, *, chosen: bool = False) -> list[Freshness]:
     """The stale or failed TCO and BOM (and, with ``chosen``, stale chosen configurations):
     the banners of a page that shows what they were computed from (the overview, the sites)."""
-    from planner import selectors as plan_selectors
 
     items = []
     if chosen:  # a failed choice is said in its workload's row
@@ -313,7 +313,6 @@ def timeline_freshness(plan: Plan, *, bom: Freshness | None = None, report=None)
 
 def plan_freshness(plan: Plan) -> list[Freshness]:
     """Every stored result of the plan (and those priced from them) with its state."""
-    from planner import selectors as plan_selectors
 
     items = [chosen_freshness(w) for w in plan_selectors.workload_list(plan=plan)]
     if apps.is_installed("planner.facility"):

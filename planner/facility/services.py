@@ -968,6 +968,7 @@ def _tco_capex(
 ) -> tuple[te.OwnedHardware, str]:
     """The fleet with the priced BOM as its capex (the quote's cost basis), and the capex
     basis; without a fully priced BOM of this deployment, the estimate as it is, said so."""
+    # sourcing sits above facility (.importlinter) until the TCO moves above it
     from sourcing.services import SourcingError, landed_cost_report
 
     try:
