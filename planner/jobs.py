@@ -34,6 +34,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 from kombu.exceptions import OperationalError as BrokerError
 
+from planner.computed import neutral_writes, plan_state_scope
 from planner.models import Job, JobStatus
 from planner.models.jobs import QUEUE_UNAVAILABLE
 
@@ -113,9 +114,10 @@ class JobRecorder:
         if message == self.message and progress - self.last < 0.02:
             return
         self.last, self.message = progress, message
-        _this_attempt(self.job).update(
-            progress=progress, progress_message=message[:200], heartbeat_at=timezone.now()
-        )
+        with neutral_writes():  # bookkeeping: the plan state built so far stays valid
+            _this_attempt(self.job).update(
+                progress=progress, progress_message=message[:200], heartbeat_at=timezone.now()
+            )
 
 
 def _this_attempt(job: Job):
@@ -209,11 +211,12 @@ def job_run(
     if job is None or not getattr(job, "_claimed", False):
         return job
     recorder = JobRecorder(job)
-    if heartbeat_s:
-        with job_heartbeat(job, heartbeat_s):
+    with plan_state_scope():  # each plan part built once per job (planner.computed)
+        if heartbeat_s:
+            with job_heartbeat(job, heartbeat_s):
+                execute(job=job, recorder=recorder)
+        else:
             execute(job=job, recorder=recorder)
-    else:
-        execute(job=job, recorder=recorder)
     return job
 
 

@@ -4,6 +4,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, QuerySet
 
 from planner import sizing
+from planner.computed import computed
 from planner.engine.deployment import Deployment, estimate_server, servers_needed
 from planner.engine.errors import CatalogGapError
 from planner.models import ApiToken, Client, Membership, Organisation, Plan, Workload
@@ -84,6 +85,10 @@ def plan_deployments(*, plan: Plan) -> list[Deployment]:
         CatalogGapError: A chosen configuration lacks a catalog figure its power needs; the
             message names the workload and what to do. Pages show it on the section.
     """
+    return computed(("per_workload_deployments", plan.pk), lambda: _plan_deployments(plan))
+
+
+def _plan_deployments(plan: Plan) -> list[Deployment]:
     deployments = []
     chosen = workload_list(plan=plan).filter(chosen_accelerator__isnull=False, chosen_problem="")
     for workload in chosen:

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from catalog.models import Accelerator, Part, ServerPlatform
 from planner import freshness
+from planner.computed import computed
 from planner.engine import bom as bom_engine
 from planner.engine import critical_path as cp
 from planner.engine import landed_cost as lc
@@ -655,7 +656,7 @@ class SiteLandedCost:
         return f"site-{self.site.pk}" if self.site else "plan"
 
 
-@dataclass
+@dataclass(frozen=True)
 class LandedCostReport:
     """Everything the landed-cost page shows."""
 
@@ -825,6 +826,13 @@ def landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
     without a tariff rule are reported as such and make the total incomplete; they are never
     counted as zero duty.
     """
+    return computed(
+        ("landed_cost", plan.pk, organisation.pk),
+        lambda: _landed_cost_report(plan=plan, organisation=organisation),
+    )
+
+
+def _landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
     settings = sourcing_settings_get(plan=plan)
     as_of = valuation_date(settings)
     bom = [line for line in selectors.bom_line_list(plan=plan) if line.quantity]

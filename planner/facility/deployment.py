@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from planner import selectors as plan_selectors
+from planner.computed import computed
 from planner.engine import pooling as po
 from planner.engine.deployment import Deployment, estimate_server
 from planner.engine.errors import CatalogGapError
@@ -194,6 +195,10 @@ def plan_deployment(*, plan: Plan) -> PlanDeployment:
         CatalogGapError: A chosen configuration lacks a catalog figure its power needs.
         EngineInputError: A stored split names a figure the engine refuses.
     """
+    return computed(("deployment", plan.pk), lambda: _plan_deployment(plan))
+
+
+def _plan_deployment(plan: Plan) -> PlanDeployment:
     per_workload = tuple(d for d in plan_selectors.plan_deployments(plan=plan) if d.replicas)
     sites = physical_sites(plan=plan)
     keys = [site_key(s) for s in sites] or [UNPLACED_KEY]

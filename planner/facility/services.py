@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from planner import jobs, sizing
 from planner import selectors as plan_selectors
+from planner.computed import computed
 from planner.engine import demand as de
 from planner.engine import facility as fe
 from planner.engine import placement as pe
@@ -787,6 +788,14 @@ def tco_inputs_build(*, plan: Plan, settings: TcoSettings | None = None) -> TcoB
             catalog figure, no cloud price is known, or the engine refuses a value (the
             message names it).
     """
+    if settings is not None:  # settings not saved yet (a preview): never kept
+        return _tco_inputs_build_checked(plan=plan, settings=settings)
+    return computed(
+        ("tco_inputs", plan.pk), lambda: _tco_inputs_build_checked(plan=plan, settings=None)
+    )
+
+
+def _tco_inputs_build_checked(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
     try:
         return _tco_inputs_build(plan=plan, settings=settings)
     except CatalogGapError as gap:

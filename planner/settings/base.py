@@ -76,6 +76,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "planner.middleware.CurrentOrganisationMiddleware",
+    "planner.computed.PlanStateMiddleware",  # each plan part built once per request
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out sign-in into its page
 ]
 
