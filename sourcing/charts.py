@@ -7,7 +7,7 @@ from datetime import timedelta
 import plotly.graph_objects as go
 
 from planner.chartdefs import Gantt
-from planner.charts import FONT
+from planner.charts import FONT, figure_json
 
 CRITICAL = "#dc2626"
 NORMAL = "#2563eb"
@@ -108,7 +108,6 @@ def gantt_figure(gantt: Gantt, *, slipped_keys: frozenset[str] = frozenset()) ->
         font=FONT,
         margin={"l": 20, "r": 30, "t": 70, "b": 50},
         height=max(360, 26 * len(order) + 160),
-        template="plotly_white",
         legend={"orientation": "h", "y": -0.12},
     )
-    return figure.to_json()
+    return figure_json(figure)

@@ -12,7 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from planner import chartdefs
-from planner.charts import FONT
+from planner.charts import FONT, figure_json
 from planner.engine.tco import DRIVER_UNITS
 from planner.labels import DRIVER_LABELS, LINE_LABELS
 
@@ -39,12 +39,11 @@ def _layout(figure: go.Figure, title: str, **extra: Any) -> str:
     layout = {
         "title": {"text": title, "x": 0.02},
         "font": FONT,
-        "template": "plotly_white",
         "height": 420,
         "margin": {"l": 70, "r": 20, "t": 60, "b": 50},
     }
     figure.update_layout(**(layout | extra))
-    return figure.to_json()
+    return figure_json(figure)
 
 
 def cumulative_cost_figure(results: dict[str, Any]) -> str:
@@ -127,7 +126,7 @@ def monthly_stack_figure(results: dict[str, Any], option_key: str | None = None)
                 + "<extra></extra>",
             )
         )
-    figure_json = _layout(
+    shown = _layout(
         figure,
         f"Monthly cost by line item — {option['label']}",
         barmode="relative",
@@ -135,7 +134,7 @@ def monthly_stack_figure(results: dict[str, Any], option_key: str | None = None)
         yaxis={"title": f"Cost per month ({_cur(results)})", "tickformat": ",.0f"},
         legend={"orientation": "h", "y": -0.2},
     )
-    return figure_json, option_key
+    return shown, option_key
 
 
 def tornado_figure(results: dict[str, Any]) -> str:
