@@ -35,8 +35,9 @@ on a request whatever else the machine runs, so it is the steadier figure when t
 shared; latencies grow with any other load. Traffic goes to 127.0.0.1 only.
 
 At the end a markdown table sums every scenario up (clients, p50/p95/p99, the p95 target and
-whether it was met, CPU ms per request against its target, requests/s, errors), ready to paste
-into an issue note.
+whether it was met, CPU ms per request against its target, requests/s, errors, and the
+machine's 1-minute load average as the load ended, which says how far other work on the
+machine stretched the latencies), ready to paste into an issue note.
 
 Exits non-zero only when the setup fails (database, demo data, server start); a missed
 target or errors under load are printed, not raised, so the figures are always shown.
@@ -117,6 +118,7 @@ class Outcome:
     errors: int = 0
     web_cpu_ms: float = 0  # per request
     db_cpu_ms: float = 0
+    load_1min: float = 0  # the machine's load average as the load ended: other work on it
     failed: str = ""
 
     @property
@@ -491,6 +493,7 @@ def measure(base: str, scenario: Scenario, seconds: int, server: Server) -> Outc
     server.wait_idle()
     (web_before, db_before), served_before = server.cpu(), server.served()
     stats = run_wrk(base, scenario, seconds, scenario.clients)
+    load_1min = os.getloadavg()[0]
     # CPU per request served: the load's requests, and those still queued when wrk stopped;
     # read by process, so a worker or backend started during the load counts in full.
     idle = server.wait_idle()
@@ -509,7 +512,7 @@ def measure(base: str, scenario: Scenario, seconds: int, server: Server) -> Outc
     outcome = Outcome(
         scenario, seconds, p50_ms=stats["p50"], p95_ms=stats["p95"], p99_ms=stats["p99"],
         max_ms=stats["max"], requests=requests, errors=int(stats["non2xx"] + stats["socket"]),
-        web_cpu_ms=web_cpu * per, db_cpu_ms=db_cpu * per,
+        web_cpu_ms=web_cpu * per, db_cpu_ms=db_cpu * per, load_1min=load_1min,
     )  # fmt: skip
     print(f"  p50 {outcome.p50_ms:.0f} ms, p95 {outcome.p95_ms:.0f} ms, p99 "
           f"{outcome.p99_ms:.0f} ms, max {outcome.max_ms:.0f} ms; {requests} requests "
@@ -517,7 +520,7 @@ def measure(base: str, scenario: Scenario, seconds: int, server: Server) -> Outc
           f"non-2xx, {int(stats['socket'])} socket)")  # fmt: skip
     print(f"  server CPU per request: gunicorn {outcome.web_cpu_ms:.1f} ms + PostgreSQL "
           f"{outcome.db_cpu_ms:.1f} ms = {outcome.cpu_ms:.1f} ms ({served} requests "
-          "served)")  # fmt: skip
+          f"served); machine load average {load_1min:.1f} on {os.cpu_count()} cores")  # fmt: skip
     print(f"  p95 {_target(scenario.target_p95_ms)}: {_verdict(outcome.p95_met)}; CPU "
           f"{_target(scenario.target_cpu_ms)}: {_verdict(outcome.cpu_met)}")  # fmt: skip
     return outcome
@@ -535,15 +538,15 @@ def summary_table(outcomes: list[Outcome]) -> str:
     """The markdown table of every scenario, for an issue note."""
     lines = [
         "| scenario | clients | p50 / p95 / p99 ms | p95 target | met? | CPU ms/request "
-        "(gunicorn + PostgreSQL) | CPU target | met? | requests/s | errors |",
-        "|---|--:|--:|---|---|--:|---|---|--:|--:|",
+        "(gunicorn + PostgreSQL) | CPU target | met? | requests/s | errors | load avg |",
+        "|---|--:|--:|---|---|--:|---|---|--:|--:|--:|",
     ]
     for outcome in outcomes:
         scenario = outcome.scenario
         if outcome.failed:
             lines.append(f"| {scenario.key} | {scenario.clients} | wrk failed | "
                          f"{_target(scenario.target_p95_ms)} | - | - | "
-                         f"{_target(scenario.target_cpu_ms)} | - | - | - |")  # fmt: skip
+                         f"{_target(scenario.target_cpu_ms)} | - | - | - | - |")  # fmt: skip
             continue
         lines.append(
             f"| {scenario.key} | {scenario.clients} | {outcome.p50_ms:.0f} / "
@@ -551,7 +554,7 @@ def summary_table(outcomes: list[Outcome]) -> str:
             f"{_verdict(outcome.p95_met)} | {outcome.cpu_ms:.1f} ({outcome.web_cpu_ms:.1f} + "
             f"{outcome.db_cpu_ms:.1f}) | {_target(scenario.target_cpu_ms)} | "
             f"{_verdict(outcome.cpu_met)} | {outcome.requests / outcome.seconds:.0f} | "
-            f"{outcome.errors} |"
+            f"{outcome.errors} | {outcome.load_1min:.1f} |"
         )
     return "\n".join(lines)
 
