@@ -53,6 +53,7 @@ __all__ = [
     "disaggregated_candidate",
     "sweep",
     "usd_per_million_output_tokens",
+    "at_request_rate",
     "with_disaggregated_fleet",
 ]
 
@@ -369,6 +370,22 @@ def with_disaggregated_fleet(candidate: SweepCandidate, workload: Workload) -> S
         prefill_replicas=fleet.prefill_replicas,
         decode_replicas=fleet.decode_replicas,
     )
+
+
+def at_request_rate(candidate: SweepCandidate, requests_per_s: float) -> dict[str, float | None]:
+    """The candidate's prefill and decode accelerator-seconds per request for another rate of
+    its (aggregated) replica, e.g. a measured one: the total is accelerators ÷ requests/s, the
+    modelled prefill share kept. Field values for :func:`dataclasses.replace`."""
+    prefill = candidate.prefill_accelerator_s_per_request
+    decode = candidate.decode_accelerator_s_per_request
+    if prefill is None or decode is None or prefill + decode <= 0 or not requests_per_s > 0:
+        return {"prefill_accelerator_s_per_request": None, "decode_accelerator_s_per_request": None}
+    total = candidate.accelerators_per_replica / requests_per_s
+    share = prefill / (prefill + decode)
+    return {
+        "prefill_accelerator_s_per_request": total * share,
+        "decode_accelerator_s_per_request": total * (1.0 - share),
+    }
 
 
 def with_fleet(candidate: SweepCandidate, fleet, **extra) -> SweepCandidate:

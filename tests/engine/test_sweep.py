@@ -95,3 +95,20 @@ def test_prefill_and_decode_accelerator_seconds_split_the_sized_request_time():
         ttft_share = c.ttft_ms / (c.ttft_ms + 400 * c.tpot_ms)
         assert ttft_share < 0.15
         assert prefill / (prefill + decode) > 0.5
+
+
+def test_a_measured_rate_rescales_the_accelerator_seconds_keeping_the_prefill_share():
+    from dataclasses import replace
+
+    from planner.engine.sweep import SweepCandidate, at_request_rate
+
+    modelled = SweepCandidate(
+        "h100-sxm", "H100", "fp8", 2, 8, True, None, requests_per_s_per_replica=0.5,
+        prefill_accelerator_s_per_request=1.0, decode_accelerator_s_per_request=3.0,
+    )  # fmt: skip
+    # 2 accelerators ÷ 1 request/s = 2 accelerator-seconds a request, a quarter of it prefill
+    measured = replace(modelled, requests_per_s_per_replica=1.0, **at_request_rate(modelled, 1.0))
+    assert measured.prefill_accelerator_s_per_request == pytest.approx(0.5)
+    assert measured.decode_accelerator_s_per_request == pytest.approx(1.5)
+    unknown = replace(modelled, prefill_accelerator_s_per_request=None)
+    assert at_request_rate(unknown, 1.0)["decode_accelerator_s_per_request"] is None
