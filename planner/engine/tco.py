@@ -18,6 +18,9 @@ terminal value. Break-even is on the cumulative cash curve.
 
 Unit costs (USD per million output tokens, per request) use the *amortised* view instead:
 straight-line depreciation + a capital charge on book value at the cost of capital + opex.
+Each workload gets its own: the option's amortised cost is split by the workloads'
+accelerator-seconds (requests × the prefill and the decode seconds a request takes on its
+chosen configuration), and its input and output tokens pay the prefill and decode parts.
 
 Money is plain ``float`` (NumPy float64) in the engine; it is quantised to ``Decimal`` with its
 currency only at the storage boundary (the TCO service), as in saleor's ``core/prices.py``.
