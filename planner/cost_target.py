@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from planner.models import Plan, Workload
-from planner.sharing.checklist import chosen_tco_option
+from planner.sharing.checklist import chosen_tco_option, workload_cost_per_request
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,9 @@ class CostTargetComparison:
 
     Attributes:
         target: The workload's target in the plan's currency, or None when not set.
-        cost: The chosen option's cost per request (plan currency), or None when there is none.
+        cost: The workload's own cost per request in the chosen option (plan currency): its
+            share of the option's cost by accelerator-seconds over its requests; None when
+            there is none.
         currency: The plan's currency (the TCO's results are in it).
         source: Which option the cost is from, or why there is no cost.
         stale: The TCO run predates the plan's latest changes.
@@ -102,11 +104,12 @@ def cost_target_compare(*, plan: Plan, workload: Workload) -> CostTargetComparis
 
     tco, placement = plan_tco_and_placement(plan)
     option, how = chosen_tco_option({"tco": tco, "placement": placement})
-    cost = None
-    if option is not None and option.get("cost_per_request_usd"):
-        cost = float(option["cost_per_request_usd"])  # in the run's currency (key kept)
-    elif option is not None:
-        how = f"the TCO gives {option['label']} no cost per request (no request volume)"
+    cost = workload_cost_per_request(option, workload.pk)  # this workload's own
+    if option is not None and cost is None:
+        how = (
+            f"the TCO gives {option['label']} no cost per request for {workload.name} "
+            "(no request volume)"
+        )
     target = cost_target_in_plan_currency(workload)
     return CostTargetComparison(
         target=target.amount,

@@ -360,7 +360,9 @@ class TcoRunOut(JobOut):
         ...,
         description="When done: cash flows and costs per option, money as decimal strings in "
         "`currency` (keys keep their historical `_usd` suffix; the amounts are not USD unless "
-        "`currency` is USD).",
+        "`currency` is USD). Each option's `workloads` gives every workload (`key`: its id) its "
+        "own cost per request and per million input and output tokens: its `share` of the "
+        "option's cost, by the accelerator-seconds its prompts and outputs take.",
     )
 
 

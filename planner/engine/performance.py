@@ -50,6 +50,7 @@ __all__ = [
     "PerformancePoint",
     "ReplicaShape",
     "ResolvedFactors",
+    "accelerator_seconds_per_request",
     "SteadyState",
     "allreduce_time_ms",
     "erlang_c",
@@ -860,6 +861,36 @@ def steady_state(
         prefill_ms=prefill_ms,
         prefill_utilisation=requests_per_s * prefill_ms * 1e-3,
     )
+
+
+def accelerator_seconds_per_request(
+    shape: ReplicaShape,
+    batch: float,
+    requests_per_s: float,
+    accelerators: int,
+    input_len: float,
+    output_len: float,
+) -> tuple[float, float]:
+    """(Prefill, decode) accelerator-seconds one request takes on a replica at its operating
+    point: concurrency ``batch``, serving ``requests_per_s`` on ``accelerators``.
+
+    The replica's time per request is ``accelerators ÷ requests/s``. Its prefill part is the
+    time one prompt adds to the step that carries it (:func:`steady_state`'s ``prefill_ms``:
+    input tokens × prefill FLOPs per token ÷ the step model's effective throughput, weights
+    and attention included) × accelerators; decode is the rest (output tokens ÷ the decode
+    tokens/s per accelerator). Prices input and output tokens by their compute, not by
+    TTFT's share of the wall time.
+
+    Raises:
+        ValueError: ``requests_per_s`` or ``accelerators`` is not positive.
+    """
+    if not requests_per_s > 0 or accelerators < 1:
+        raise ValueError("requests_per_s and accelerators must be positive")
+    total_s = accelerators / requests_per_s
+    state = steady_state(shape, max(float(batch), 1.0), input_len, output_len)
+    prefill_s = accelerators * float(state.prefill_ms[0]) * 1e-3  # type: ignore[index]
+    prefill_s = min(max(prefill_s, 0.0), total_s)
+    return prefill_s, total_s - prefill_s
 
 
 def erlang_c(servers: np.ndarray | float, offered: np.ndarray | float) -> np.ndarray:

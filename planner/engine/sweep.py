@@ -38,7 +38,11 @@ from planner.engine.parallelism import (
     multi_node_layouts,
     scale_out_link,
 )
-from planner.engine.performance import Calibration, ReplicaShape
+from planner.engine.performance import (
+    Calibration,
+    ReplicaShape,
+    accelerator_seconds_per_request,
+)
 from planner.engine.specs import PRECISIONS, AcceleratorSpec, ModelSpec
 from planner.engine.uncertainty import error_band
 
@@ -49,6 +53,7 @@ __all__ = [
     "disaggregated_candidate",
     "sweep",
     "usd_per_million_output_tokens",
+    "at_request_rate",
     "with_disaggregated_fleet",
 ]
 
@@ -152,6 +157,10 @@ class SweepCandidate:
         decode_replicas: Decode replicas for the peak, else None.
         kv_transfer_ms: KV transfer time per request (in the TTFT), else None.
         kv_transfer_path: "nvlink", "pcie" or "network", else None.
+        prefill_accelerator_s_per_request: Accelerator-seconds one request's prompt takes at
+            the operating point (disaggregated: on the prefill pool), None when not modelled.
+        decode_accelerator_s_per_request: Accelerator-seconds its output tokens take
+            (disaggregated: on the decode pool), None likewise.
     """
 
     accelerator_slug: str
@@ -185,6 +194,8 @@ class SweepCandidate:
     pipeline_parallel: int = 1
     expert_parallel: int = 1
     parallel_label: str = ""
+    prefill_accelerator_s_per_request: float | None = None
+    decode_accelerator_s_per_request: float | None = None
 
     @property
     def disaggregated(self) -> bool:
@@ -309,6 +320,9 @@ def disaggregated_candidate(
         prefill_requests_per_s_per_replica=prefill.requests_per_s,
         kv_transfer_ms=prefill.kv_transfer_ms,
         kv_transfer_path=prefill.kv_transfer_path,
+        # each pool's accelerators ÷ its requests/s (the option's TP_p/rps_p + TP_d/rps_d)
+        prefill_accelerator_s_per_request=prefill.tensor_parallel / prefill.requests_per_s,
+        decode_accelerator_s_per_request=decode.tensor_parallel / decode.requests_per_s,
     )
     if workload.peak_concurrency is None and workload.peak_requests_per_s is None:
         return candidate
@@ -356,6 +370,22 @@ def with_disaggregated_fleet(candidate: SweepCandidate, workload: Workload) -> S
         prefill_replicas=fleet.prefill_replicas,
         decode_replicas=fleet.decode_replicas,
     )
+
+
+def at_request_rate(candidate: SweepCandidate, requests_per_s: float) -> dict[str, float | None]:
+    """The candidate's prefill and decode accelerator-seconds per request for another rate of
+    its (aggregated) replica, e.g. a measured one: the total is accelerators ÷ requests/s, the
+    modelled prefill share kept. Field values for :func:`dataclasses.replace`."""
+    prefill = candidate.prefill_accelerator_s_per_request
+    decode = candidate.decode_accelerator_s_per_request
+    if prefill is None or decode is None or prefill + decode <= 0 or not requests_per_s > 0:
+        return {"prefill_accelerator_s_per_request": None, "decode_accelerator_s_per_request": None}
+    total = candidate.accelerators_per_replica / requests_per_s
+    share = prefill / (prefill + decode)
+    return {
+        "prefill_accelerator_s_per_request": total * share,
+        "decode_accelerator_s_per_request": total * (1.0 - share),
+    }
 
 
 def with_fleet(candidate: SweepCandidate, fleet, **extra) -> SweepCandidate:
@@ -419,6 +449,10 @@ def _candidate(
         ), cap
     gpus = layout.gpus if layout else tp
     point = cap.point
+    prefill_s, decode_s = accelerator_seconds_per_request(
+        cap.shape, point.batch, point.requests_per_s, gpus,
+        workload.input_tokens, workload.output_tokens,
+    )  # fmt: skip
     band = error_band(calibration, accelerator.family, precision, model)
     cost = usd_per_million_output_tokens(gpus, price, point.output_tokens_per_s)
     replicas = accels = servers = None
@@ -465,6 +499,8 @@ def _candidate(
         expected_error_pct=band.pct,
         provenance=provenance,
         calibrated_architecture=band.calibrated_architecture,
+        prefill_accelerator_s_per_request=prefill_s,
+        decode_accelerator_s_per_request=decode_s,
         **multi,
     )
     return candidate, cap

@@ -18,6 +18,9 @@ terminal value. Break-even is on the cumulative cash curve.
 
 Unit costs (USD per million output tokens, per request) use the *amortised* view instead:
 straight-line depreciation + a capital charge on book value at the cost of capital + opex.
+Each workload gets its own: the option's amortised cost is split by the workloads'
+accelerator-seconds (requests × the prefill and the decode seconds a request takes on its
+chosen configuration), and its input and output tokens pay the prefill and decode parts.
 
 Money is plain ``float`` (NumPy float64) in the engine; it is quantised to ``Decimal`` with its
 currency only at the storage boundary (the TCO service), as in saleor's ``core/prices.py``.
@@ -74,6 +77,7 @@ __all__ = [
     "ShownIn",
     "UncertaintySpec",
     "WorkloadDemand",
+    "WorkloadUnitCost",
     "bom_capex",
     "break_even_month",
     "break_even_utilisation",
@@ -166,9 +170,13 @@ class WorkloadDemand:
             headroom: the provider's SLA replaces them); ``None`` rents what the owned fleet
             runs (the profile applied to ``gpu_hours_per_month``).
         input_tokens_per_month: Prompt (input) tokens served in month 1.
-        prefill_time_share: Share of a request's serving time spent on its prompt (TTFT ÷
-            (TTFT + output × TPOT) at the chosen operating point); splits the cost between
-            input and output tokens. ``None`` when unknown (no split is reported).
+        prefill_accelerator_s_per_request: Accelerator-seconds one request's prompt takes on
+            the workload's chosen configuration (planner.engine.performance
+            ``accelerator_seconds_per_request``); ``None`` when not known.
+        decode_accelerator_s_per_request: Accelerator-seconds its output tokens take; with
+            the prefill figure it splits the option's cost between workloads and between
+            input and output tokens. ``None`` when not known.
+        key: The workload's key (its per-workload costs carry it); "" when not needed.
         site_shares: ``(site key, fraction)`` of this workload's load served at each site of
             the pooled deployment (its replicas' split, made by where its users are). Empty:
             the load follows the sites' server shares.
@@ -182,15 +190,18 @@ class WorkloadDemand:
     requests_per_month: float = 0.0
     cloud_gpus_by_hour: tuple[float, ...] | None = None
     input_tokens_per_month: float = 0.0
-    prefill_time_share: float | None = None
+    prefill_accelerator_s_per_request: float | None = None
+    decode_accelerator_s_per_request: float | None = None
+    key: str = ""
     site_shares: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         _in_range("input_tokens_per_month", self.input_tokens_per_month, 0, 1e18)
         for _, share in self.site_shares:
             _in_range("site share", share, 0, 1)
-        if self.prefill_time_share is not None:
-            _in_range("prefill_time_share", self.prefill_time_share, 0, 1)
+        for name in ("prefill_accelerator_s_per_request", "decode_accelerator_s_per_request"):
+            if getattr(self, name) is not None:
+                _in_range(name, getattr(self, name), 0, 1e9)
         if len(self.daily_profile) != 24 or not all(
             math.isfinite(v) and v >= 0 for v in self.daily_profile
         ):
@@ -695,6 +706,34 @@ class SiteShare:
     burst_region: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class WorkloadUnitCost:
+    """One workload's part of an option's amortised cost, and its unit costs.
+
+    Attributes:
+        key: The workload's key (:attr:`WorkloadDemand.key`).
+        name: Workload name.
+        share: Its share of the option's amortised cost over the horizon: its accelerator-
+            seconds (prefill + decode) over all workloads'; their GPU-hours when a workload
+            has no accelerator-seconds.
+        amortised_usd: Amortised cost over the horizon × ``share``.
+        cost_per_request_usd: ``amortised_usd`` ÷ its requests; ``None`` without requests.
+        cost_per_million_output_tokens_usd: ``amortised_usd`` ÷ its output tokens × 1e6.
+        input_usd_per_million_tokens: The prefill part of the option's cost ÷ its input
+            tokens × 1e6; ``None`` without input tokens or accelerator-seconds.
+        output_usd_per_million_tokens: The decode part ÷ its output tokens × 1e6; likewise.
+    """
+
+    key: str
+    name: str
+    share: float
+    amortised_usd: float
+    cost_per_request_usd: float | None
+    cost_per_million_output_tokens_usd: float | None
+    input_usd_per_million_tokens: float | None = None
+    output_usd_per_million_tokens: float | None = None
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class OptionResult:
     """Cash flows and figures of merit of one option.
@@ -725,10 +764,13 @@ class OptionResult:
             horizon (flat load); ``None`` for cloud options or if owning never wins.
         notes: Sentences explaining choices (commitment level, hybrid split...).
         base_curve: Hybrid only: ``(owned servers, NPV)`` for every owned base searched.
-        input_usd_per_million_tokens: Amortised cost × prefill share ÷ input tokens × 1e6;
-            ``None`` without input tokens or a known prefill share.
-        output_usd_per_million_tokens: Amortised cost × (1 − prefill share) ÷ output tokens
-            × 1e6 (the decode part only); ``None`` likewise.
+        input_usd_per_million_tokens: The prefill part of the amortised cost (every
+            workload's prefill accelerator-seconds) ÷ all input tokens × 1e6; ``None``
+            without input tokens or accelerator-seconds.
+        output_usd_per_million_tokens: The decode part ÷ all output tokens × 1e6; ``None``
+            likewise.
+        workloads: Each workload's part of the cost and its own unit costs
+            (:class:`WorkloadUnitCost`), in the order of the inputs.
     """
 
     key: str
@@ -752,6 +794,7 @@ class OptionResult:
     input_usd_per_million_tokens: float | None = None
     output_usd_per_million_tokens: float | None = None
     site_breakdown: tuple[SiteShare, ...] = ()
+    workloads: tuple[WorkloadUnitCost, ...] = ()
 
     @property
     def collapses_to_cloud(self) -> bool:
@@ -1075,24 +1118,92 @@ def _unit_costs(
     return per_mtok, per_req
 
 
-def _token_split(amortised_total: float, inputs: TcoInputs) -> tuple[float | None, float | None]:
-    """(USD per M input, USD per M output tokens): the cost split by prefill vs decode time.
+@dataclass(frozen=True, slots=True, eq=False)
+class _WorkloadWork:
+    """Each workload's horizon totals and its prefill and decode accelerator-seconds."""
 
-    The prefill share of all workloads is their shares weighted by month-1 GPU-hours; input
-    tokens pay the prefill part, output tokens the decode part (ref B5: report them apart).
-    """
-    known = [w for w in inputs.workloads if w.prefill_time_share is not None]
-    if len(known) != len(inputs.workloads):
-        return None, None
-    hours = sum(w.gpu_hours_per_month for w in known)
-    if hours <= 0:
-        return None, None
-    share = sum(w.prefill_time_share * w.gpu_hours_per_month for w in known) / hours
-    tokens_in = float(_per_month(inputs, "input_tokens_per_month").sum())
-    tokens_out = float(_per_month(inputs, "output_tokens_per_month").sum())
-    per_in = amortised_total * share / tokens_in * 1e6 if tokens_in > 0 else None
-    per_out = amortised_total * (1.0 - share) / tokens_out * 1e6 if tokens_out > 0 else None
-    return per_in, per_out
+    requests: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    prefill_s: np.ndarray | None  # None: some workload's accelerator-seconds are unknown
+    decode_s: np.ndarray | None
+    weight: np.ndarray  # what the option's cost is split by
+
+
+def _workload_work(inputs: TcoInputs) -> _WorkloadWork:
+    m = np.arange(inputs.horizon_months)
+
+    def horizon(w: WorkloadDemand, attr: str) -> float:
+        return float((getattr(w, attr) * (1.0 + w.growth_pct_per_month / 100.0) ** m).sum())
+
+    ws = inputs.workloads
+    requests = np.array([horizon(w, "requests_per_month") for w in ws])
+    known = all(
+        w.prefill_accelerator_s_per_request is not None
+        and w.decode_accelerator_s_per_request is not None
+        for w in ws
+    )
+    prefill = decode = None
+    if known:
+        # accelerator-s = requests × (input × prefill FLOPs/token ÷ prefill throughput) and
+        # requests × output ÷ decode tokens/s per accelerator, per request from the sizing
+        prefill = requests * np.array([w.prefill_accelerator_s_per_request for w in ws])
+        decode = requests * np.array([w.decode_accelerator_s_per_request for w in ws])
+    if known and (prefill + decode).sum() > 0:  # type: ignore[operator]
+        weight = prefill + decode  # type: ignore[operator]
+    else:
+        prefill = decode = None
+        weight = np.array([horizon(w, "gpu_hours_per_month") for w in ws])
+    return _WorkloadWork(
+        requests=requests,
+        input_tokens=np.array([horizon(w, "input_tokens_per_month") for w in ws]),
+        output_tokens=np.array([horizon(w, "output_tokens_per_month") for w in ws]),
+        prefill_s=prefill,
+        decode_s=decode,
+        weight=weight,
+    )
+
+
+def _per_unit(amount: float, units: float, scale: float = 1.0) -> float | None:
+    return amount / units * scale if units > 0 else None
+
+
+def _workload_unit_costs(
+    amortised_total: float, inputs: TcoInputs, work: _WorkloadWork
+) -> tuple[tuple[WorkloadUnitCost, ...], float | None, float | None]:
+    """Each workload's part of the option's amortised cost, and the option's input and output
+    price per million tokens (the prefill and decode parts over all tokens, ref B5)."""
+    total = float(work.weight.sum())
+    rows = []
+    for i, w in enumerate(inputs.workloads):
+        share = float(work.weight[i]) / total if total > 0 else 0.0
+        cost = amortised_total * share
+        per_in = per_out = None
+        if work.prefill_s is not None and work.decode_s is not None:
+            per_in = _per_unit(
+                amortised_total * work.prefill_s[i] / total, work.input_tokens[i], 1e6
+            )
+            per_out = _per_unit(
+                amortised_total * work.decode_s[i] / total, work.output_tokens[i], 1e6
+            )
+        rows.append(
+            WorkloadUnitCost(
+                key=w.key,
+                name=w.name,
+                share=share,
+                amortised_usd=cost,
+                cost_per_request_usd=_per_unit(cost, work.requests[i]),
+                cost_per_million_output_tokens_usd=_per_unit(cost, work.output_tokens[i], 1e6),
+                input_usd_per_million_tokens=per_in,
+                output_usd_per_million_tokens=per_out,
+            )
+        )
+    if work.prefill_s is None or work.decode_s is None or total <= 0:
+        return tuple(rows), None, None
+    prefill_part = amortised_total * float(work.prefill_s.sum()) / total
+    per_in = _per_unit(prefill_part, float(work.input_tokens.sum()), 1e6)
+    per_out = _per_unit(amortised_total - prefill_part, float(work.output_tokens.sum()), 1e6)
+    return tuple(rows), per_in, per_out
 
 
 def _option(
@@ -1112,10 +1223,13 @@ def _option(
     monthly = sum(lines.values(), start=np.zeros(inputs.horizon_months))
     cumulative = np.cumsum(monthly)
     per_mtok, per_req = _unit_costs(float(amortised.sum()), tokens, requests)
-    split = _token_split(float(amortised.sum()), inputs)
+    by_workload, per_in, per_out = _workload_unit_costs(
+        float(amortised.sum()), inputs, _workload_work(inputs)
+    )
     extra = {
-        "input_usd_per_million_tokens": split[0],
-        "output_usd_per_million_tokens": split[1],
+        "input_usd_per_million_tokens": per_in,
+        "output_usd_per_million_tokens": per_out,
+        "workloads": by_workload,
         **extra,
     }
     return OptionResult(

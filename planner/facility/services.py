@@ -56,7 +56,7 @@ CENT = Decimal("0.01")
 MONTE_CARLO_PATHS = 10_000
 MONTE_CARLO_SEED = 0
 SENSITIVITY_SWING = 0.2
-TCO_INPUTS_VERSION = 4  # bump when the canonical form changes, so old hashes go stale
+TCO_INPUTS_VERSION = 5  # bump when the canonical form changes, so old hashes go stale
 MAX_RACKS_DRAWN = 6
 CAPEX_FROM_BOM = "priced BOM"
 CAPEX_ESTIMATED = "estimate: servers + network share"
@@ -823,6 +823,7 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             else tco_prices.cloud_gpus_by_hour(workloads[d.workload_id], d)
         )
         workload = workloads[d.workload_id]
+        prefill_s, decode_s = tco_prices.accelerator_seconds_per_request(workload)
         demands.append(
             te.WorkloadDemand(
                 **{
@@ -831,11 +832,25 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
                     "cloud_gpus_by_hour": rented,
                     "input_tokens_per_month": demand.requests_per_month
                     * float(workload.input_tokens_mean or 0),
-                    "prefill_time_share": tco_prices.prefill_time_share(workload),
+                    "prefill_accelerator_s_per_request": prefill_s,
+                    "decode_accelerator_s_per_request": decode_s,
+                    "key": str(workload.pk),
                     "site_shares": _workload_site_shares(deployment, d.workload_id),
                 }
             )
         )
+    unsplit = [d.workload_name for d, w in zip(deployments, demands, strict=True)
+               if w.prefill_accelerator_s_per_request is None]  # fmt: skip
+    basis.append(
+        "Each workload's cost per request: the option's cost split by the workloads' "
+        "accelerator-seconds (each request's prompt and output on its chosen configuration); "
+        "input and output tokens pay for their own compute."
+        if not unsplit
+        else "Each workload's cost per request: the option's cost split by the workloads' "
+        f"GPU-hours, since {', '.join(unsplit)} was chosen before the sizing modelled a "
+        "request's accelerator-seconds (choose it again to split by compute); input and "
+        "output tokens are not priced apart."
+    )
     if providers and not settings.cloud_keeps_spares:
         basis.extend(
             f"{d.workload_name}: saved without its operating point, so the cloud rents what "
@@ -1303,7 +1318,10 @@ def tco_inputs_from_canonical(canonical: dict[str, Any]) -> te.TcoInputs:
                     "site_shares": tuple(tuple(p) for p in w.get("site_shares", ())),
                 }
             )
-            for w in raw["workloads"]
+            # inputs stored before version 5 carry a TTFT share, no longer an input
+            for w in (
+                {k: v for k, v in w.items() if k != "prefill_time_share"} for w in raw["workloads"]
+            )  # fmt: skip
         ),
         cloud=te.CloudPricing(**raw["cloud"]),
         hardware=te.OwnedHardware(**raw["hardware"]),
@@ -1537,6 +1555,24 @@ def tco_results_serialise(
                 "input_usd_per_million_tokens": unit(o.input_usd_per_million_tokens, "0.0001"),
                 "output_usd_per_million_tokens": unit(o.output_usd_per_million_tokens, "0.0001"),
                 "collapses_to_cloud": o.collapses_to_cloud,
+                "workloads": [
+                    {
+                        "key": w.key,
+                        "name": w.name,
+                        "share": round(w.share, 6),
+                        "cost_per_request_usd": unit(w.cost_per_request_usd, "0.000001"),
+                        "cost_per_million_output_tokens_usd": unit(
+                            w.cost_per_million_output_tokens_usd, "0.01"
+                        ),
+                        "input_usd_per_million_tokens": unit(
+                            w.input_usd_per_million_tokens, "0.0001"
+                        ),
+                        "output_usd_per_million_tokens": unit(
+                            w.output_usd_per_million_tokens, "0.0001"
+                        ),
+                    }
+                    for w in o.workloads
+                ],
                 "sites": [
                     {
                         "key": b.key,

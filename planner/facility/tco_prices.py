@@ -316,14 +316,13 @@ def cloud_providers(*, deployments: Sequence[Deployment], chosen: Sequence[str])
     return ProviderChoice(tuple(providers), available, tuple(sources))
 
 
-def prefill_time_share(workload) -> float | None:
-    """Share of a request's serving time spent on its prompt at the chosen operating point.
-
-    TTFT ÷ (TTFT + output tokens × TPOT), from the chosen configuration's modelled TTFT and
-    TPOT; ``None`` when the choice was saved without them.
-    """
+def accelerator_seconds_per_request(workload) -> tuple[float | None, float | None]:
+    """(Prefill, decode) accelerator-seconds one request takes on the chosen configuration,
+    as the sizing modelled them at its operating point (planner.engine.performance
+    ``accelerator_seconds_per_request``); ``(None, None)`` for a choice saved without them."""
     summary = workload.chosen_summary or {}
-    ttft, tpot = summary.get("ttft_ms"), summary.get("tpot_ms")
-    if not ttft or not tpot or ttft < 0 or tpot < 0:
-        return None
-    return float(ttft) / (float(ttft) + float(workload.output_tokens_mean or 0) * float(tpot))
+    prefill = summary.get("prefill_accelerator_s_per_request")
+    decode = summary.get("decode_accelerator_s_per_request")
+    if prefill is None or decode is None or prefill < 0 or decode < 0:
+        return None, None
+    return float(prefill), float(decode)

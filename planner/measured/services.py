@@ -29,7 +29,12 @@ from planner.engine.load_test import (
 )
 from planner.engine.performance import replica_shape
 from planner.engine.specs import accelerator_family
-from planner.engine.sweep import SweepResult, ranked_result, usd_per_million_output_tokens
+from planner.engine.sweep import (
+    SweepResult,
+    at_request_rate,
+    ranked_result,
+    usd_per_million_output_tokens,
+)
 from planner.measured.models import LoadTestSweep
 from planner.models import Workload
 
@@ -270,6 +275,7 @@ def apply_measurements(workload: Workload, result: SweepResult) -> SweepResult:
                         c.tensor_parallel, c.usd_per_accelerator_hour, cap.output_tokens_per_s
                     ),
                     provenance=f"measured ({m.sweep.get_tool_display()})",
+                    **at_request_rate(c, cap.requests_per_s),
                 )
             else:
                 c = replace(c, feasible=False, infeasible_reason=f"measured: {cap.reason}")
@@ -286,6 +292,7 @@ def apply_measurements(workload: Workload, result: SweepResult) -> SweepResult:
                         c.tensor_parallel, c.usd_per_accelerator_hour, tokens_per_s
                     ),
                     provenance=f"corrected ×{fix.factor:.2f} by a measured sweep",
+                    **at_request_rate(c, c.requests_per_s_per_replica * fix.factor),
                 )
         candidates.append(c)
     return ranked_result(candidates)  # re-ranked: a measured row may now be the cheapest

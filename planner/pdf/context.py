@@ -463,6 +463,29 @@ def headline_option(
     )
 
 
+def workload_costs(option: schema.TcoOption | None, workloads) -> tuple[dict, ...]:
+    """Each workload's own cost per request in ``option`` (its share of the option's cost by
+    accelerator-seconds), in the plan's order: ``{"name", "cost_per_request_usd",
+    "input_usd_per_million_tokens", "output_usd_per_million_tokens"}``. Empty for a run
+    made before workloads had their own figures (the option's one figure is shown then)."""
+    if option is None or not option.workloads:
+        return ()
+    rows = []
+    for w in workloads:
+        cost = option.workload_cost(w.id)
+        rows.append(
+            {
+                "name": w.name,
+                "cost_per_request_usd": cost.cost_per_request_usd if cost else None,
+                "input_usd_per_million_tokens": cost.input_usd_per_million_tokens if cost else None,
+                "output_usd_per_million_tokens": cost.output_usd_per_million_tokens
+                if cost
+                else None,
+            }
+        )
+    return tuple(rows)
+
+
 def quoted_option(tco: schema.Tco | dict) -> schema.TcoOption | None:
     """The TCO option the quote prices while no option is chosen: the owned deployment (the
     BOM is generated from it), ``None`` without a finished TCO or an owned option."""
@@ -636,6 +659,9 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
             "cost_per_request_usd": chosen.cost_per_request_usd if chosen else None,
             "cost_per_million_usd": chosen.cost_per_million_output_tokens_usd if chosen else None,
             "headline_label": chosen.label if chosen else "",
+            # each workload its own figure (runs before that: the option's one, above)
+            "per_workload": workload_costs(chosen, snap.workloads),
+            "quoted_per_workload": workload_costs(quoted, snap.workloads),
             # No option chosen: said so, with the owned option the quote prices, labelled.
             "no_option_chosen": undecided,
             "quoted_label": quoted.label if quoted else "",

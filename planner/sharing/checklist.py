@@ -190,6 +190,22 @@ def workload_cost_target(w: dict, tco: dict | None) -> tuple[float | None, str]:
     return float(legacy) * float(rate), ""
 
 
+def workload_cost_per_request(option: dict | None, workload_id: object) -> float | None:
+    """The workload's own cost per request in ``option`` (a TCO option as a plain dict), in
+    the run's currency: its share of the option's cost by accelerator-seconds over its
+    requests. A run made before workloads had their own figures gives the option's one cost
+    per request; ``None`` without a figure."""
+    if option is None:
+        return None
+    rows = option.get("workloads") or []
+    if rows:
+        row = next((r for r in rows if str(r.get("key")) == str(workload_id)), None)
+        value = row.get("cost_per_request_usd") if row else None
+    else:
+        value = option.get("cost_per_request_usd")
+    return float(value) if value else None  # key kept: the amount is in the run's currency
+
+
 def _cost_per_request(s: dict) -> _Finding:
     workloads = s.get("workloads") or []
     if not workloads:
@@ -198,17 +214,32 @@ def _cost_per_request(s: dict) -> _Finding:
     tco = s.get("tco") or {}
     currency = tco.get("currency") or (s.get("plan") or {}).get("currency") or ""
     option, how = chosen_tco_option(s)
-    cost = None
     if option is None:
         found.fail(f"No cost per request to compare with: {how}")
-    elif not option.get("cost_per_request_usd"):
-        found.fail(f"The TCO gives {option['label']} no cost per request (no request volume).")
-    else:
+    elif option.get("workloads"):
+        costs = {w["name"]: workload_cost_per_request(option, w.get("id")) for w in workloads}
+        found.evidence.append(
+            f"Cost per request of {how}, each workload's own (the option's cost split by "
+            "accelerator-seconds): "
+            + ", ".join(
+                f"{name} {cost:.5f} {currency}" if cost is not None else f"{name} none"
+                for name, cost in costs.items()
+            )
+            + "."
+        )
+    elif option.get("cost_per_request_usd"):
         cost = float(option["cost_per_request_usd"])  # in the run's currency (key kept)
         found.evidence.append(f"Cost per request of {how}: {cost:.5f} {currency}.")
     if tco.get("stale"):
         found.fail("The TCO run predates the latest changes to the plan; re-run it.")
     for w in workloads:
+        cost = workload_cost_per_request(option, w.get("id"))
+        if option is not None and cost is None:
+            found.fail(
+                f"{w['name']}: the TCO gives {option['label']} no cost per request for it "
+                "(no request volume)."
+            )
+            continue
         target, problem = workload_cost_target(w, tco)
         if problem:
             found.fail(f"{w['name']}: {problem}.")

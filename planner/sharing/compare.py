@@ -91,11 +91,18 @@ def _direction(before, after) -> str:
     return "up" if after > before else "down"
 
 
-def _per_request(s: Snapshot) -> Decimal | None:
+def _per_request(s: Snapshot, workload_id: int | None) -> Decimal | None:
+    """The workload's own cost per request in the cheapest option (a run before workloads
+    had their own figures: the option's one)."""
     cheapest = s.tco.cheapest_option
-    if cheapest is None or cheapest.cost_per_request_usd is None:
+    if cheapest is None:
         return None
-    return Decimal(str(cheapest.cost_per_request_usd))
+    if cheapest.workloads:
+        cost = cheapest.workload_cost(workload_id) if workload_id is not None else None
+        value = cost.cost_per_request_usd if cost else None
+    else:
+        value = cheapest.cost_per_request_usd
+    return None if value is None else Decimal(str(value))
 
 
 def _impacts(a: Snapshot, b: Snapshot) -> list[Impact]:
@@ -118,19 +125,26 @@ def _impacts(a: Snapshot, b: Snapshot) -> list[Impact]:
             _direction(net_a, net_b) if ccy_a == ccy_b else "same",
         )
     )
-    per_a, per_b = _per_request(a), _per_request(b)
     # Each run's amounts are in its own currency (the plan's when it ran; USD for old runs).
     tco_a, tco_b = a.tco.currency, b.tco.currency
     same = tco_a == tco_b
-    impacts.append(
-        Impact(
-            f"Cost per request (cheapest option), {tco_b}",
-            _text(per_a) + ("" if same or per_a is None else f" {tco_a}"),
-            _text(per_b),
-            f"{per_b - per_a:+.6f}" if same and per_a is not None and per_b is not None else "—",
-            _direction(per_a, per_b) if same else "same",
+    # each workload its own figure; a revision whose runs have none compares the option's one
+    per_workload = [(w.id, f" of {w.name}") for w in (b.workloads or a.workloads)]
+    if not any(o.workloads for o in (*a.tco.options, *b.tco.options)):
+        per_workload = [(None, "")]
+    for workload_id, of in per_workload:
+        per_a, per_b = _per_request(a, workload_id), _per_request(b, workload_id)
+        impacts.append(
+            Impact(
+                f"Cost per request{of} (cheapest option), {tco_b}",
+                _text(per_a) + ("" if same or per_a is None else f" {tco_a}"),
+                _text(per_b),
+                f"{per_b - per_a:+.6f}"
+                if same and per_a is not None and per_b is not None
+                else "—",
+                _direction(per_a, per_b) if same else "same",
+            )
         )
-    )
     go_a, go_b = a.timeline.go_live, b.timeline.go_live
     days = (date.fromisoformat(go_b) - date.fromisoformat(go_a)).days if go_a and go_b else None
     impacts.append(

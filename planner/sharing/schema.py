@@ -159,6 +159,16 @@ class Placement(Section):
     chosen_label: str | None = ""
 
 
+class WorkloadCost(Part):
+    """One workload's own unit costs in an option (runs before them have none)."""
+
+    key: str = ""
+    name: str = ""
+    cost_per_request_usd: float | None = None
+    input_usd_per_million_tokens: float | None = None
+    output_usd_per_million_tokens: float | None = None
+
+
 class TcoOption(Part):
     key: str
     label: str
@@ -168,6 +178,11 @@ class TcoOption(Part):
     cost_per_million_output_tokens_usd: float | None = None
     cumulative_usd: list[float | None] = Field(default_factory=list)
     lines_usd: dict[str, list[float | None]] = Field(default_factory=dict)
+    workloads: list[WorkloadCost] = Field(default_factory=list)
+
+    def workload_cost(self, workload_id: object) -> WorkloadCost | None:
+        """The workload's own costs in this option (by its id), None when the run has none."""
+        return next((w for w in self.workloads if w.key == str(workload_id)), None)
 
 
 class TornadoBar(Part):

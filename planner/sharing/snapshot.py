@@ -353,7 +353,7 @@ def _tco(plan: Plan) -> dict[str, Any]:
         "key", "label", "kind", "net_cost_usd", "npv_usd", "break_even_month",
         "cost_per_request_usd", "cost_per_million_output_tokens_usd", "cumulative_usd",
         "monthly_usd", "owned_gpus", "mean_utilisation", "notes", "terminal_value_usd",
-        "input_usd_per_million_tokens", "output_usd_per_million_tokens", "sites",
+        "input_usd_per_million_tokens", "output_usd_per_million_tokens", "sites", "workloads",
     )  # fmt: skip
     options = [{k: o.get(k) for k in keep} for o in results.get("options", [])]
     for option, source in zip(options, results.get("options", []), strict=False):

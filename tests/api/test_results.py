@@ -1,5 +1,7 @@
 """Candidates, choose, deployment, facility checks, placement and TCO runs over the API."""
 
+import pytest
+
 from planner import sizing
 from planner.facility.models import TcoRun
 
@@ -105,6 +107,13 @@ def test_a_tco_run_is_202_with_a_status_url_that_reports_the_results(
     # Every amount is in the plan's currency, named once beside the results.
     assert done["currency"] == sized_plan.currency == done["results"]["currency"]
     assert started["currency"] is None or started["status"] == "succeeded"
+    # Each option gives every workload its own cost per request (its share of the option).
+    ids = sorted(str(pk) for pk in sized_plan.workloads.values_list("pk", flat=True))
+    for option in done["results"]["options"]:
+        rows = option["workloads"]
+        assert sorted(w["key"] for w in rows) == ids
+        assert sum(w["share"] for w in rows) == pytest.approx(1.0, abs=1e-5)
+        assert all(w["cost_per_request_usd"] for w in rows)
 
 
 def test_a_plan_without_a_choice_cannot_be_costed(api, sized_plan):

@@ -3,6 +3,8 @@
 import time
 from pathlib import Path
 
+import pytest
+
 from planner.engine.calibration import load_calibration
 from planner.engine.specs import load_accelerators_csv, load_models_csv
 from planner.engine.sweep import Workload, sweep
@@ -58,3 +60,55 @@ def test_sweep_is_fast():
     start = time.perf_counter()
     sweep(workload, MODELS["llama-3.1-70b"], ACCELERATORS.values(), load_calibration(), PRICES)
     assert time.perf_counter() - start < 1.0  # target 0.2 s; generous for slow CI machines
+
+
+def test_prefill_and_decode_accelerator_seconds_split_the_sized_request_time():
+    """Each feasible candidate carries the accelerator-seconds a request's prompt and output
+    take, which sum to the replica's accelerators ÷ its requests/s (what the sizing pays for).
+
+    By hand, an 8,192-token prompt on Llama 3.1 70B needs 8,192 × 2 × 70.6e9 = 1.16e15 FLOPs,
+    0.58 accelerator-seconds at the H100's 1,979 TFLOP/s FP8 peak: the modelled prefill can be
+    no faster. By TTFT's share of the wall time the prompt would be about 5 % of the cost
+    (TTFT ÷ (TTFT + 400 × TPOT)); by its compute it is more than half.
+    """
+    workload = Workload(
+        input_tokens=8192, output_tokens=400, ttft_ms=3000, tpot_ms=60,
+        peak_concurrency=500, precisions=("fp8",),
+    )  # fmt: skip
+    h100 = ACCELERATORS["h100-sxm"]
+    result = sweep(workload, MODELS["llama-3.1-70b"], [h100], load_calibration(), PRICES)
+    floor_s = (
+        8192
+        * 2
+        * MODELS["llama-3.1-70b"].params_active_b
+        * 1e9
+        / (h100.compute_tflops("fp8") * 1e12)
+    )
+    aggregated = [c for c in result.feasible if c.serving == "aggregated"]
+    assert aggregated
+    for c in aggregated:
+        prefill, decode = c.prefill_accelerator_s_per_request, c.decode_accelerator_s_per_request
+        assert prefill + decode == pytest.approx(
+            c.accelerators_per_replica / c.requests_per_s_per_replica
+        )
+        assert prefill >= floor_s
+        ttft_share = c.ttft_ms / (c.ttft_ms + 400 * c.tpot_ms)
+        assert ttft_share < 0.15
+        assert prefill / (prefill + decode) > 0.5
+
+
+def test_a_measured_rate_rescales_the_accelerator_seconds_keeping_the_prefill_share():
+    from dataclasses import replace
+
+    from planner.engine.sweep import SweepCandidate, at_request_rate
+
+    modelled = SweepCandidate(
+        "h100-sxm", "H100", "fp8", 2, 8, True, None, requests_per_s_per_replica=0.5,
+        prefill_accelerator_s_per_request=1.0, decode_accelerator_s_per_request=3.0,
+    )  # fmt: skip
+    # 2 accelerators ÷ 1 request/s = 2 accelerator-seconds a request, a quarter of it prefill
+    measured = replace(modelled, requests_per_s_per_replica=1.0, **at_request_rate(modelled, 1.0))
+    assert measured.prefill_accelerator_s_per_request == pytest.approx(0.5)
+    assert measured.decode_accelerator_s_per_request == pytest.approx(1.5)
+    unknown = replace(modelled, prefill_accelerator_s_per_request=None)
+    assert at_request_rate(unknown, 1.0)["decode_accelerator_s_per_request"] is None

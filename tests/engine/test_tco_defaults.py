@@ -254,7 +254,7 @@ def test_collapsed_hybrid_equals_the_reference_providers_on_demand():
 # --- Cost per million tokens, input and output apart ---------------------------------------------
 
 
-def _token_case(share: float | None, **w) -> TcoInputs:
+def _token_case(prefill_s: float | None, decode_s: float | None = 0.4, **w) -> TcoInputs:
     """Cloud 10,000 GPU-h × 2 USD = 20,000 USD a month for 1e9 output and 3e9 input tokens."""
     return TcoInputs(
         workloads=(
@@ -264,7 +264,8 @@ def _token_case(share: float | None, **w) -> TcoInputs:
                 output_tokens_per_month=1e9,
                 input_tokens_per_month=3e9,
                 requests_per_month=1e6,
-                prefill_time_share=share,
+                prefill_accelerator_s_per_request=prefill_s,
+                decode_accelerator_s_per_request=decode_s,
                 **w,
             ),
         ),
@@ -279,18 +280,25 @@ def _token_case(share: float | None, **w) -> TcoInputs:
 
 
 def test_input_and_output_tokens_pay_their_own_share():
-    # 240,000 USD over 12 months; prefill 20 % of the serving time:
+    # 240,000 USD over 12 months; prefill 0.1 of the request's 0.5 accelerator-seconds (20 %):
     #   input  240,000 × 0.2 / (3e9 × 12) × 1e6 = 1.3333 USD per million
     #   output 240,000 × 0.8 / (1e9 × 12) × 1e6 = 16.00 USD per million
     #   all-in per output token stays 20.00; per request 240,000 / 1.2e7 = 0.02 USD
-    cloud = run_tco(_token_case(0.2)).by_key("cloud_on_demand")
+    cloud = run_tco(_token_case(0.1)).by_key("cloud_on_demand")
     assert cloud.input_usd_per_million_tokens == pytest.approx(4 / 3)
     assert cloud.output_usd_per_million_tokens == pytest.approx(16.0)
     assert cloud.cost_per_million_output_tokens_usd == pytest.approx(20.0)
     assert cloud.cost_per_request_usd == pytest.approx(0.02)
+    (chat,) = cloud.workloads
+    assert chat.share == pytest.approx(1.0)
+    assert chat.cost_per_request_usd == pytest.approx(0.02)
+    assert chat.input_usd_per_million_tokens == pytest.approx(4 / 3)
 
 
-def test_no_split_without_a_prefill_share():
+def test_no_split_without_accelerator_seconds():
     cloud = run_tco(_token_case(None)).by_key("cloud_on_demand")
     assert cloud.input_usd_per_million_tokens is None
     assert cloud.output_usd_per_million_tokens is None
+    # the one workload still carries the whole cost per request
+    assert cloud.workloads[0].cost_per_request_usd == pytest.approx(0.02)
+    assert cloud.workloads[0].input_usd_per_million_tokens is None

@@ -80,24 +80,49 @@ def test_the_settings_form_offers_the_catalog_providers(sized_plan):
     assert not bad.is_valid() and "cloud_providers" in bad.errors
 
 
-def test_input_tokens_and_the_prefill_share_come_from_the_chosen_point(
+def test_each_workload_is_costed_by_its_accelerator_seconds_from_the_chosen_point(
     client, consultant_a, sized_plan, colo_site
 ):
-    sized_plan.workloads.filter(name="Chat").update(chosen_summary={"ttft_ms": 200, "tpot_ms": 40})
-    sized_plan.workloads.filter(name="Batch").update(chosen_summary={"ttft_ms": 900, "tpot_ms": 20})
-    chat, batch = services.tco_inputs_build(plan=sized_plan).inputs.workloads
-    # Chat: 200 ms ÷ (200 + 350 tokens × 40 ms) = 200 / 14,200; 1,200 prompt tokens a request
-    assert chat.prefill_time_share == pytest.approx(200 / 14_200)
+    chat_w = sized_plan.workloads.get(name="Chat")
+    batch_w = sized_plan.workloads.get(name="Batch")
+    chat_w.chosen_summary = {
+        "prefill_accelerator_s_per_request": 0.02,
+        "decode_accelerator_s_per_request": 0.18,
+    }
+    chat_w.save(update_fields=["chosen_summary"])
+    batch_w.chosen_summary = {
+        "prefill_accelerator_s_per_request": 0.05,
+        "decode_accelerator_s_per_request": 0.45,
+    }
+    batch_w.save(update_fields=["chosen_summary"])
+    build = services.tco_inputs_build(plan=sized_plan)
+    chat, batch = build.inputs.workloads
+    assert (chat.key, batch.key) == (str(chat_w.pk), str(batch_w.pk))
+    assert chat.prefill_accelerator_s_per_request == pytest.approx(0.02)
+    assert chat.decode_accelerator_s_per_request == pytest.approx(0.18)
     assert chat.input_tokens_per_month == pytest.approx(chat.requests_per_month * 1_200)
-    # Batch: 900 ÷ (900 + 400 × 20) = 900 / 8,900
-    assert batch.prefill_time_share == pytest.approx(900 / 8_900)
+    assert batch.prefill_accelerator_s_per_request == pytest.approx(0.05)
+    assert any("split by the workloads' accelerator-seconds" in line for line in build.basis)
 
     run = services.tco_run_sync(plan=sized_plan, user=consultant_a)
     first = run.results["options"][0]
-    assert first["input_usd_per_million_tokens"] and first["output_usd_per_million_tokens"]
+    costs = {w["key"]: w for w in first["workloads"]}
+    # shares: requests × (prefill + decode) seconds over both workloads'
+    chat_s = chat.requests_per_month * 0.2
+    batch_s = batch.requests_per_month * 0.5
+    assert costs[str(chat_w.pk)]["share"] == pytest.approx(chat_s / (chat_s + batch_s), abs=1e-6)
+    assert (
+        costs[str(chat_w.pk)]["cost_per_request_usd"]
+        != costs[str(batch_w.pk)]["cost_per_request_usd"]
+    )
     client.force_login(consultant_a)
     page = client.get(reverse("facility:tco", args=[sized_plan.pk])).content.decode()
-    assert (
-        f"{first['input_usd_per_million_tokens']} / {first['output_usd_per_million_tokens']}"
-        in page
-    )
+    for w in first["workloads"]:
+        assert f"{w['input_usd_per_million_tokens']} / {w['output_usd_per_million_tokens']}" in page
+
+
+def test_a_choice_saved_without_accelerator_seconds_is_split_by_gpu_hours(sized_plan, colo_site):
+    sized_plan.workloads.update(chosen_summary={"ttft_ms": 200, "tpot_ms": 40})
+    build = services.tco_inputs_build(plan=sized_plan)
+    assert all(w.prefill_accelerator_s_per_request is None for w in build.inputs.workloads)
+    assert any("split by the workloads' GPU-hours" in line for line in build.basis)

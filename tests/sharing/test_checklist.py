@@ -219,6 +219,23 @@ def test_cost_per_request_target_met_by_the_chosen_option():
     assert "Chat: target 0.00050 EUR per request, met (0.00031)." in item.evidence
 
 
+def test_each_workload_is_compared_with_its_own_cost_per_request():
+    # The run gives each workload its share of the option: chat 0.00031, batch 0.00240; one
+    # option-level figure (0.00100) would call both met or both missed.
+    chat = _workload(id=1, name="Chat", cost_per_request_target="0.000500")
+    batch = _workload(id=2, name="Batch", cost_per_request_target="0.001000")
+    snapshot = _snapshot(workloads=[chat, batch])
+    snapshot["tco"]["options"][0]["cost_per_request_usd"] = "0.00100"
+    snapshot["tco"]["options"][0]["workloads"] = [
+        {"key": "1", "name": "Chat", "cost_per_request_usd": "0.00031"},
+        {"key": "2", "name": "Batch", "cost_per_request_usd": "0.00240"},
+    ]
+    item = _item(snapshot, "cost_per_request")
+    assert "Chat: target 0.00050 EUR per request, met (0.00031)." in item.evidence
+    _assert_fails(item, "Batch: target 0.00100 EUR per request, not met (0.00240, 140% over)")
+    assert any("Chat 0.00031 EUR, Batch 0.00240 EUR" in line for line in item.evidence)
+
+
 def test_cost_per_request_target_not_met_says_by_how_much():
     w = _workload(cost_per_request_target="0.000250")
     item = _item(_snapshot(workloads=[w]), "cost_per_request")

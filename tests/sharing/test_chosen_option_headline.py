@@ -39,11 +39,13 @@ def test_the_headline_is_the_chosen_option_and_says_so_when_none_is(client, plan
     owned = next(o for o in snap["tco"]["options"] if o["key"] == "owned")
     assert snap["placement"]["chosen_key"] in {part["key"] for part in owned["sites"]}
     summary = services.document_context(revision=revision, kind=DocumentKind.REPORT).summary
-    assert str(summary["cost_per_request_usd"]) == str(owned["cost_per_request_usd"])
+    per_workload = [str(w["cost_per_request_usd"]) for w in owned["workloads"]]
+    assert [str(w["cost_per_request_usd"]) for w in summary["per_workload"]] == per_workload
     assert summary["headline_label"] == owned["label"]
     assert _quoted_servers(snap) == sum(part["servers"] for part in owned["sites"])
     page = _share_page(client, plan, consultant, revision)
-    assert f"{Decimal(owned['cost_per_request_usd']):,.5f} EUR" in page
+    for amount in per_workload:
+        assert f"{Decimal(amount):,.5f} EUR" in page
 
     # No option chosen: a plain publish is refused with the choice as an open item.
     PlacementDecision.objects.filter(plan=plan).update(
@@ -66,8 +68,10 @@ def test_the_headline_is_the_chosen_option_and_says_so_when_none_is(client, plan
     headline = page.split("<dt>Cost per request</dt>", 1)[1].split("</dd>", 1)[0]
     assert "No option chosen" in headline
     assert f"the quote prices {owned['label']}" in headline
-    assert f"{Decimal(owned['cost_per_request_usd']):,.5f} EUR" in headline
-    assert f"{Decimal(cheapest['cost_per_request_usd']):,.5f}" not in headline
+    for w, other in zip(owned["workloads"], cheapest["workloads"], strict=True):
+        assert f"{w['name']} " in headline
+        assert f"{Decimal(w['cost_per_request_usd']):,.5f} EUR" in headline
+        assert f"{Decimal(other['cost_per_request_usd']):,.5f}" not in headline
     assert "no option chosen" in page  # the open item, as the client reads it
 
     # Every document says so too (the report's summary and every document's open items).

@@ -30,8 +30,11 @@ def test_target_compared_with_the_chosen_placement_on_page_and_checklist(client,
     option, how = checklist.chosen_tco_option(snapshot)
     assert option is not None, how
     assert "Frankfurt" in option["label"]  # the demo places the fleet in Frankfurt
-    # The TCO's results are in the plan's EUR, and so is the target: compared as stored.
-    cost = float(option["cost_per_request_usd"])
+    # The TCO's results are in the plan's EUR, and so is the target: compared as stored, with
+    # the chat workload's own cost per request (its share of the option by accelerator-seconds).
+    cost = float(
+        next(w for w in option["workloads"] if w["key"] == str(chat.pk))["cost_per_request_usd"]
+    )
     assert snapshot["tco"]["currency"] == "EUR" == plan.currency
 
     compared = cost_target_compare(plan=plan, workload=chat)
@@ -129,3 +132,36 @@ def test_a_target_entered_in_another_currency_is_shown_in_the_plan_currency(clie
     page = _text(client.get(reverse("workload_sizing", args=[plan.pk, chat.pk])))
     assert f"Target: {compared.target:.5f} EUR per request" in page
     assert "0.00150 USD" not in page
+
+
+def test_the_demos_workloads_each_show_their_own_cost_per_request(client, demo):
+    """Chat and batch requests differ by orders of magnitude in their tokens: each workload's
+    panel, the checklist and the share page show its own cost, not one figure for both."""
+    plan, user, _ = demo
+    workloads = list(plan.workloads.order_by("pk"))
+    assert len(workloads) == 2
+    client.force_login(user)
+    shown = {}
+    for w in workloads:
+        compared = cost_target_compare(plan=plan, workload=w)
+        assert compared.cost is not None and compared.currency == "EUR"
+        raw = client.get(reverse("workload_sizing", args=[plan.pk, w.pk])).content.decode()
+        panel = _text_of(raw.split('data-testid="cost-target"')[1].split("</section>")[0])
+        assert f"{compared.cost:.5f} EUR per request" in panel
+        shown[w.name] = compared.cost
+    first, second = shown.values()
+    assert f"{first:.5f}" != f"{second:.5f}", shown
+    print("demo cost per request by workload:", shown)
+
+    snapshot = plan_snapshot(plan=plan)
+    items = {i["key"]: i for i in snapshot["checklist"]}
+    evidence = " ".join(
+        items["cost_per_request"]["evidence"] + items["cost_per_request"]["failing"]
+    )
+    for name, cost in shown.items():
+        assert f"{name} {cost:.5f} EUR" in evidence
+    option, _ = checklist.chosen_tco_option(snapshot)
+    split = {w["name"]: (w["input_usd_per_million_tokens"], w["output_usd_per_million_tokens"])
+             for w in option["workloads"]}  # fmt: skip
+    print("demo input / output per million tokens:", split)
+    assert all(i is not None and o is not None for i, o in split.values())

@@ -90,3 +90,28 @@ def test_a_chosen_site_of_the_pooled_deployment_leads_with_the_one_owned_option(
     assert chosen.key == "owned"
     chosen = headline_option(pooled, {"chosen_kind": "owned_dc", "chosen_key": "owned_dc"})
     assert chosen.key == "owned"
+
+
+def test_each_workload_heads_with_its_own_cost_and_older_runs_keep_their_one_figure():
+    from planner.pdf.context import workload_costs
+    from planner.sharing import schema
+
+    workloads = [schema.WorkloadSnap(id=3, name="Chat"), schema.WorkloadSnap(id=4, name="Batch")]
+    option = schema.TcoOption(
+        key="owned", label="Owned", cost_per_request_usd=0.001,
+        workloads=[
+            {"key": "4", "name": "Batch", "cost_per_request_usd": 0.0003},
+            {"key": "3", "name": "Chat", "cost_per_request_usd": 0.0012,
+             "input_usd_per_million_tokens": 0.49, "output_usd_per_million_tokens": 1.66},
+        ],
+    )  # fmt: skip
+    rows = workload_costs(option, workloads)
+    assert [(r["name"], r["cost_per_request_usd"]) for r in rows] == [
+        ("Chat", 0.0012),
+        ("Batch", 0.0003),
+    ]  # in the plan's order, each its own
+    assert rows[0]["input_usd_per_million_tokens"] == 0.49
+    # A revision published before workloads had their own figures reads as it was.
+    old = schema.TcoOption.model_validate({"key": "owned", "label": "Owned",
+                                           "cost_per_request_usd": "0.001"})  # fmt: skip
+    assert old.workloads == [] and workload_costs(old, workloads) == ()

@@ -33,6 +33,12 @@ class Command(BaseCommand):
                 f"{o['break_even_month'] or '—'}, per request {o['cost_per_request_usd']} {currency}, "
                 f"per M output tokens {o['cost_per_million_output_tokens_usd']} {currency}"
             )
+            for w in o.get("workloads") or ():
+                self.stdout.write(
+                    f"    {w['name']}: per request {w['cost_per_request_usd']} {currency}, per M "
+                    f"tokens input {w['input_usd_per_million_tokens'] or '—'} / output "
+                    f"{w['output_usd_per_million_tokens'] or '—'} {currency}"
+                )
             for note in o.get("notes") or ():
                 self.stdout.write(f"    note: {note}")
             for part in o.get("sites") or ():
