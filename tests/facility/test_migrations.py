@@ -1,29 +1,32 @@
-"""The migration that makes TCO runs unique per (plan, input hash) keeps the best duplicate."""
+"""The migration that makes TCO runs unique per (plan, input hash) keeps the best duplicate.
+
+The runs are written at the first schema of a new database (tests/migration_db.py), which
+then migrates forward through the migration under test."""
 
 from datetime import timedelta
 
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+import pytest
 from django.utils import timezone
 
-from planner.models import Client, Plan
+from tests.migration_db import empty_database
 
 BEFORE = [("facility", "0001_initial")]
 AFTER = [("facility", "0003_unique_tco_run_per_inputs")]
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return MigrationExecutor(connection).loader.project_state(targets).apps
-
-
-def test_duplicate_runs_are_reduced_to_the_succeeded_one(transactional_db, org_a):
-    apps = _migrate(BEFORE)
-    try:
-        # planner's tables are not migrated back: today's models fit them.
-        client = Client.objects.create(organisation=org_a, name="C")
-        plan = Plan.objects.create(organisation=org_a, client=client, name="P")
+@pytest.mark.django_db
+def test_duplicate_runs_are_reduced_to_the_succeeded_one(tmp_path):
+    with empty_database(tmp_path) as migrate:
+        apps = migrate(BEFORE)
+        organisation = apps.get_model("planner", "Organisation").objects.create(
+            name="Alpha Advisory", slug="alpha"
+        )
+        client = apps.get_model("planner", "Client").objects.create(
+            organisation=organisation, name="C"
+        )
+        plan = apps.get_model("planner", "Plan").objects.create(
+            organisation=organisation, client=client, name="P"
+        )
         TcoRun = apps.get_model("facility", "TcoRun")
         now = timezone.now()
         runs = {}
@@ -39,13 +42,10 @@ def test_duplicate_runs_are_reduced_to_the_succeeded_one(transactional_db, org_a
             TcoRun.objects.filter(pk=run.pk).update(created_at=now - timedelta(seconds=age_s))
             runs[name] = run.pk
 
-        apps = _migrate(AFTER)
+        apps = migrate(AFTER)
 
         TcoRun = apps.get_model("facility", "TcoRun")
         kept = dict(TcoRun.objects.values_list("pk", "requested_at"))
         assert set(kept) == {runs["succeeded"], runs["other"]}
         # Existing runs keep their order: requested when they were created.
         assert kept[runs["succeeded"]] < kept[runs["other"]]
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(executor.loader.graph.leaf_nodes())
