@@ -71,8 +71,13 @@ def test_sell_prices_by_hand_from_the_snapshot(priced):
     goods = sum(D(x["sell"]) for x in quote["lines"])
     assert D(quote["fees_total"]) == D("12") * 1200 + 3 * D("9500")  # 42,900.00
     assert D(quote["total_sell"]) == goods + D("42900")
-    cost = sum(D(x["landed_net"]["amount"]) for x in bom_lines)
-    assert D(quote["margin"]) == goods - cost > 0
+    # The margin at unit-price rounding: (unit sell − unit cost in cents) × quantity.
+    margin = sum(
+        (D(s["unit_sell"]) - (D(b["landed_net"]["amount"]) / b["quantity_ordered"]).quantize(
+            D("0.01"), rounding=ROUND_HALF_UP)) * b["quantity_ordered"]
+        for b, s in zip(bom_lines, sell_lines, strict=True)
+    )  # fmt: skip
+    assert D(quote["margin"]) == margin > 0
 
 
 def test_the_client_quote_pdf_shows_sell_prices_only(priced):
@@ -90,6 +95,32 @@ def test_the_client_quote_pdf_shows_sell_prices_only(priced):
     server_cost = next(x for x in bom["lines"] if x["category"] == "server")["landed_net"]
     assert format_money(D(server_cost["amount"]), "EUR") not in text  # no buy price
     assert "Duty" not in text and "margin" not in text.lower()
+
+
+def test_the_quote_pdf_groups_bought_services_with_the_fees(priced):
+    # Installation, burn-in and support (BOM service lines) are services: under "Services and
+    # fees", whose total is their sell plus the fees; "Hardware, delivered" is the rest.
+    text = _flat(pdf_text(services.document_render(revision=priced, kind="quote"))[0])
+    sell = priced.snapshot["quote"]["sell"]
+    hardware = sum(D(x["sell"]) for x in sell["lines"] if x["category"] != "service")
+    bought = sum(D(x["sell"]) for x in sell["lines"] if x["category"] == "service")
+    assert bought > 0
+    hardware_part = text[text.index("Hardware, delivered") : text.index("Services and fees")]
+    services_part = text[text.index("Services and fees") : text.index("Total, excluding VAT")]
+    assert "Installation" not in hardware_part and "Support contract" not in hardware_part
+    assert "Installation" in services_part and "Support contract" in services_part
+    totals = text[text.rindex("Hardware, delivered") :]
+    assert f"Hardware, delivered {format_money(hardware, 'EUR')}" in totals
+    services_and_fees = bought + D(sell["fees_total"])
+    assert f"Services and fees {format_money(services_and_fees, 'EUR')}" in totals
+    assert hardware + services_and_fees == D(sell["total_sell"])
+
+
+def test_a_zero_markup_shows_a_margin_of_exactly_zero(signed_in, plan):
+    # The demo at its default 0 % markup: every unit sells at its unit cost in cents.
+    page = signed_in.get(reverse("sourcing:quote", args=[plan.pk])).content.decode()
+    margin = page[page.index('data-testid="quote-margin"') :]
+    assert margin[margin.index(">") + 1 :].startswith(format_money(D("0.00"), "EUR"))
 
 
 def test_the_cost_sheet_has_suppliers_buy_prices_and_margin(priced):
