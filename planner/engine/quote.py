@@ -16,6 +16,7 @@ with the hardware.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -168,3 +169,92 @@ def group_sells(lines: Iterable[tuple[str, Decimal | None]]) -> tuple[Decimal, D
         else:
             hardware += sell
     return hardware, services
+
+
+# --- Payment milestones ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentMilestone:
+    """A share of the quote's total and the event it falls due on (e.g. 40 % on order)."""
+
+    pct: Decimal
+    when: str
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentDue:
+    pct: Decimal
+    when: str
+    amount: Decimal
+
+
+def check_milestones(milestones: Iterable[PaymentMilestone]) -> tuple[PaymentMilestone, ...]:
+    """The milestones, refused unless each is above 0 % with an event and they add up to 100 %.
+
+    Raises:
+        QuoteError: In one sentence a consultant can act on.
+    """
+    milestones = tuple(milestones)
+    if not milestones:
+        raise QuoteError("Give at least one payment milestone, e.g. '100 % on delivery'.")
+    for m in milestones:
+        if not m.pct.is_finite() or not 0 < m.pct <= HUNDRED:
+            raise QuoteError(
+                f"A milestone of {m.pct} % is refused: each is above 0 and at most 100 %."
+            )
+        if not m.when.strip():
+            raise QuoteError(f"Say when the {m.pct} % falls due, e.g. 'on delivery'.")
+    total = sum((m.pct for m in milestones), Decimal(0))
+    if total != HUNDRED:
+        raise QuoteError(
+            f"The payment milestones add up to {total.normalize():f} %; they must add up to 100 %."
+        )
+    return milestones
+
+
+def payment_schedule(
+    milestones: Iterable[PaymentMilestone], total: Decimal, currency: str
+) -> tuple[PaymentDue, ...]:
+    """Each milestone's amount of ``total``: ``total × pct / 100`` rounded half up to minor
+    units, the last milestone taking what rounding leaves, so the amounts add up to the total."""
+    milestones = check_milestones(milestones)
+    due, paid = [], Decimal(0)
+    for i, m in enumerate(milestones):
+        if i == len(milestones) - 1:
+            amount = total - paid
+        else:
+            amount = round_money(total * m.pct / HUNDRED, currency)
+        paid += amount
+        due.append(PaymentDue(m.pct, m.when, amount))
+    return tuple(due)
+
+
+_MILESTONE_LINE = re.compile(r"^(\d{1,3}(?:[.,]\d{1,2})?)\s*%\s*(.*?)[\s.;,]*$")
+
+
+def milestone_words(m: PaymentMilestone) -> str:
+    """``"40 % on order"``: how a milestone is printed and typed."""
+    return f"{m.pct.normalize():f} % {m.when}"
+
+
+def parse_milestones(text: str) -> tuple[PaymentMilestone, ...]:
+    """Milestones typed one a line (``"40 % on order"``), checked (:func:`check_milestones`).
+
+    Raises:
+        QuoteError: A line that does not start with a percentage, or milestones that do not
+            add up to 100 %.
+    """
+    milestones = []
+    for number, line in enumerate((x.strip() for x in text.splitlines()), start=1):
+        if not line:
+            continue
+        match = _MILESTONE_LINE.match(line)
+        if not match:
+            raise QuoteError(
+                f"Line {number} ('{line[:40]}'): start each milestone with its percentage, "
+                "e.g. '50 % on delivery'."
+            )
+        pct = Decimal(match.group(1).replace(",", "."))
+        milestones.append(PaymentMilestone(pct, match.group(2)))
+    return check_milestones(milestones)

@@ -280,8 +280,8 @@ class QuoteContext:
     fees_total: Decimal  # services and fees: the BOM's service lines and the fees
     total: Decimal
     unpriced_lines: int
-    payment_terms: str
-    terms: tuple[str, ...]
+    payment_terms: str  # the free text of a revision published before commercial terms
+    terms: tuple[str, ...]  # the organisation's general terms
     longest_lead_time_days: int | None
     go_live: date | None
     target_go_live: date | None
@@ -291,6 +291,8 @@ class QuoteContext:
     reason: str = ""
     deployment: schema.Deployment | None = None  # servers, GPUs, power, racks as planned
     service_lines: tuple[SellLine, ...] = ()  # BOM services (installation, burn-in, support)
+    # payment milestones, delivery, warranty: the one source every page of the quote prints
+    commercial: schema.CommercialTerms | None = None
 
     @property
     def complete(self) -> bool:
@@ -350,7 +352,8 @@ def quote_context(snapshot: dict | Snapshot, **head) -> QuoteContext:
         fees_total=services_total + sell.fees_total,
         total=sell.total_sell,
         unpriced_lines=sell.unpriced_lines,
-        payment_terms=sell.payment_terms,
+        payment_terms="" if sell.commercial_terms else sell.payment_terms,
+        commercial=sell.commercial_terms,
         terms=tuple(quote.terms),
         longest_lead_time_days=max(leads) if leads else None,
         go_live=_date(timeline.go_live),

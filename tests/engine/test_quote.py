@@ -1,5 +1,6 @@
 """Quote engine: markups by line > category > global, rounded unit prices, fees, totals."""
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -94,3 +95,33 @@ def test_bom_services_are_grouped_with_the_fees_not_the_hardware():
     assert totals.services_and_fees == D("17040.00")
     assert totals.goods_sell == D("6765.00") and totals.total_sell == D("21165.00")
     assert group_sells([("service", D(5)), ("server", D(7)), ("service", None)]) == (D(7), D(5))
+
+
+def test_payment_schedule_by_hand():
+    from planner.engine.quote import milestone_words, parse_milestones, payment_schedule
+
+    milestones = parse_milestones("40 % on order\n50% on delivery.\n10 % on acceptance")
+    assert [milestone_words(m) for m in milestones] == [
+        "40 % on order", "50 % on delivery", "10 % on acceptance",
+    ]  # fmt: skip
+    # 100,000.01 EUR: 40 % = 40,000.004 → 40,000.00; 50 % = 50,000.005 → 50,000.01; the last
+    # takes the rest, 100,000.01 − 90,000.01 = 10,000.00: the amounts add up to the total.
+    due = payment_schedule(milestones, D("100000.01"), "EUR")
+    assert [d.amount for d in due] == [D("40000.00"), D("50000.01"), D("10000.00")]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("30 % on order\n60 % on delivery", "add up to 90 %; they must add up to 100 %"),
+        ("60 % on order\n50 % on delivery", "add up to 110 %; they must add up to 100 %"),
+        ("Net 45.", "Line 1 ('Net 45.'): start each milestone with its percentage"),
+        ("100 %", "Say when the 100 % falls due"),
+        ("", "Give at least one payment milestone"),
+    ],
+)
+def test_payment_milestones_are_refused_unless_they_add_up(text, message):
+    from planner.engine.quote import parse_milestones
+
+    with pytest.raises(QuoteError, match=re.escape(message)):
+        parse_milestones(text)

@@ -34,7 +34,9 @@ def priced(plan, consultant):
     settings.markup_pct = D(10)
     settings.category_markups = {"server": "5"}
     settings.line_markups = {rack.part_key: "25"}
-    settings.payment_terms = "40 % on order, 60 % on delivery."
+    settings.payment_milestones = [
+        {"pct": "40", "when": "on order"}, {"pct": "60", "when": "on delivery"},
+    ]  # fmt: skip
     settings.save()
     QuoteFee.objects.create(plan=plan, kind="design", description="Design", quantity=12,
                             unit="days", unit_price=D("1200"))  # fmt: skip
@@ -89,7 +91,7 @@ def test_the_client_quote_pdf_shows_sell_prices_only(priced):
     server = next(x for x in sell["lines"] if x["category"] == "server")
     assert format_money(D(server["unit_sell"]), "EUR") in text
     assert "Design" in text and "12 days" in text and "3 years" in text
-    assert "40 % on order, 60 % on delivery." in text and "valid until" in text
+    assert "40 % on order" in text and "60 % on delivery" in text and "Valid until" in text
     for name in SUPPLIERS:
         assert name not in text
     server_cost = next(x for x in bom["lines"] if x["category"] == "server")["landed_net"]
@@ -141,7 +143,7 @@ def test_the_share_page_shows_sell_prices_only(priced):
 
     bom_section = html[html.index('id="section-bom"') : html.index('id="section-timeline"')]
     assert format_money(D(sell["total_sell"]), "EUR") in bom_section
-    assert "40 % on order, 60 % on delivery." in bom_section
+    assert "40 % on order" in bom_section and "60 % on delivery" in bom_section
     assert not any(name in bom_section for name in SUPPLIERS)
     assert "Import VAT" not in html and "Landed (net)" not in html and "Duty" not in bom_section
 
@@ -192,14 +194,18 @@ def test_quote_settings_form_validates_and_saves_markups(signed_in, plan):
     page = signed_in.get(url)
     assert page.status_code == 200 and "Markup % on Servers" in page.content.decode()
 
-    bad = signed_in.post(url, {"markup_pct": "1001", "payment_terms": "x", "validity_days": "0"})
+    bad = signed_in.post(
+        url, {"markup_pct": "1001", "payment_milestones": "x", "validity_days": "0"}
+    )
     text = bad.content.decode()
     assert bad.status_code == 400
     assert "Between 0 and 1,000 %" in text and "greater than or equal to 1" in text
     assert 'value="1001"' in text
 
     # A negative markup is an unstated discount: refused next to the field, nothing saved.
-    negative = signed_in.post(url, {"markup_pct": "-1", "payment_terms": "x", "validity_days": "30",
+    negative = signed_in.post(url, {"markup_pct": "-1", "payment_milestones": "100 % on order",
+                                    "validity_days": "30", "payment_due_days": "30",
+                                    "delivery_terms": "DDP", "warranty_terms": "3 years",
                                     "category_server": "-5"})  # fmt: skip
     text = negative.content.decode()
     assert negative.status_code == 400 and text.count("Between 0 and 1,000 %") == 2
@@ -207,7 +213,8 @@ def test_quote_settings_form_validates_and_saves_markups(signed_in, plan):
     assert quote_settings_get(plan=plan).markup_pct == D(0)
 
     ok = signed_in.post(url, {
-        "markup_pct": "12.5", "payment_terms": "Net 30.", "validity_days": "45",
+        "markup_pct": "12.5", "payment_milestones": "100 % on delivery", "validity_days": "45",
+        "payment_due_days": "30", "delivery_terms": "DDP", "warranty_terms": "3 years",
         "category_server": "4", f"line_{rack.part_key}": "", "category_rack": "",
     })  # fmt: skip
     assert ok.status_code == 302
