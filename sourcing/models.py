@@ -331,6 +331,14 @@ class Offer(VersionedModel):
         related_name="offers",
     )
     service = models.CharField(max_length=20, choices=Service.choices, blank=True)
+    term_years = models.PositiveSmallIntegerField(
+        "term (years)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(10)],
+        help_text="A support contract: the years its price buys, paid once. Empty = a yearly "
+        "price, paid each year.",
+    )
     supplier_sku = models.CharField("supplier SKU", max_length=120, blank=True)
     unit_price = money_field(help_text="Price per unit in the offer's currency.")
     currency = currency_field()
@@ -427,6 +435,24 @@ class Offer(VersionedModel):
             )
         if self.quoted_on and self.valid_until and self.valid_until < self.quoted_on:
             raise ValidationError({"valid_until": "An offer cannot expire before it was quoted."})
+        if self.term_years and self.service != Service.SUPPORT:
+            raise ValidationError({"term_years": "Only a support contract has a term."})
+
+    @property
+    def term_words(self) -> str:
+        """What a support offer's price buys, as the quote says it (``""`` for goods)."""
+        if self.service != Service.SUPPORT:
+            return ""
+        if self.term_years and self.term_years > 1:
+            return f"{self.term_years} years, paid once"
+        return "one year, renewed yearly"
+
+    @property
+    def term_months(self) -> int | None:
+        """The months a support offer's price buys (12 for a yearly price); None otherwise."""
+        if self.service != Service.SUPPORT:
+            return None
+        return 12 * (self.term_years or 1)
 
 
 class OfferPriceBreak(models.Model):

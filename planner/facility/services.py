@@ -55,7 +55,7 @@ CENT = Decimal("0.01")
 MONTE_CARLO_PATHS = 10_000
 MONTE_CARLO_SEED = 0
 SENSITIVITY_SWING = 0.2
-TCO_INPUTS_VERSION = 4  # bump when the canonical form changes, so old hashes go stale
+TCO_INPUTS_VERSION = 5  # bump when the canonical form changes, so old hashes go stale
 MAX_RACKS_DRAWN = 6
 CAPEX_FROM_BOM = "priced BOM"
 CAPEX_ESTIMATED = "estimate: servers + network share"
@@ -959,6 +959,21 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
     return TcoBuild(inputs, canonical, canonical_hash(canonical), basis, capex_basis)
 
 
+def _support_words(capex: te.BomCapex, currency: str) -> str:
+    """How the TCO counts the BOM's support contracts (engine: ``support_renewals``)."""
+    terms = "; ".join(
+        f"{amount:,.0f} {currency} "
+        + ("a year" if term == 12 else f"for {term // 12} years" if term % 12 == 0 else
+           f"for {term} months")
+        for term, amount in capex.support_terms
+    )  # fmt: skip
+    return (
+        f"its support contract ({terms}) is paid once with the servers, for its term, and "
+        "renewed at the term's end, pro rata to the months the servers and the horizon have "
+        "left; it is the maintenance"
+    )
+
+
 def _tco_capex(
     plan: Plan,
     settings: TcoSettings,
@@ -987,6 +1002,9 @@ def _tco_capex(
                 cost.landed.landed_cost_net.amount if cost.landed else cost.service_cost.amount
             ),
             support=cost.line.service == "support",
+            # the months the support offer's price buys, paid once (12: a yearly price)
+            term_months=(cost.chosen.term_months if cost.chosen else None)
+            or te.BOM_SUPPORT_PREPAID_MONTHS,
         )
         for cost in report.lines
         if cost.landed is not None or cost.service_cost is not None
@@ -1026,12 +1044,7 @@ def _tco_capex(
         f"{capex.services_amount:,.0f}, freight, insurance, brokerage and duty "
         f"{capex.shipping_amount:,.0f} {ccy}): the quote's cost basis before markup. Its spare "
         "parts replace the spares percentage"
-        + (
-            f"; its support contract covers the first {te.BOM_SUPPORT_PREPAID_MONTHS} months "
-            "of maintenance."
-            if capex.support_amount
-            else "."
-        )
+        + (f"; {_support_words(capex, ccy)}." if capex.support_amount else ".")
     )
     entered = [
         label
