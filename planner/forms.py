@@ -5,6 +5,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
 from planner.models import Client, Organisation, Plan, Role
+from planner.models.organisations import payment_lines
 from planner.validation import IsoDateInput
 from planner.versioning import VersionedFormMixin
 
@@ -144,7 +145,17 @@ class QuoteTermsForm(VersionedFormMixin, forms.ModelForm):
         model = Organisation
         fields = ["quote_terms", "quote_validity_days"]
         widgets = {"quote_terms": forms.Textarea(attrs={"rows": 6})}
-        labels = {"quote_validity_days": "Quotes valid for (days)"}
+        labels = {"quote_validity_days": "New quotes valid for (days)"}
+
+    def clean_quote_terms(self) -> str:
+        terms = self.cleaned_data["quote_terms"]
+        stated = payment_lines(terms)
+        if stated:
+            raise forms.ValidationError(
+                f"'{stated[0][:60]}' states payment: the payment milestones are set once on "
+                "each plan's quote page, so remove it here."
+            )
+        return terms
 
     def clean_quote_validity_days(self) -> int:
         days = self.cleaned_data["quote_validity_days"]

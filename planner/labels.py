@@ -73,3 +73,20 @@ def pooled_into(servers: int | None) -> str:
     if not servers:
         return ""
     return f"pooled into the deployment's {count(int(servers), 'server')}"
+
+
+def headroom_rule(headroom_pct: float | None, n_plus_one: bool | None = False) -> str:
+    """The rule the replicas are sized by, in words (the engine's
+    ``capacity.target_utilisation``): ``"sized for 80 % utilisation at peak: replicas = load
+    ÷ 0.8, rounded up (20 % headroom), plus one spare (N+1)"``. Every page that shows replicas
+    says it with these words."""
+    headroom = float(headroom_pct or 0)
+    busy = 100.0 - headroom
+    if headroom:
+        rule = (
+            f"sized for {busy:g} % utilisation at peak: replicas = load ÷ {busy / 100:g}, "
+            f"rounded up ({headroom:g} % headroom)"
+        )
+    else:
+        rule = "sized for 100 % utilisation at peak: replicas = load, rounded up (no headroom)"
+    return rule + (", plus one spare (N+1)" if n_plus_one else "")

@@ -546,7 +546,10 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
                 if isinstance(data, dict) and str(data.get("chosen_key")).startswith(SITE_REF):
                     imp.error(f"{key}.chosen_key", "Must name a site of the file.")
                     continue
-            row = imp.build(key, model, data, "plan", skip=skip, plan=plan)
+            # a file from before commercial terms: its free-text payment terms are not read
+            # (the quote keeps the default milestones until the consultant sets them)
+            extra = ("payment_terms",) if key == "quote_settings" else ()
+            row = imp.build(key, model, data, "plan", skip=skip, extra=extra, plan=plan)
             if row is not None and not imp.errors:
                 row.save()
     fees = imp.rows("quote_fees", document.get("quote_fees"), "quote_fees")

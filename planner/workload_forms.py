@@ -148,6 +148,12 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
             "weights_read_gb_per_s": "Weights read bandwidth (GB/s)",
             "engine_start_s": "Engine start (s)",
         }
+        help_texts = {
+            # the engine's one rule (capacity.target_utilisation), said as the pages say it
+            "headroom_pct": "Capacity kept free at peak: replicas = load ÷ (1 − headroom), "
+            "rounded up; 20 % sizes for 80 % utilisation, ÷ 0.8 (25 % more replicas than "
+            "the load, not × 1.2).",
+        }
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -228,7 +228,7 @@ class OfferForm(VersionedFormMixin, forms.ModelForm):
     class Meta:
         model = Offer
         fields = [
-            "item", "supplier_sku", "unit_price", "currency", "price_breaks_text",
+            "item", "supplier_sku", "unit_price", "term_years", "currency", "price_breaks_text",
             "minimum_order_qty", "lead_time_days", "quoted_on", "valid_until", "origin_country",
             "ship_from_country", "incoterm", "freight_per_unit", "unit_weight_kg", "notes",
         ]  # fmt: skip

@@ -18,6 +18,7 @@ from django.db import models
 from django.db.models import Q
 
 from planner.engine import limits
+from planner.engine import quote as quote_engine
 from planner.engine.landed_cost import MINOR_UNITS
 from planner.validation import date_constraint, date_in_range, in_range, range_constraint
 from planner.versioning import VersionedModel
@@ -330,6 +331,14 @@ class Offer(VersionedModel):
         related_name="offers",
     )
     service = models.CharField(max_length=20, choices=Service.choices, blank=True)
+    term_years = models.PositiveSmallIntegerField(
+        "term (years)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(10)],
+        help_text="A support contract: the years its price buys, paid once. Empty = a yearly "
+        "price, paid each year.",
+    )
     supplier_sku = models.CharField("supplier SKU", max_length=120, blank=True)
     unit_price = money_field(help_text="Price per unit in the offer's currency.")
     currency = currency_field()
@@ -426,6 +435,24 @@ class Offer(VersionedModel):
             )
         if self.quoted_on and self.valid_until and self.valid_until < self.quoted_on:
             raise ValidationError({"valid_until": "An offer cannot expire before it was quoted."})
+        if self.term_years and self.service != Service.SUPPORT:
+            raise ValidationError({"term_years": "Only a support contract has a term."})
+
+    @property
+    def term_words(self) -> str:
+        """What a support offer's price buys, as the quote says it (``""`` for goods)."""
+        if self.service != Service.SUPPORT:
+            return ""
+        if self.term_years and self.term_years > 1:
+            return f"{self.term_years} years, paid once"
+        return "one year, renewed yearly"
+
+    @property
+    def term_months(self) -> int | None:
+        """The months a support offer's price buys (12 for a yearly price); None otherwise."""
+        if self.service != Service.SUPPORT:
+            return None
+        return 12 * (self.term_years or 1)
 
 
 class OfferPriceBreak(models.Model):
@@ -770,8 +797,26 @@ def markup_field(*args, **kwargs) -> models.DecimalField:
                                validators=markup_validators, **kwargs)  # fmt: skip
 
 
+DEFAULT_DELIVERY_TERMS = (
+    "Delivered to the site, duties paid (DDP, Incoterms 2020); installed and burnt in as quoted."
+)
+DEFAULT_WARRANTY_TERMS = (
+    "The manufacturers' warranty on every part, passed to the client from acceptance."
+)
+
+
+def default_payment_milestones() -> list[dict[str, str]]:
+    """A new quote's payment milestones (the consultant changes them on the quote page)."""
+    return [
+        {"pct": "40", "when": "on order"},
+        {"pct": "50", "when": "on delivery"},
+        {"pct": "10", "when": "on acceptance after burn-in"},
+    ]
+
+
 class QuoteSettings(VersionedModel):
-    """How a plan is sold: markups on landed cost, payment terms and how long the quote holds.
+    """How a plan is sold: markups on landed cost and the quote's commercial terms (payment
+    milestones, delivery, warranty, how long the quote holds).
 
     Markups: a line's own (``line_markups``, by part key) over its category's
     (``category_markups``) over ``markup_pct`` (planner.engine.quote).
@@ -786,9 +831,26 @@ class QuoteSettings(VersionedModel):
     )  # fmt: skip
     category_markups = models.JSONField(default=dict, blank=True)
     line_markups = models.JSONField(default=dict, blank=True)
-    payment_terms = models.TextField(
-        default="30 % on order, 70 % on delivery; invoices payable within 30 days.",
-        help_text="Printed on the quote.",
+    # The quote's one set of commercial terms (payment, delivery, warranty, validity): entered
+    # here once, printed from here on every page of the quote (planner.pdf.context).
+    payment_milestones = models.JSONField(
+        default=default_payment_milestones,
+        help_text="Shares of the total and when each falls due; they add up to 100 %.",
+    )
+    payment_due_days = models.PositiveSmallIntegerField(
+        "invoices payable within (days)",
+        default=30,
+        validators=[MaxValueValidator(365)],
+    )
+    delivery_terms = models.CharField(
+        max_length=300,
+        default=DEFAULT_DELIVERY_TERMS,
+        help_text="Where and how the goods are delivered, as printed on the quote.",
+    )
+    warranty_terms = models.CharField(
+        max_length=300,
+        default=DEFAULT_WARRANTY_TERMS,
+        help_text="The warranty the client gets, as printed on the quote.",
     )
     validity_days = models.PositiveSmallIntegerField(
         "quote valid for (days)",
@@ -803,8 +865,28 @@ class QuoteSettings(VersionedModel):
     def __str__(self) -> str:
         return f"Quote settings of {self.plan}"
 
+    def milestones(self) -> tuple[quote_engine.PaymentMilestone, ...]:
+        """The payment milestones, checked (they add up to 100 %).
+
+        Raises:
+            QuoteError: Stored milestones that are not a schedule.
+        """
+        rows = self.payment_milestones if isinstance(self.payment_milestones, list) else []
+        try:
+            parsed = [
+                quote_engine.PaymentMilestone(Decimal(str(r["pct"])), str(r["when"])) for r in rows
+            ]
+        except (ArithmeticError, KeyError, TypeError) as exc:
+            raise quote_engine.QuoteError("Give each milestone a percentage and an event.") from exc
+        return quote_engine.check_milestones(parsed)
+
     def clean(self) -> None:
-        """Each map's markups are percentages within the global markup's bounds, as text."""
+        """The payment milestones add up to 100 %; each map's markups are percentages within
+        the global markup's bounds, as text."""
+        try:
+            self.milestones()
+        except quote_engine.QuoteError as exc:
+            raise ValidationError({"payment_milestones": str(exc)}) from exc
         low, high = markup_validators[0].limit_value, markup_validators[1].limit_value
         for name in ("category_markups", "line_markups"):
             markups = getattr(self, name)

@@ -21,8 +21,11 @@ from sourcing.models import QuoteFee, QuoteSettings  # noqa: F401 - QuoteFee for
 
 
 def quote_settings_get(*, plan: Plan) -> QuoteSettings:
-    """The plan's quote settings (created with the defaults on first use)."""
-    settings, created = QuoteSettings.objects.get_or_create(plan=plan)
+    """The plan's quote settings (created on first use with the defaults, and the validity the
+    organisation gives new quotes)."""
+    settings, created = QuoteSettings.objects.get_or_create(
+        plan=plan, defaults={"validity_days": plan.organisation.quote_validity_days}
+    )
     if created:  # the stored values (Decimal("0.00"), not the default 0): one snapshot text
         settings.refresh_from_db()
     return settings
@@ -57,6 +60,34 @@ def _amount(money: dict | None) -> Decimal | None:
     return Decimal(money["amount"]) if money else None
 
 
+def commercial_terms(
+    settings: QuoteSettings, total: Decimal | None, currency: str
+) -> dict[str, Any]:
+    """The quote's one set of commercial terms, JSON-safe: every page of the quote prints
+    these (payment milestones with their amounts of ``total`` when it is known, delivery,
+    warranty, validity).
+
+    Raises:
+        QuoteError: Stored milestones that are not a schedule.
+    """
+    milestones = settings.milestones()
+    schedule = quote_engine.payment_schedule(milestones, total or Decimal(0), currency)
+    return {
+        "payment": [
+            {
+                "pct": f"{d.pct.normalize():f}",
+                "when": d.when,
+                "amount": None if total is None else str(d.amount),
+            }
+            for d in schedule
+        ],
+        "payment_due_days": settings.payment_due_days,
+        "delivery": settings.delivery_terms,
+        "warranty": settings.warranty_terms,
+        "validity_days": settings.validity_days,
+    }
+
+
 def quote_sell(*, plan: Plan, bom: dict[str, Any]) -> dict[str, Any]:
     """The sell side of the quote from a snapshot's ``bom`` section (JSON-safe, exact)."""
     settings = quote_settings_get(plan=plan)
@@ -81,14 +112,16 @@ def quote_sell(*, plan: Plan, bom: dict[str, Any]) -> dict[str, Any]:
             for f in quote_fee_list(plan=plan)
         ]
         totals = quote_engine.quote_totals(sold, fees, currency)
+        # amounts per milestone only of a complete total (a partial one would mislead)
+        terms = commercial_terms(settings, totals.total_sell if totals.complete else None, currency)
     except EngineInputError as exc:  # e.g. the plan currency is unknown
         return {"available": False, "reason": str(exc)}
     return {
         "available": True,
         "currency": currency,
         "markup_pct": str(settings.markup_pct),
-        "payment_terms": settings.payment_terms,
         "validity_days": settings.validity_days,
+        "commercial_terms": terms,
         "lines": [
             {
                 "key": x.key,

@@ -1,5 +1,5 @@
-"""Forms of the plan's quote: markups (global, per category, per line), payment terms and
-validity; services and fees."""
+"""Forms of the plan's quote: markups (global, per category, per line), the commercial terms
+(payment milestones, delivery, warranty, validity); services and fees."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from django import forms
 
+from planner.engine import quote as quote_engine
 from planner.labels import CATEGORY_LABELS, label
 from planner.versioning import VersionedFormMixin
 from sourcing.models import QuoteFee, QuoteSettings, markup_validators
@@ -22,15 +23,35 @@ def _markup_field(label: str, help_text: str = "") -> forms.DecimalField:
 
 
 class QuoteSettingsForm(VersionedFormMixin, forms.ModelForm):
-    """Global markup, one optional markup per BOM category and per BOM line, terms."""
+    """Global markup, one optional markup per BOM category and per BOM line, and the quote's
+    one set of commercial terms (payment milestones, delivery, warranty, validity)."""
+
+    payment_milestones = forms.CharField(
+        label="Payment milestones",
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One a line: a percentage of the total, then the event it falls due on "
+        "(on order, on delivery, on acceptance...); they add up to 100 %.",
+    )
 
     class Meta:
         model = QuoteSettings
-        fields = ["markup_pct", "payment_terms", "validity_days"]
-        widgets = {"payment_terms": forms.Textarea(attrs={"rows": 3})}
+        fields = [
+            "markup_pct", "payment_due_days", "delivery_terms", "warranty_terms",
+            "validity_days",
+        ]  # fmt: skip
+
+    field_order = ["markup_pct", "payment_milestones", "payment_due_days", "delivery_terms",
+                   "warranty_terms", "validity_days"]  # fmt: skip
 
     def __init__(self, *args, categories=(), lines=(), **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        try:
+            stored = self.instance.milestones()
+        except quote_engine.QuoteError:
+            stored = ()
+        self.initial.setdefault(
+            "payment_milestones", "\n".join(quote_engine.milestone_words(m) for m in stored)
+        )
         self.categories = list(categories)
         self.lines = list(lines)  # (part key, description)
         stored_categories = self.instance.category_markups or {}
@@ -47,6 +68,17 @@ class QuoteSettingsForm(VersionedFormMixin, forms.ModelForm):
                 f"Markup % on {description}", "Blank = its category's, else the global markup."
             )
             self.initial.setdefault(name, stored_lines.get(key))
+
+    def clean_payment_milestones(self) -> str:
+        text = self.cleaned_data["payment_milestones"]
+        try:
+            milestones = quote_engine.parse_milestones(text)
+        except quote_engine.QuoteError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        self.instance.payment_milestones = [
+            {"pct": f"{m.pct.normalize():f}", "when": m.when} for m in milestones
+        ]
+        return text
 
     def clean(self) -> dict:
         cleaned = super().clean()

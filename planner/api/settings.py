@@ -468,6 +468,18 @@ MarkupPct = Annotated[
 ]
 
 
+class PaymentMilestoneIn(Schema):
+    pct: Annotated[Decimal, Field(gt=0, le=100, max_digits=5, decimal_places=2)]
+    when: str = Field(
+        ..., min_length=1, max_length=200, pattern=r"^[^\n\r]*$", description="e.g. 'on delivery'."
+    )
+
+
+class PaymentMilestoneOut(Schema):
+    pct: float
+    when: str
+
+
 class QuoteSettingsIn(Versioned):
     markup_pct: MarkupPct | None = Field(None, description="Global markup on landed cost, %.")
     category_markups: dict[str, MarkupPct | None] | None = Field(
@@ -481,7 +493,14 @@ class QuoteSettingsIn(Versioned):
         description="BOM line part key → markup % (null: its category's, else the global). "
         "Replaces the map.",
     )
-    payment_terms: str | None = Field(None, max_length=20_000)
+    payment_milestones: list[PaymentMilestoneIn] | None = Field(
+        None, max_length=20, description="Shares of the total and when each falls due; they "
+        "add up to 100. Replaces the list.",
+    )  # fmt: skip
+    payment_due_days: int | None = Field(None, ge=0, le=365, description="Invoices payable "
+                                         "within this many days.")  # fmt: skip
+    delivery_terms: str | None = Field(None, max_length=300)
+    warranty_terms: str | None = Field(None, max_length=300)
     validity_days: int | None = Field(None, ge=1, le=365, description="Days from publication.")
 
 
@@ -496,7 +515,10 @@ class QuoteSettingsOut(Schema):
     markup_pct: float
     category_markups: dict[str, float]
     line_markups: dict[str, float]
-    payment_terms: str
+    payment_milestones: list[PaymentMilestoneOut]
+    payment_due_days: int
+    delivery_terms: str
+    warranty_terms: str
     validity_days: int
     categories: list[str] = Field(..., description="Categories a markup may be set for.")
     lines: list[QuoteLineOut] = Field(..., description="BOM lines a markup may be set for.")
@@ -514,7 +536,12 @@ def quote_settings_out(settings, lines) -> dict[str, Any]:
             str(k): float(v) for k, v in (settings.category_markups or {}).items()
         },
         "line_markups": {str(k): float(v) for k, v in (settings.line_markups or {}).items()},
-        "payment_terms": settings.payment_terms,
+        "payment_milestones": [
+            {"pct": float(m["pct"]), "when": m["when"]} for m in settings.payment_milestones
+        ],
+        "payment_due_days": settings.payment_due_days,
+        "delivery_terms": settings.delivery_terms,
+        "warranty_terms": settings.warranty_terms,
         "validity_days": settings.validity_days,
         "categories": sorted({x.category for x in lines}),
         "lines": [
@@ -527,7 +554,7 @@ def quote_settings_out(settings, lines) -> dict[str, Any]:
 @router.get(
     "/plans/{plan_id}/quote-settings",
     **op({200: QuoteSettingsOut}, 404),
-    summary="Markups (global, per BOM category, per BOM line), payment terms and validity",
+    summary="Markups (global, per BOM category, per BOM line) and the commercial terms",
 )
 def quote_settings_read(request, plan_id: Id):
     plan = plan_get(request, plan_id)
@@ -537,7 +564,7 @@ def quote_settings_read(request, plan_id: Id):
 @router.patch(
     "/plans/{plan_id}/quote-settings",
     **op({200: QuoteSettingsOut}, 404, 409),
-    summary="Change markups, payment terms or validity (only those sent)",
+    summary="Change markups or commercial terms (only those sent)",
 )
 def quote_settings_update(request, plan_id: Id, payload: QuoteSettingsIn):
     plan = plan_get(request, plan_id)
@@ -558,9 +585,17 @@ def quote_settings_update(request, plan_id: Id, payload: QuoteSettingsIn):
         return Status(400, {"errors": errors})
     data = {
         name: posted_value(sent[name])
-        for name in ("markup_pct", "payment_terms", "validity_days")
+        for name in (
+            "markup_pct", "payment_due_days", "delivery_terms", "warranty_terms",
+            "validity_days",
+        )
         if name in sent
-    }
+    }  # fmt: skip
+    if sent.get("payment_milestones") is not None:  # the form reads them one a line
+        data["payment_milestones"] = "\n".join(
+            f"{Decimal(str(m['pct'])).normalize():f} % {m['when']}"
+            for m in sent["payment_milestones"]
+        )
     if by_category is not None:
         data |= {f"category_{c}": posted_value(by_category.get(c)) for c in categories}
     if by_line is not None:

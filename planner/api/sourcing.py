@@ -197,6 +197,10 @@ class OfferIn(Versioned):
     )
     supplier_sku: str | None = Field(None, max_length=120)
     unit_price: Money | None = None
+    term_years: int | None = Field(
+        None, ge=1, le=10, description="A support contract: the years its price buys, paid "
+        "once; null = a yearly price.",
+    )  # fmt: skip
     currency: str | None = Field(None, max_length=3, description="ISO 4217, e.g. USD.")
     price_breaks: list[PriceBreakIn] | None = Field(
         None, max_length=50, description="From min_qty units upward the unit price is unit_price."
@@ -229,6 +233,7 @@ class OfferOut(Schema):
     item_label: str
     supplier_sku: str
     unit_price: str
+    term_years: int | None = None
     currency: str
     price_breaks: list[PriceBreakOut]
     minimum_order_qty: int
@@ -246,7 +251,7 @@ class OfferOut(Schema):
 
 OFFER_FIELDS = (
     "supplier_sku", "currency", "minimum_order_qty", "lead_time_days", "origin_country",
-    "ship_from_country", "incoterm", "notes",
+    "ship_from_country", "incoterm", "notes", "term_years",
 )  # fmt: skip
 
 

@@ -375,7 +375,8 @@ class ReplicaPlan:
 
     Attributes:
         replicas_for_load: Replicas that carry the peak at full per-replica capacity.
-        replicas_with_headroom: After dividing capacity by (1 − headroom).
+        replicas_with_headroom: The load's replicas ÷ (1 − headroom), rounded up
+            (:func:`target_utilisation`).
         spare_replicas: N+1 spares, one per failure domain.
         replicas: Total replicas.
         accelerators: replicas × TP.
@@ -396,6 +397,16 @@ class ReplicaPlan:
     failure_domains: int
 
 
+def target_utilisation(headroom_pct: float) -> float:
+    """The one headroom rule: keep ``headroom_pct`` of each replica's capacity free at peak,
+    i.e. run at most ``1 − headroom`` busy; replicas = load ÷ (1 − headroom), rounded up
+    (20 % headroom: ÷ 0.8, 25 % more than the load, not × 1.2) (anchors F9: ConfigIQ's 0.9
+    planning factor is 10 % headroom)."""
+    if not 0.0 <= headroom_pct < 100.0:
+        raise EngineInputError("headroom_pct must be in [0, 100)")
+    return 1.0 - headroom_pct / 100.0
+
+
 def plan_replicas(
     *,
     tensor_parallel: int,
@@ -411,8 +422,8 @@ def plan_replicas(
 ) -> ReplicaPlan:
     """Replicas, accelerators, servers and racks for a peak load.
 
-    replicas = ceil(load / (capacity × (1 − headroom))) (anchors F9, ConfigIQ's 0.9 planning
-    factor is headroom 10 %), by peak concurrency against the batch per replica and/or by peak
+    replicas = ceil(load / (capacity × (1 − headroom))) (:func:`target_utilisation`), by
+    peak concurrency against the batch per replica and/or by peak
     requests/s against requests/s per replica (Little's law links the two); the larger wins.
     N+1: the replicas are spread over ``failure_domains`` and each domain gets one spare.
 
@@ -434,8 +445,7 @@ def plan_replicas(
     Raises:
         ValueError: When no load or no matching capacity is given, or headroom is out of range.
     """
-    if not 0.0 <= headroom_pct < 100.0:
-        raise EngineInputError("headroom_pct must be in [0, 100)")
+    utilisation = target_utilisation(headroom_pct)
     needs = []
     if peak_concurrency is not None:
         if not batch_per_replica:
@@ -449,7 +459,7 @@ def plan_replicas(
         raise EngineInputError("give peak_concurrency or peak_requests_per_s")
     need = max(needs)
     for_load = max(1, math.ceil(need - 1e-9))
-    with_headroom = max(1, math.ceil(need / (1.0 - headroom_pct / 100.0) - 1e-9))
+    with_headroom = max(1, math.ceil(need / utilisation - 1e-9))
     domains = max(1, int(failure_domains))
     spares = domains if n_plus_one else 0
     replicas = with_headroom + spares

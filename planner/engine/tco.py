@@ -311,6 +311,10 @@ class OwnedHardware:
         idle_power_fraction: Draw at zero load as a fraction of design draw.
         maintenance_prepaid_months: Months of maintenance bought with each generation (the
             BOM's support contract, in ``install_usd``); maintenance is charged after them.
+        support_contracts: The BOM's support (or licence) contracts bought with each
+            generation, ``(amount_usd, term_months)``: the first term is in ``install_usd``;
+            each renews at its term's end inside the generation's life and the horizon
+            (:func:`support_renewals`).
     """
 
     server_count: int
@@ -329,6 +333,7 @@ class OwnedHardware:
     idle_power_fraction: float = DEFAULT_IDLE_POWER_FRACTION
     other_hardware_amount: float = 0.0
     maintenance_prepaid_months: int = 0
+    support_contracts: tuple[tuple[float, int], ...] = ()
 
     def __post_init__(self) -> None:
         if self.server_count < 1 or self.gpus_per_server < 1 or self.lifetime_months < 1:
@@ -351,6 +356,9 @@ class OwnedHardware:
         ):
             _in_range(name, getattr(self, name), 0, 1e12)
         _in_range("maintenance_prepaid_months", self.maintenance_prepaid_months, 0, 240)
+        for amount, term in self.support_contracts:
+            _in_range("support contract amount", amount, 0, 1e12)
+            _in_range("support contract term (months)", term, 1, 240)
         for name in ("spares_fraction", "maintenance_fraction_per_year"):
             _in_range(name, getattr(self, name), 0, 1)
 
@@ -527,7 +535,7 @@ class TcoInputs:
 # --- Capex from the priced BOM ----------------------------------------------------------------
 
 BOM_NETWORK_CATEGORIES = ("nic", "switch", "optic", "cable")
-# The BOM's support line is one year per server (the TCO's maintenance rate reads it so).
+# A support line whose offer names no term is priced for one year (renewed yearly).
 BOM_SUPPORT_PREPAID_MONTHS = 12
 
 
@@ -543,6 +551,7 @@ class BomCostLine:
         landed_amount: Landed cost net of recoverable VAT: the goods plus freight, insurance,
             brokerage and duty (a service: its price). The quote's cost of the line.
         support: The line is the support contract.
+        term_months: A support line's term: the months its price buys (12 = a yearly price).
     """
 
     category: str
@@ -550,6 +559,7 @@ class BomCostLine:
     goods_amount: float
     landed_amount: float
     support: bool = False
+    term_months: int = BOM_SUPPORT_PREPAID_MONTHS
 
 
 @dataclass(frozen=True, slots=True)
@@ -565,6 +575,8 @@ class BomCapex:
         services_amount: Services bought with the hardware (installation, burn-in, support).
         support_amount: The support contract (part of ``services_amount``).
         shipping_amount: Landed cost less goods: freight, insurance, brokerage and duty.
+        support_terms: The support contracts by term, ``(term_months, amount)``, adding up
+            to ``support_amount``.
     """
 
     servers: int
@@ -575,6 +587,7 @@ class BomCapex:
     services_amount: float
     support_amount: float
     shipping_amount: float
+    support_terms: tuple[tuple[int, float], ...] = ()
 
     @property
     def total_amount(self) -> float:
@@ -594,10 +607,13 @@ def bom_capex(lines: Sequence[BomCostLine]) -> BomCapex:
     its shipping: freight, insurance, brokerage and duty)."""
     sums = dict.fromkeys(("server", "network", "storage", "other", "service", "support"), 0.0)
     servers, shipping = 0, 0.0
+    terms: dict[int, float] = {}
     for line in lines:
         if line.category == "service":
             kind = "service"
             sums["support"] += line.landed_amount if line.support else 0.0
+            if line.support:
+                terms[line.term_months] = terms.get(line.term_months, 0.0) + line.landed_amount
         elif line.category == "server":
             kind = "server"
             servers += line.quantity
@@ -621,6 +637,7 @@ def bom_capex(lines: Sequence[BomCostLine]) -> BomCapex:
         services_amount=sums["service"],
         support_amount=sums["support"],
         shipping_amount=shipping,
+        support_terms=tuple(sorted(terms.items())),
     )
 
 
@@ -637,8 +654,9 @@ def hardware_from_bom(
     Servers, network, storage and other hardware (racks, PDUs, the BOM's spare parts) are the
     hardware; services (installation, burn-in, support) go with the installation; freight,
     insurance, brokerage and duty are the shipping. The BOM's spare parts replace the spares
-    fraction (0), and the support contract bought with a generation covers its first
-    :data:`BOM_SUPPORT_PREPAID_MONTHS` of maintenance.
+    fraction (0). The support contract is what is bought: its price, once, for its term (in
+    the capex with each generation), renewed at the term's end (:func:`support_renewals`);
+    it is the maintenance, so no maintenance rate is charged besides it.
 
     Args:
         hardware: The fleet as estimated (its count, power, maintenance rate, life...).
@@ -646,8 +664,9 @@ def hardware_from_bom(
         amount_per_usd: Plan currency per USD, the rate the TCO's results are shown at (the
             engine computes in USD; each amount is divided by it, so the capex shown is the
             BOM's to the cent).
-        maintenance_from_support: The maintenance rate is the support contract a year over
-            the servers' price (when the BOM has one); false keeps the fleet's (entered).
+        maintenance_from_support: The maintenance is the support contract and its renewals
+            (when the BOM has one); false keeps the fleet's (entered) rate, charged after the
+            contract's longest term.
 
     Raises:
         EngineInputError: The BOM buys another number of servers than the fleet, or the rate
@@ -662,8 +681,15 @@ def hardware_from_bom(
         )
     rate = amount_per_usd
     maintenance = hardware.maintenance_fraction_per_year
-    if maintenance_from_support and capex.support_amount and capex.server_amount > 0:
-        maintenance = min(capex.support_amount / capex.server_amount, 1.0)
+    contracts: tuple[tuple[float, int], ...] = ()
+    prepaid = max((term for term, _ in capex.support_terms), default=0)
+    if not capex.support_terms and capex.support_amount:
+        prepaid = BOM_SUPPORT_PREPAID_MONTHS
+    if maintenance_from_support and capex.support_amount:
+        contracts = tuple((amount / rate, term) for term, amount in capex.support_terms) or (
+            (capex.support_amount / rate, BOM_SUPPORT_PREPAID_MONTHS),
+        )
+        maintenance, prepaid = 0.0, 0
     return replace(
         hardware,
         server_price_usd=capex.server_amount / capex.servers / rate,
@@ -674,8 +700,30 @@ def hardware_from_bom(
         shipping_and_duties_usd=capex.shipping_amount / rate,
         spares_fraction=0.0,
         maintenance_fraction_per_year=maintenance,
-        maintenance_prepaid_months=BOM_SUPPORT_PREPAID_MONTHS if capex.support_amount else 0,
+        maintenance_prepaid_months=prepaid,
+        support_contracts=contracts,
     )
+
+
+def support_renewals(
+    amount: np.ndarray, term_months: int, life: np.ndarray, months: int
+) -> np.ndarray:
+    """Renewals of a support contract bought with each generation, shape (paths, months).
+
+    The contract (``amount`` per path, for ``term_months``) is bought with the generation
+    (in its capex) and renewed at each term's end inside the generation's life: at age
+    ``term``, ``2 × term``... it pays ``amount × covered ÷ term``, ``covered`` = the months
+    the renewal runs before the servers retire or the horizon ends, at most a term. Pro-rated,
+    not a full term: a vendor extends support by the year (or month) past its first term,
+    so a renewal the fleet cannot use is not bought (e.g. 4 years bought inside a 5-year
+    horizon: the contract at month 0, one year of it, 1/4 of its price, at month 48).
+    """
+    life = np.maximum(life.astype(int), 1)[:, None]
+    k = np.arange(months)[None, :]
+    age = k % life
+    renews = (age > 0) & (age % term_months == 0)
+    covered = np.minimum(np.minimum(term_months, life - age), months - k)
+    return amount[:, None] * renews * covered / term_months
 
 
 # --- Outputs ----------------------------------------------------------------------------------
@@ -1079,8 +1127,14 @@ def _owned_paths(
         "spares": spares[:, None] * bought,
         "residual_value": -(hw.residual_fraction * cost)[:, None] * (bought & (k > 0)),
         # maintenance = % of server capex per year (librarytechnology.org 7428: 10-12 %)
-        "maintenance": (servers_usd * hw.maintenance_fraction_per_year / 12.0)[:, None]
-        * maintained,
+        "maintenance": (servers_usd * hw.maintenance_fraction_per_year / 12.0)[:, None] * maintained
+        + sum(
+            (
+                support_renewals(amount * ratio * capex_factor, term, life, months)
+                for amount, term in hw.support_contracts
+            ),
+            np.zeros((servers.shape[0], months)),
+        ),
         # energy = IT kW × load factor × PUE × $/kWh × hours (Epoch energy.py, ref B2)
         "power": it_kw[:, None]
         * draw

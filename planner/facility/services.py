@@ -983,6 +983,21 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
     return TcoBuild(inputs, canonical, canonical_hash(canonical), basis, capex_basis)
 
 
+def _support_words(capex: te.BomCapex, currency: str) -> str:
+    """How the TCO counts the BOM's support contracts (engine: ``support_renewals``)."""
+    terms = "; ".join(
+        f"{amount:,.0f} {currency} "
+        + ("a year" if term == 12 else f"for {term // 12} years" if term % 12 == 0 else
+           f"for {term} months")
+        for term, amount in capex.support_terms
+    )  # fmt: skip
+    return (
+        f"its support contract ({terms}) is paid once with the servers, for its term, and "
+        "renewed at the term's end, pro rata to the months the servers and the horizon have "
+        "left; it is the maintenance"
+    )
+
+
 def _tco_capex(
     plan: Plan,
     settings: TcoSettings,
@@ -1011,6 +1026,9 @@ def _tco_capex(
                 cost.landed.landed_cost_net.amount if cost.landed else cost.service_cost.amount
             ),
             support=cost.line.service == "support",
+            # the months the support offer's price buys, paid once (12: a yearly price)
+            term_months=(cost.chosen.term_months if cost.chosen else None)
+            or te.BOM_SUPPORT_PREPAID_MONTHS,
         )
         for cost in report.lines
         if cost.landed is not None or cost.service_cost is not None
@@ -1050,12 +1068,7 @@ def _tco_capex(
         f"{capex.services_amount:,.0f}, freight, insurance, brokerage and duty "
         f"{capex.shipping_amount:,.0f} {ccy}): the quote's cost basis before markup. Its spare "
         "parts replace the spares percentage"
-        + (
-            f"; its support contract covers the first {te.BOM_SUPPORT_PREPAID_MONTHS} months "
-            "of maintenance."
-            if capex.support_amount
-            else "."
-        )
+        + (f"; {_support_words(capex, ccy)}." if capex.support_amount else ".")
     )
     entered = [
         label

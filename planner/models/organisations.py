@@ -1,5 +1,7 @@
 """Organisations (consultancies) and the memberships that give users a role in one."""
 
+import re
+
 from django.conf import settings
 from django.db import models
 
@@ -25,11 +27,18 @@ DEFAULT_QUOTE_TERMS = "\n".join(
         "date; the customs authority's assessment prevails. Recoverable VAT is shown separately.",
         "Lead times are the suppliers' quoted lead times plus transit, customs, installation and "
         "burn-in; the go-live date assumes the site's power is ready on the date stated.",
-        "This quote is valid until the date shown, or until any supplier's offer in it expires, "
-        "whichever is earlier.",
-        "Payment: 40 % on order, 50 % on delivery, 10 % on acceptance after burn-in.",
     )
 )
+# A general term that states payment: the quote's payment milestones are entered once, on the
+# plan's quote page, so the organisation's terms never carry a second schedule.
+PAYMENT_TERM = re.compile(
+    r"\b(payment|payable|instal?ments?)\b|\d\s*%\s*(on|at|upon|after|within|before)\b", re.I
+)
+
+
+def payment_lines(terms: str) -> list[str]:
+    """The lines of ``terms`` that state payment (:data:`PAYMENT_TERM`)."""
+    return [line.strip() for line in terms.splitlines() if PAYMENT_TERM.search(line)]
 
 
 class Organisation(VersionedModel):
@@ -39,12 +48,14 @@ class Organisation(VersionedModel):
     slug = models.SlugField(max_length=80, unique=True)
     quote_terms = models.TextField(
         default=DEFAULT_QUOTE_TERMS,
-        help_text="The terms printed on every quote, one per line.",
+        help_text="The general terms printed on every quote, one per line (payment, delivery "
+        "and warranty are set on each plan's quote).",
     )
     quote_validity_days = models.PositiveSmallIntegerField(
         default=30,
         validators=in_range(QUOTE_VALIDITY_DAYS),
-        help_text="Days a quote stays valid (shorter if a supplier offer expires).",
+        help_text="Days a new plan's quote stays valid (shorter if a supplier offer expires); "
+        "each plan's quote can change it.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -10,12 +10,13 @@ here; it is rounded to cents only by :func:`money_text` when shown.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
 from planner import chartdefs, labels
+from planner.engine import quote as quote_engine
 from planner.labels import LINE_LABELS, label
 from planner.money import format_money
 from planner.pdf import svg
@@ -253,6 +254,7 @@ class SellLine:
     sell: Decimal | None
     lead_time_days: int | None
     site: str = ""  # the site the units go to ("" = plan-wide, or a revision before sites)
+    category: str = ""
 
 
 @dataclass(frozen=True)
@@ -272,14 +274,14 @@ class QuoteContext:
     number: str
     quote_date: date | None
     valid_until: date | None
-    lines: tuple[SellLine, ...]
+    lines: tuple[SellLine, ...]  # the hardware, delivered
     fees: tuple[FeeLine, ...]
-    goods_total: Decimal
-    fees_total: Decimal
+    goods_total: Decimal  # the hardware lines (priced ones)
+    fees_total: Decimal  # services and fees: the BOM's service lines and the fees
     total: Decimal
     unpriced_lines: int
-    payment_terms: str
-    terms: tuple[str, ...]
+    payment_terms: str  # the free text of a revision published before commercial terms
+    terms: tuple[str, ...]  # the organisation's general terms
     longest_lead_time_days: int | None
     go_live: date | None
     target_go_live: date | None
@@ -288,6 +290,9 @@ class QuoteContext:
     available: bool
     reason: str = ""
     deployment: schema.Deployment | None = None  # servers, GPUs, power, racks as planned
+    service_lines: tuple[SellLine, ...] = ()  # BOM services (installation, burn-in, support)
+    # payment milestones, delivery, warranty: the one source every page of the quote prints
+    commercial: schema.CommercialTerms | None = None
 
     @property
     def complete(self) -> bool:
@@ -311,18 +316,29 @@ def quote_context(snapshot: dict | Snapshot, **head) -> QuoteContext:
     sell = _sell(snap)
     # Without a priced BOM there is nothing to sell line by line (services and fees remain).
     sell_lines = sell.lines if bom.available else []
-    lines = tuple(
+    every_line = [
         SellLine(
             position=i, description=row.description, quantity=row.quantity,
             unit_sell=row.unit_sell, sell=row.sell,
             lead_time_days=bom.lines[i - 1].lead_time_days if i <= len(bom.lines) else None,
             site=bom.lines[i - 1].site if i <= len(bom.lines) else "",
+            category=row.category or (bom.lines[i - 1].category if i <= len(bom.lines) else ""),
         )
         for i, row in enumerate(sell_lines, start=1)
-    )  # fmt: skip
+    ]  # fmt: skip
+    # Services bought with the hardware go with the fees, not under "Hardware, delivered".
+    # (numbered in the order printed: the hardware, then the services)
+    grouped = [x for x in every_line if x.category != quote_engine.SERVICE_CATEGORY]
+    grouped += [x for x in every_line if x.category == quote_engine.SERVICE_CATEGORY]
+    grouped = [replace(x, position=i) for i, x in enumerate(grouped, start=1)]
+    lines = tuple(x for x in grouped if x.category != quote_engine.SERVICE_CATEGORY)
+    service_lines = tuple(x for x in grouped if x.category == quote_engine.SERVICE_CATEGORY)
+    hardware_total, services_total = quote_engine.group_sells(
+        (x.category, x.sell) for x in every_line
+    )
     fees = tuple(FeeLine(f.description, f.quantity, f.unit, f.unit_price, f.amount)
                  for f in sell.fees)  # fmt: skip
-    leads = [x.lead_time_days for x in lines if x.lead_time_days is not None]
+    leads = [x.lead_time_days for x in every_line if x.lead_time_days is not None]
     quote_date = _publication_date(head, quote)
     return QuoteContext(
         head=document_head(snap, title="Quote", **head),
@@ -330,12 +346,14 @@ def quote_context(snapshot: dict | Snapshot, **head) -> QuoteContext:
         quote_date=quote_date,
         valid_until=_valid_until(quote, quote_date),
         lines=lines,
+        service_lines=service_lines,
         fees=fees,
-        goods_total=sell.goods_sell,
-        fees_total=sell.fees_total,
+        goods_total=hardware_total,
+        fees_total=services_total + sell.fees_total,
         total=sell.total_sell,
         unpriced_lines=sell.unpriced_lines,
-        payment_terms=sell.payment_terms,
+        payment_terms="" if sell.commercial_terms else sell.payment_terms,
+        commercial=sell.commercial_terms,
         terms=tuple(quote.terms),
         longest_lead_time_days=max(leads) if leads else None,
         go_live=_date(timeline.go_live),

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import Any
 
-from planner.labels import count_range
+from planner.labels import count_range, headroom_rule
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +109,10 @@ def _latency_and_concurrency(s: dict) -> _Finding:
         if not peak:
             found.fail(f"{w['name']}: no peak load (or a peak of 0).")
         if target and peak:
-            found.evidence.append(f"{w['name']}: {target}; {peak}.")
+            rule = ""
+            if w.get("headroom_pct") is not None:  # the rule its replicas are sized by
+                rule = f"; replicas {headroom_rule(w['headroom_pct'], w.get('n_plus_one'))}"
+            found.evidence.append(f"{w['name']}: {target}; {peak}{rule}.")
     return found
 
 

@@ -368,13 +368,31 @@ class Fee(Part):
     amount: Decimal
 
 
+class PaymentDue(Part):
+    pct: Decimal
+    when: str
+    amount: Decimal | None = None  # None: the total is not complete (a line not priced)
+
+
+class CommercialTerms(Part):
+    """The quote's one set of commercial terms (``sourcing.quote.commercial_terms``)."""
+
+    payment: list[PaymentDue] = Field(default_factory=list)
+    payment_due_days: int | None = None
+    delivery: str = ""
+    warranty: str = ""
+    validity_days: int | None = None
+
+
 class Sell(Section):
-    """The quote's sell side (``sourcing.quote.quote_sell``): markups, fees, margin."""
+    """The quote's sell side (``sourcing.quote.quote_sell``): markups, fees, margin, and the
+    commercial terms (``payment_terms``: the free text of revisions published before them)."""
 
     currency: str = ""
     markup_pct: Decimal | None = None
     payment_terms: str = ""
     validity_days: int | None = None
+    commercial_terms: CommercialTerms | None = None
     lines: list[SellLine] = Field(default_factory=list)
     fees: list[Fee] = Field(default_factory=list)
     goods_sell: Decimal = Decimal(0)

@@ -444,7 +444,9 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
         row: dict[str, Any] = {
             "position": line.position,
             "part_key": line.part_key,
-            "description": line.description,
+            # a support line says what its price buys (its term), as the TCO counts it
+            "description": line.description
+            + (f" ({offer.term_words})" if offer and offer.term_words else ""),
             "category": line.category,
             "quantity": line.quantity,
             "service": line.service,

@@ -2,6 +2,7 @@
 
 from django import template
 
+from planner import labels
 from planner.labels import CATEGORY_LABELS, LINE_LABELS, label
 
 register = template.Library()
@@ -17,3 +18,9 @@ def line_label(key: str) -> str:
 def category_label(key: str) -> str:
     """A BOM category's label: ``"optic"`` → ``"Optical transceivers"``."""
     return label(str(key), CATEGORY_LABELS)
+
+
+@register.simple_tag
+def headroom_rule(headroom_pct, n_plus_one=False) -> str:
+    """The rule a workload's replicas are sized by (``planner.labels.headroom_rule``)."""
+    return labels.headroom_rule(headroom_pct, n_plus_one)

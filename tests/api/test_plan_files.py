@@ -66,7 +66,7 @@ def _settle(api, plan) -> None:
         "markup_pct": 12.5,
         "category_markups": {quote["categories"][0]: 20},
         "line_markups": {quote["lines"][0]["part_key"]: 8},
-        "payment_terms": "Net 45.",
+        "payment_milestones": [{"pct": 30, "when": "on order"}, {"pct": 70, "when": "on delivery"}],
         "validity_days": 45,
     }
     assert api.patch(f"{p}/quote-settings", body).status_code == 200

@@ -259,9 +259,26 @@ def test_quote_settings_markups_terms_and_validity(api, bom_plan):
     settings = QuoteSettings.objects.get(plan=bom_plan)
     assert settings.markup_pct == Decimal("12.5") and settings.validity_days == 45
     # Unsent maps are kept; a null clears one entry.
-    kept = api.patch(url, {"payment_terms": "Net 45.", "line_markups": {"srv-dgx": None}}).json()
+    milestones = [{"pct": 30, "when": "on order"}, {"pct": 70, "when": "on delivery"}]
+    kept = api.patch(url, {"payment_milestones": milestones, "payment_due_days": 45,
+                           "line_markups": {"srv-dgx": None}}).json()  # fmt: skip
     assert kept["category_markups"] == {"Network": 20.0} and kept["line_markups"] == {}
-    assert kept["payment_terms"] == "Net 45."
+    assert kept["payment_milestones"] == [
+        {"pct": 30.0, "when": "on order"}, {"pct": 70.0, "when": "on delivery"},
+    ]  # fmt: skip
+    assert kept["payment_due_days"] == 45
+
+
+def test_payment_milestones_must_add_up_to_100(api, bom_plan):
+    url = f"/plans/{bom_plan.pk}/quote-settings"
+    assert api.get(url).json()["payment_milestones"][0] == {"pct": 40.0, "when": "on order"}
+    bad = [{"pct": 30, "when": "on order"}, {"pct": 60, "when": "on delivery"}]
+    response = api.patch(url, {"payment_milestones": bad})
+    assert response.status_code == 400
+    assert response.json()["errors"]["payment_milestones"] == [
+        "The payment milestones add up to 90 %; they must add up to 100 %."
+    ]
+    assert QuoteSettings.objects.get(plan=bom_plan).payment_milestones[0]["pct"] == "40"
 
 
 def test_quote_settings_errors(api, bom_plan):

@@ -15,6 +15,7 @@ from planner.engine.capacity import (
     smallest_fitting_tp,
     valid_tp_degrees,
 )
+from planner.engine.errors import EngineInputError
 from planner.engine.specs import load_accelerators_csv, load_models_csv
 
 DATA = Path(__file__).resolve().parents[2] / "catalog" / "data"
@@ -173,3 +174,21 @@ def test_no_feasible_point_is_over_its_target(
     if cap.feasible:
         assert cap.point.tpot_ms <= tpot_ms
         assert ttft_ms is None or cap.point.ttft_ms <= ttft_ms
+
+
+def test_headroom_is_one_rule_a_target_utilisation():
+    # 2,200 concurrent requests at 100 per replica: the load needs 22 replicas. 20 % headroom
+    # sizes for 80 % utilisation: ⌈22 ÷ 0.8⌉ = ⌈27.5⌉ = 28 (× 1.2 would give ⌈26.4⌉ = 27).
+    from planner.engine.capacity import plan_replicas, target_utilisation
+
+    assert target_utilisation(20) == pytest.approx(0.8)
+    assert target_utilisation(0) == 1.0
+    plan = plan_replicas(tensor_parallel=1, accelerators_per_server=8, batch_per_replica=100,
+                         peak_concurrency=2200, headroom_pct=20, n_plus_one=False)  # fmt: skip
+    assert (plan.replicas_for_load, plan.replicas_with_headroom, plan.replicas) == (22, 28, 28)
+    # 10 % (ConfigIQ's 0.9 planning factor): ⌈22 ÷ 0.9⌉ = ⌈24.4⌉ = 25, plus one N+1 spare.
+    spare = plan_replicas(tensor_parallel=1, accelerators_per_server=8, batch_per_replica=100,
+                          peak_concurrency=2200, headroom_pct=10, n_plus_one=True)  # fmt: skip
+    assert (spare.replicas_with_headroom, spare.replicas) == (25, 26)
+    with pytest.raises(EngineInputError):
+        target_utilisation(100)

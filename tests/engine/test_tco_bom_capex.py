@@ -10,13 +10,15 @@ Hand calculation (plan currency EUR, 0.8 EUR per USD):
   installation 2,000 and support 20,000 (services, no shipping)
   total landed 645,650 EUR = 600,000 + 10,000 + 4,000 + 3,500 + 22,000 + 6,150.
 In USD: 645,650 / 0.8 = 807,062.50; one server 300,000 EUR / 0.8 = 375,000 USD.
-Maintenance: the support contract a year over the servers' price, 20,000 / 600,000 = 1/30,
-and the first 12 months are in the capex: from month 13, 2 × 375,000 / 30 / 12 = 2,083.33
-USD a month. No spares fraction (the BOM's spare parts are bought).
+Maintenance: the support contract, priced for a year (its offer names no longer term): the
+first year is in the capex, then it renews each year, 20,000 / 0.8 = 25,000 USD at months 12
+and 24 of a 36-month horizon. No spares fraction (the BOM's spare parts are bought).
 Site load 30 kW (servers 2 × 14 = 28 kW and 2 kW of switches): space at 100 USD/kW-month is
 3,000 USD a month; power at idle fraction 1, PUE 1.5, 0.1 USD/kWh is
 30 × 1.5 × 0.1 × 730 = 3,285 USD a month.
 """
+
+from dataclasses import replace
 
 import pytest
 
@@ -61,13 +63,15 @@ def test_hardware_from_bom_costs_the_bom_at_landed_cost():
     assert hw.capex_usd == pytest.approx(807_062.50)
     assert hw.capex_usd * 0.8 == pytest.approx(645_650.0, abs=0.005)
     assert hw.spares_fraction == 0.0
-    assert hw.maintenance_fraction_per_year == pytest.approx(1 / 30)
-    assert hw.maintenance_prepaid_months == 12
-    # An entered maintenance rate stays.
+    # The support contract is the maintenance: 20,000 EUR = 25,000 USD a year, renewed.
+    assert hw.support_contracts == (pytest.approx((25_000.0, 12)),)
+    assert hw.maintenance_fraction_per_year == 0.0
+    # An entered maintenance rate stays, charged after the contract's term.
     kept = te.hardware_from_bom(
         _fleet(), te.bom_capex(LINES), amount_per_usd=0.8, maintenance_from_support=False
     )
     assert kept.maintenance_fraction_per_year == 0.10
+    assert kept.maintenance_prepaid_months == 12 and kept.support_contracts == ()
 
 
 def test_a_bom_for_another_fleet_is_refused():
@@ -101,6 +105,71 @@ def test_owned_option_charges_the_bom_capex_and_the_site_load():
     assert lines["capex"][1:].sum() == 0.0
     assert lines["spares"].sum() == 0.0
     assert lines["maintenance"][:12].sum() == 0.0
-    assert lines["maintenance"][12] == pytest.approx(2_083.333, abs=1e-3)
+    assert lines["maintenance"][12] == pytest.approx(25_000.0)
+    assert lines["maintenance"][24] == pytest.approx(25_000.0)
+    assert lines["maintenance"].sum() == pytest.approx(50_000.0)
     assert lines["facility"][0] == pytest.approx(3_000.0)
     assert lines["power"][0] == pytest.approx(3_285.0)
+
+
+def _support_run(term_months: int, *, lifetime_months: int = 60, horizon_months: int = 60):
+    """4 servers (1 EUR = 1 USD for a plain hand count) with a support contract of
+    4 × 11,500 = 46,000 EUR for ``term_months``, over ``horizon_months``."""
+    lines = (
+        te.BomCostLine("server", 4, 1_200_000.0, 1_200_000.0),
+        te.BomCostLine("service", 4, 46_000.0, 46_000.0, support=True, term_months=term_months),
+    )
+    fleet = replace(_fleet(server_count=4), lifetime_months=lifetime_months, residual_fraction=0.0)
+    hw = te.hardware_from_bom(fleet, te.bom_capex(lines), amount_per_usd=1.0)
+    inputs = te.TcoInputs(
+        workloads=(te.WorkloadDemand("chat", gpu_hours_per_month=32 * 730.0),),
+        cloud=te.CloudPricing(on_demand_usd_per_gpu_h=2.0, annual_price_decline=0.0),
+        hardware=hw,
+        sites=(
+            te.SiteCost(
+                "site-a",
+                "A",
+                facility_usd_per_kw_month=0.0,
+                power_usd_per_kwh=0.0,
+                staff_usd_per_month=0.0,
+                servers=4,
+            ),
+        ),  # fmt: skip
+        horizon_months=horizon_months,
+        cost_of_capital=0.0,
+    )
+    return hw, te.run_tco(inputs).by_key("owned").lines_usd
+
+
+def test_support_bought_for_4_years_inside_a_5_year_tco_is_paid_once_and_renewed_pro_rata():
+    # The quote sells 4 × 11,500 = 46,000 EUR of support for 4 years. The TCO pays it once,
+    # at month 0 (in the capex, the quote's cost basis: 1,200,000 + 46,000), and renews it at
+    # month 48 for the 12 months left of the 60: 46,000 × 12 / 48 = 11,500. Support over the
+    # 5 years: 57,500, not the 5 × 46,000 = 230,000 of a yearly price.
+    hw, lines = _support_run(48)
+    assert hw.support_contracts == ((46_000.0, 48),)
+    assert lines["capex"][0] == pytest.approx(1_246_000.0)
+    maintenance = lines["maintenance"]
+    assert maintenance[:48].sum() == 0.0
+    assert maintenance[48] == pytest.approx(11_500.0)
+    assert maintenance[49:].sum() == 0.0
+    assert lines["capex"][0] - 1_200_000.0 + maintenance.sum() == pytest.approx(57_500.0)
+
+
+def test_a_yearly_support_price_is_paid_every_year():
+    # The same 46,000 as a yearly price: month 0 (capex) and months 12, 24, 36, 48.
+    _, lines = _support_run(12)
+    maintenance = lines["maintenance"]
+    assert [m for m in range(60) if maintenance[m]] == [12, 24, 36, 48]
+    assert maintenance.sum() + 46_000.0 == pytest.approx(230_000.0)
+
+
+def test_support_renews_with_each_generation_and_stops_at_the_servers_life():
+    # Servers live 36 months in a 60-month TCO, support bought for 2 years: generation 1 buys
+    # it at month 0 and renews it at 24 for the 12 months it has left (46,000 × 12/24 =
+    # 23,000); generation 2 buys it at 36 (capex) and renews at 60, beyond the horizon.
+    _, lines = _support_run(24, lifetime_months=36)
+    maintenance = lines["maintenance"]
+    assert [m for m in range(60) if maintenance[m]] == [24]
+    assert maintenance[24] == pytest.approx(23_000.0)
+    assert lines["capex"][36] == pytest.approx(1_246_000.0)

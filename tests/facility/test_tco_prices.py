@@ -35,8 +35,12 @@ def test_server_price_is_the_plans_cheapest_valid_offer(sourced_plan):
 
 def test_maintenance_comes_from_the_boms_support_line(sourced_plan):
     hw = services.tco_inputs_build(plan=sourced_plan).inputs.hardware
-    # 11,500 EUR per server-year × 1.0870 = 12,500.50 USD ÷ 305,000 USD = 4.0985 %
-    assert hw.maintenance_fraction_per_year == pytest.approx(11_500 * EUR_USD / 305_000)
+    # The support contract is the maintenance: 11,500 EUR per server for a year (its offer
+    # names no longer term) × 1.0870 = 12,500.50 USD per server, renewed yearly.
+    assert hw.maintenance_fraction_per_year == 0.0
+    ((amount, term),) = hw.support_contracts
+    assert term == 12
+    assert amount == pytest.approx(11_500 * EUR_USD * hw.server_count)
 
     TcoSettings.objects.create(plan=sourced_plan, maintenance_pct_per_year=Decimal("12"))
     hw = services.tco_inputs_build(plan=sourced_plan).inputs.hardware

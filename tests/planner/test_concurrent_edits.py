@@ -119,7 +119,7 @@ FORMS = [
     ),
     EditForm(
         "quote terms", lambda p, o: o, lambda r: reverse("quote_terms"),
-        "quote_terms", "Payment in 30 days.", "Payment in 60 days.", "quote_validity_days", "45",
+        "quote_terms", "Prices in EUR.", "Prices in USD.", "quote_validity_days", "45",
     ),
     EditForm(
         "member role", _member, lambda r: reverse("member_edit", args=[r.pk]),

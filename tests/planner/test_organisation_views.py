@@ -108,3 +108,15 @@ def test_owner_edits_quote_terms_and_bad_validity_is_refused(client, owner_a, or
 def test_only_owners_edit_quote_terms(client, consultant_a):
     client.force_login(consultant_a)
     assert client.get(reverse("quote_terms")).status_code == 403
+
+
+def test_the_organisation_terms_refuse_a_second_payment_schedule(client, owner_a, org_a):
+    # Payment milestones are entered once, on each plan's quote: a general term stating a
+    # schedule would print a second one (the quote's Terms §5 "40 / 50 / 10 %" beside it).
+    client.force_login(owner_a)
+    terms = "Prices in EUR.\nPayment: 40 % on order, 50 % on delivery, 10 % on acceptance."
+    bad = client.post(reverse("quote_terms"), {"quote_terms": terms, "quote_validity_days": 30})
+    text = bad.content.decode()
+    assert bad.status_code == 400 and "states payment" in text and "quote page" in text
+    org_a.refresh_from_db()
+    assert not any("40 %" in t for t in org_a.quote_terms_list)

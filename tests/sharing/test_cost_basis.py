@@ -4,6 +4,7 @@ same kW the TCO's power and space charges are computed on."""
 
 from decimal import Decimal
 
+import pytest
 from django.urls import reverse
 
 from planner.facility import selectors as fsel
@@ -101,3 +102,42 @@ def test_headline_kw_is_the_sites_facility_kw_and_the_tco_charges_it(plan, signe
         site = sites[share["key"]]
         space = Decimal(site_kw[share["key"]] * site.facility_usd_per_kw_month * months)
         assert abs(Decimal(share["lines_usd"]["facility"]) - space * rate) <= CENT, share["key"]
+
+
+def test_support_is_counted_as_bought_once_for_its_term(plan):
+    # The support offer sells a 4-year contract, paid once. The TCO pays the support lines'
+    # landed cost once, in the capex (still the quote's cost basis), and renews it at month
+    # 48 for the 12 months left of the demo's 60-month horizon: a quarter of its price. With
+    # the same price as a yearly one it renews at months 12, 24, 36 and 48: 4 more times.
+    from planner.engine import tco as te
+    from sourcing.models import Offer
+
+    offers = Offer.objects.filter(supplier__organisation=plan.organisation, service="support")
+    assert offers.exists()
+    report = ssvc.landed_cost_report(plan=plan, organisation=plan.organisation)
+    support = sum(
+        (c.service_cost.amount for c in report.lines if c.line.service == "support"), Decimal(0)
+    )
+    assert support > 0
+    yearly = fsvc.tco_inputs_build(plan=plan)
+    rate = float(yearly.canonical["fx"]["rate"])
+    assert yearly.inputs.horizon_months == 60
+    assert yearly.inputs.hardware.support_contracts == ((pytest.approx(float(support) / rate), 12),)
+    renewals = te.run_tco(yearly.inputs).by_key("owned").lines_usd["maintenance"]
+    assert [m for m in range(60) if renewals[m]] == [12, 24, 36, 48]
+    assert renewals.sum() == pytest.approx(4 * float(support) / rate)
+
+    offers.update(term_years=4)
+    build = fsvc.tco_inputs_build(plan=plan)
+    assert build.input_hash != yearly.input_hash
+    assert build.inputs.hardware.support_contracts == ((pytest.approx(float(support) / rate), 48),)
+    renewals = te.run_tco(build.inputs).by_key("owned").lines_usd["maintenance"]
+    assert [m for m in range(60) if renewals[m]] == [48]
+    assert renewals[48] == pytest.approx(float(support) / rate * 12 / 48)
+    assert build.inputs.hardware.capex_usd == pytest.approx(yearly.inputs.hardware.capex_usd)
+    assert any("for 4 years) is paid once" in line for line in build.basis)
+    # The quote sells it once, for its term, and says so.
+    sell = quote_sell(plan=plan, bom=snapshot_bom(plan, ssvc.landed_cost_report(
+        plan=plan, organisation=plan.organisation)))  # fmt: skip
+    lines = [x["description"] for x in sell["lines"] if x["category"] == "service"]
+    assert any(d.startswith("Support contract (4 years, paid once)") for d in lines)

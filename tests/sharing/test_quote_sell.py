@@ -34,7 +34,9 @@ def priced(plan, consultant):
     settings.markup_pct = D(10)
     settings.category_markups = {"server": "5"}
     settings.line_markups = {rack.part_key: "25"}
-    settings.payment_terms = "40 % on order, 60 % on delivery."
+    settings.payment_milestones = [
+        {"pct": "40", "when": "on order"}, {"pct": "60", "when": "on delivery"},
+    ]  # fmt: skip
     settings.save()
     QuoteFee.objects.create(plan=plan, kind="design", description="Design", quantity=12,
                             unit="days", unit_price=D("1200"))  # fmt: skip
@@ -71,8 +73,13 @@ def test_sell_prices_by_hand_from_the_snapshot(priced):
     goods = sum(D(x["sell"]) for x in quote["lines"])
     assert D(quote["fees_total"]) == D("12") * 1200 + 3 * D("9500")  # 42,900.00
     assert D(quote["total_sell"]) == goods + D("42900")
-    cost = sum(D(x["landed_net"]["amount"]) for x in bom_lines)
-    assert D(quote["margin"]) == goods - cost > 0
+    # The margin at unit-price rounding: (unit sell − unit cost in cents) × quantity.
+    margin = sum(
+        (D(s["unit_sell"]) - (D(b["landed_net"]["amount"]) / b["quantity_ordered"]).quantize(
+            D("0.01"), rounding=ROUND_HALF_UP)) * b["quantity_ordered"]
+        for b, s in zip(bom_lines, sell_lines, strict=True)
+    )  # fmt: skip
+    assert D(quote["margin"]) == margin > 0
 
 
 def test_the_client_quote_pdf_shows_sell_prices_only(priced):
@@ -84,12 +91,38 @@ def test_the_client_quote_pdf_shows_sell_prices_only(priced):
     server = next(x for x in sell["lines"] if x["category"] == "server")
     assert format_money(D(server["unit_sell"]), "EUR") in text
     assert "Design" in text and "12 days" in text and "3 years" in text
-    assert "40 % on order, 60 % on delivery." in text and "valid until" in text
+    assert "40 % on order" in text and "60 % on delivery" in text and "Valid until" in text
     for name in SUPPLIERS:
         assert name not in text
     server_cost = next(x for x in bom["lines"] if x["category"] == "server")["landed_net"]
     assert format_money(D(server_cost["amount"]), "EUR") not in text  # no buy price
     assert "Duty" not in text and "margin" not in text.lower()
+
+
+def test_the_quote_pdf_groups_bought_services_with_the_fees(priced):
+    # Installation, burn-in and support (BOM service lines) are services: under "Services and
+    # fees", whose total is their sell plus the fees; "Hardware, delivered" is the rest.
+    text = _flat(pdf_text(services.document_render(revision=priced, kind="quote"))[0])
+    sell = priced.snapshot["quote"]["sell"]
+    hardware = sum(D(x["sell"]) for x in sell["lines"] if x["category"] != "service")
+    bought = sum(D(x["sell"]) for x in sell["lines"] if x["category"] == "service")
+    assert bought > 0
+    hardware_part = text[text.index("Hardware, delivered") : text.index("Services and fees")]
+    services_part = text[text.index("Services and fees") : text.index("Total, excluding VAT")]
+    assert "Installation" not in hardware_part and "Support contract" not in hardware_part
+    assert "Installation" in services_part and "Support contract" in services_part
+    totals = text[text.rindex("Hardware, delivered") :]
+    assert f"Hardware, delivered {format_money(hardware, 'EUR')}" in totals
+    services_and_fees = bought + D(sell["fees_total"])
+    assert f"Services and fees {format_money(services_and_fees, 'EUR')}" in totals
+    assert hardware + services_and_fees == D(sell["total_sell"])
+
+
+def test_a_zero_markup_shows_a_margin_of_exactly_zero(signed_in, plan):
+    # The demo at its default 0 % markup: every unit sells at its unit cost in cents.
+    page = signed_in.get(reverse("sourcing:quote", args=[plan.pk])).content.decode()
+    margin = page[page.index('data-testid="quote-margin"') :]
+    assert margin[margin.index(">") + 1 :].startswith(format_money(D("0.00"), "EUR"))
 
 
 def test_the_cost_sheet_has_suppliers_buy_prices_and_margin(priced):
@@ -110,7 +143,7 @@ def test_the_share_page_shows_sell_prices_only(priced):
 
     bom_section = html[html.index('id="section-bom"') : html.index('id="section-timeline"')]
     assert format_money(D(sell["total_sell"]), "EUR") in bom_section
-    assert "40 % on order, 60 % on delivery." in bom_section
+    assert "40 % on order" in bom_section and "60 % on delivery" in bom_section
     assert not any(name in bom_section for name in SUPPLIERS)
     assert "Import VAT" not in html and "Landed (net)" not in html and "Duty" not in bom_section
 
@@ -161,14 +194,18 @@ def test_quote_settings_form_validates_and_saves_markups(signed_in, plan):
     page = signed_in.get(url)
     assert page.status_code == 200 and "Markup % on Servers" in page.content.decode()
 
-    bad = signed_in.post(url, {"markup_pct": "1001", "payment_terms": "x", "validity_days": "0"})
+    bad = signed_in.post(
+        url, {"markup_pct": "1001", "payment_milestones": "x", "validity_days": "0"}
+    )
     text = bad.content.decode()
     assert bad.status_code == 400
     assert "Between 0 and 1,000 %" in text and "greater than or equal to 1" in text
     assert 'value="1001"' in text
 
     # A negative markup is an unstated discount: refused next to the field, nothing saved.
-    negative = signed_in.post(url, {"markup_pct": "-1", "payment_terms": "x", "validity_days": "30",
+    negative = signed_in.post(url, {"markup_pct": "-1", "payment_milestones": "100 % on order",
+                                    "validity_days": "30", "payment_due_days": "30",
+                                    "delivery_terms": "DDP", "warranty_terms": "3 years",
                                     "category_server": "-5"})  # fmt: skip
     text = negative.content.decode()
     assert negative.status_code == 400 and text.count("Between 0 and 1,000 %") == 2
@@ -176,7 +213,8 @@ def test_quote_settings_form_validates_and_saves_markups(signed_in, plan):
     assert quote_settings_get(plan=plan).markup_pct == D(0)
 
     ok = signed_in.post(url, {
-        "markup_pct": "12.5", "payment_terms": "Net 30.", "validity_days": "45",
+        "markup_pct": "12.5", "payment_milestones": "100 % on delivery", "validity_days": "45",
+        "payment_due_days": "30", "delivery_terms": "DDP", "warranty_terms": "3 years",
         "category_server": "4", f"line_{rack.part_key}": "", "category_rack": "",
     })  # fmt: skip
     assert ok.status_code == 302
