@@ -42,6 +42,7 @@ FINGERPRINT_TEMPLATES = (
     "sharing/_deployment_line.html",
     "pdf/_operations.html",
     "includes/source_list.html",
+    "includes/commercial_terms.html",
 )
 FINGERPRINT_SOURCES = (
     "planner/pdf/context.py",

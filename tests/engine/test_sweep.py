@@ -1,6 +1,5 @@
 """Catalog sweep: feasible and infeasible candidates with reasons (no database)."""
 
-import time
 from pathlib import Path
 
 import pytest
@@ -53,13 +52,6 @@ def test_cost_per_million_tokens_arithmetic():
     c = next(c for c in result.candidates if c.tensor_parallel == 1)
     # TP 1 × $3.00/h / (tokens/s × 3600 s/h) × 1e6.
     assert c.usd_per_million_output_tokens == 3.0 / (c.output_tokens_per_s_per_replica * 3600) * 1e6
-
-
-def test_sweep_is_fast():
-    workload = Workload(input_tokens=2000, output_tokens=500, ttft_ms=2000, tpot_ms=80)
-    start = time.perf_counter()
-    sweep(workload, MODELS["llama-3.1-70b"], ACCELERATORS.values(), load_calibration(), PRICES)
-    assert time.perf_counter() - start < 1.0  # target 0.2 s; generous for slow CI machines
 
 
 def test_prefill_and_decode_accelerator_seconds_split_the_sized_request_time():
