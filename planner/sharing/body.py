@@ -42,12 +42,14 @@ FINGERPRINT_TEMPLATES = (
     "sharing/_deployment_line.html",
     "pdf/_operations.html",
     "includes/source_list.html",
+    "includes/commercial_terms.html",
 )
 FINGERPRINT_SOURCES = (
     "planner/pdf/context.py",
     "planner/pdf/svg.py",
     "planner/sharing/checklist.py",
     "planner/sharing/templatetags/sharing_tags.py",
+    "planner/templatetags/planner_labels.py",
     "planner/sharing/body.py",
     "planner/sharing/citations.py",
     "planner/sharing/schema.py",
@@ -55,6 +57,7 @@ FINGERPRINT_SOURCES = (
     "planner/labels.py",
     "planner/money.py",
     "planner/engine/landed_cost.py",  # money.py rounds with its minor units
+    "planner/engine/quote.py",  # the quote groups services and splits its payments
     "planner/engine/limits.py",
     "planner/engine/errors.py",
 )
