@@ -49,6 +49,7 @@ FINGERPRINT_SOURCES = (
     "planner/pdf/svg.py",
     "planner/sharing/checklist.py",
     "planner/sharing/templatetags/sharing_tags.py",
+    "planner/templatetags/planner_labels.py",
     "planner/sharing/body.py",
     "planner/sharing/citations.py",
     "planner/sharing/schema.py",
@@ -56,6 +57,7 @@ FINGERPRINT_SOURCES = (
     "planner/labels.py",
     "planner/money.py",
     "planner/engine/landed_cost.py",  # money.py rounds with its minor units
+    "planner/engine/quote.py",  # the quote groups services and splits its payments
     "planner/engine/limits.py",
     "planner/engine/errors.py",
 )

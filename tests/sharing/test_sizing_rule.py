@@ -48,6 +48,9 @@ def test_every_page_that_shows_replicas_names_the_rule(plan, consultant, signed_
         assert f"{name}: {rule}." in share
         assert f"{name}: {rule}." in report
         assert f"replicas {rule}." in evidence
+    detail = _flat(signed_in.get(reverse("plan_detail", args=[plan.pk])).content.decode())
+    for w in plan.workloads.all():
+        assert headroom_rule(w.headroom_pct, w.n_plus_one) in detail
     for w in plan.workloads.all():
         page = signed_in.get(reverse("workload_sizing", args=[plan.pk, w.pk])).content.decode()
         rule = headroom_rule(w.headroom_pct, w.n_plus_one)
