@@ -34,6 +34,7 @@ from planner.engine.memory import (
     plan_memory,
     resolve_kv_cache_dtype,
     serving_stack_name,
+    serving_stack_unsupported,
 )
 from planner.engine.parallelism import (
     MAX_SERVERS_PER_REPLICA,
@@ -335,6 +336,9 @@ def _validate(request: EstimateRequest, model: ModelSpec, accelerator: Accelerat
         )
     if request.serving_stack not in SERVING_STACKS:
         raise EstimateError(f"serving_stack must be one of {', '.join(SERVING_STACKS)}")
+    unsupported = serving_stack_unsupported(request.serving_stack, accelerator)
+    if unsupported:
+        raise EstimateError(f"{unsupported}; {accelerator.name} is {accelerator.vendor}'s")
     has_target = request.ttft_ms is not None or request.tpot_ms is not None
     if request.scenario == "offline" and has_target:
         raise EstimateError("an offline estimate takes no latency target; use scenario 'server'")

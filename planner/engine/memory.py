@@ -34,6 +34,7 @@ __all__ = [
     "SERVING_STACK_NAMES",
     "KV_CACHE_DTYPE_NAMES",
     "serving_stack_name",
+    "serving_stack_unsupported",
     "KV_BLOCK_TOKENS",
     "KvCacheLayout",
     "MemoryPlan",
@@ -106,6 +107,19 @@ SGLANG_GPU_BUCKETS = (
 SERVING_STACKS = ("vllm", "sglang", "trtllm")
 SERVING_STACK_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 KV_CACHE_DTYPE_NAMES = {"auto": "model dtype", "bf16": "BF16", "fp16": "BF16", "fp8": "FP8"}
+
+
+# Vendors whose accelerators each stack runs on (vLLM: every vendor in the catalog through its
+# platform plugins; TensorRT-LLM is NVIDIA's; the SGLang rule above is its CUDA/ROCm one).
+SERVING_STACK_VENDORS = {"trtllm": ("NVIDIA",), "sglang": ("NVIDIA", "AMD")}
+
+
+def serving_stack_unsupported(stack: str, accelerator: AcceleratorSpec) -> str | None:
+    """Why the engine does not size ``stack`` on ``accelerator`` (None when it does)."""
+    vendors = SERVING_STACK_VENDORS.get(stack)
+    if vendors is None or accelerator.vendor.upper().startswith(vendors):
+        return None
+    return f"{SERVING_STACK_NAMES[stack]} is sized on {' and '.join(vendors)} GPUs only"
 
 
 def serving_stack_name(stack: str, version: str = "", kv_cache_dtype: str = "") -> str:

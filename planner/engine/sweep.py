@@ -36,6 +36,7 @@ from planner.engine.memory import (
     MemoryPlan,
     resolve_kv_cache_dtype,
     serving_stack_name,
+    serving_stack_unsupported,
 )
 from planner.engine.parallelism import (
     MAX_SERVERS_PER_REPLICA,
@@ -551,7 +552,9 @@ def sweep(
         degrees = valid_tp_degrees(model, accelerator)
         for sized in sized_workloads:
             for precision in sized.precisions:
-                reason = _precision_reason(accelerator, precision)
+                reason = serving_stack_unsupported(
+                    sized.serving_stack, accelerator
+                ) or _precision_reason(accelerator, precision)
                 if reason or not degrees:
                     candidates.append(
                         SweepCandidate(

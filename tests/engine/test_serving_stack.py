@@ -147,3 +147,19 @@ def test_an_fp8_cache_and_trtllm_give_a_larger_offline_batch_in_the_sweep():
         2048, _llama8b_h100("trtllm", "fp8").max_concurrent_sequences
     )
     assert trt.batch_per_replica > vllm.batch_per_replica
+
+
+def test_a_stack_is_not_sized_on_hardware_it_does_not_run_on():
+    workload = Workload(
+        input_tokens=2000, output_tokens=400, precisions=("bf16",), serving_stack="trtllm"
+    )
+    result = sweep(workload, MODELS["llama-3.1-8b"], [ACCELERATORS["mi300x"]], load_calibration())
+    assert [c.infeasible_reason for c in result.candidates] == [
+        "TensorRT-LLM is sized on NVIDIA GPUs only"
+    ]
+    request = EstimateRequest(
+        model="llama-3.1-8b", accelerator="mi300x", accelerators=1, precision="bf16",
+        input_tokens=2000, output_tokens=400, serving_stack="trtllm",
+    )  # fmt: skip
+    with pytest.raises(EngineInputError, match="NVIDIA GPUs only"):
+        estimate(request, MODELS["llama-3.1-8b"], ACCELERATORS["mi300x"], load_calibration())
