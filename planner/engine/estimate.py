@@ -336,7 +336,7 @@ def _validate(request: EstimateRequest, model: ModelSpec, accelerator: Accelerat
         )
     if request.serving_stack not in SERVING_STACKS:
         raise EstimateError(f"serving_stack must be one of {', '.join(SERVING_STACKS)}")
-    unsupported = serving_stack_unsupported(request.serving_stack, accelerator)
+    unsupported = serving_stack_unsupported(request.serving_stack, accelerator.vendor)
     if unsupported:
         raise EstimateError(f"{unsupported}; {accelerator.name} is {accelerator.vendor}'s")
     has_target = request.ttft_ms is not None or request.tpot_ms is not None

@@ -25,6 +25,14 @@ from dataclasses import dataclass
 
 from planner.engine.errors import EngineInputError
 from planner.engine.specs import AcceleratorSpec, ModelSpec
+from planner.engine.stacks import (
+    AUTO_KV_CACHE_DTYPE,
+    KV_CACHE_DTYPE_NAMES,
+    SERVING_STACK_NAMES,
+    SERVING_STACKS,
+    serving_stack_name,
+    serving_stack_unsupported,
+)
 
 __all__ = [
     "ACCELERATOR_BYTES_PER_GB",
@@ -104,33 +112,6 @@ SGLANG_GPU_BUCKETS = (
     (160 * 1024, 8192, 256, 512),
     (float("inf"), 16384, 512, 512),
 )
-SERVING_STACKS = ("vllm", "sglang", "trtllm")
-SERVING_STACK_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
-KV_CACHE_DTYPE_NAMES = {"auto": "model dtype", "bf16": "BF16", "fp16": "BF16", "fp8": "FP8"}
-
-
-# Vendors whose accelerators each stack runs on (vLLM: every vendor in the catalog through its
-# platform plugins; TensorRT-LLM is NVIDIA's; the SGLang rule above is its CUDA/ROCm one).
-SERVING_STACK_VENDORS = {"trtllm": ("NVIDIA",), "sglang": ("NVIDIA", "AMD")}
-
-
-def serving_stack_unsupported(stack: str, accelerator: AcceleratorSpec) -> str | None:
-    """Why the engine does not size ``stack`` on ``accelerator`` (None when it does)."""
-    vendors = SERVING_STACK_VENDORS.get(stack)
-    if vendors is None or accelerator.vendor.upper().startswith(vendors):
-        return None
-    return f"{SERVING_STACK_NAMES[stack]} is sized on {' and '.join(vendors)} GPUs only"
-
-
-def serving_stack_name(stack: str, version: str = "", kv_cache_dtype: str = "") -> str:
-    """``vLLM 0.11, FP8 KV cache``: the stack as people name it, its version when given, and
-    the KV-cache dtype when given ("auto" reads "model dtype")."""
-    name = SERVING_STACK_NAMES.get(stack, stack)
-    if version.strip():
-        name += f" {version.strip()}"
-    if kv_cache_dtype:
-        name += f", {KV_CACHE_DTYPE_NAMES.get(kv_cache_dtype, kv_cache_dtype.upper())} KV cache"
-    return name
 
 
 def sglang_reserved_bytes(capacity_bytes: float, gpus: int) -> tuple[float, float]:
@@ -184,7 +165,7 @@ def default_kv_precision(precision: str) -> str:
     FP8 KV cache is an explicit choice (``kv_cache_dtype="fp8"``).
     """
     del precision  # every sized precision keeps BF16 activations
-    return "bf16"
+    return AUTO_KV_CACHE_DTYPE
 
 
 def resolve_kv_cache_dtype(kv_cache_dtype: str | None, precision: str) -> str:

@@ -83,6 +83,7 @@ class Workload:
             :mod:`planner.engine.disaggregated`).
         compare_stacks: Other serving stacks to size beside ``serving_stack`` (the consultant
             asks for the comparison; every candidate says its stack).
+        compared: Set by the sweep on the copies it sizes for the compared stacks.
     """
 
     input_tokens: int
@@ -100,6 +101,7 @@ class Workload:
     disaggregated: bool = False
     kv_cache_dtype: str = "auto"
     compare_stacks: tuple[str, ...] = ()
+    compared: bool = False
 
     def __post_init__(self) -> None:
         """Refuse inputs outside ``planner.engine.limits`` with the reason (EngineInputError)."""
@@ -177,6 +179,8 @@ class SweepCandidate:
         kv_transfer_path: "nvlink", "pcie" or "network", else None.
         serving_stack: The serving stack sized ("vllm", "sglang" or "trtllm").
         kv_cache_dtype: The KV-cache dtype sized ("bf16" or "fp8"; "auto" resolved).
+        compared: True for a row of a stack the workload compares (``compare_stacks``), not
+            its own.
     """
 
     accelerator_slug: str
@@ -212,6 +216,7 @@ class SweepCandidate:
     parallel_label: str = ""
     serving_stack: str = "vllm"
     kv_cache_dtype: str = "bf16"
+    compared: bool = False
 
     @property
     def disaggregated(self) -> bool:
@@ -276,11 +281,12 @@ def _stack_provenance(workload: Workload, precision: str) -> str:
     return f"; sized for {serving_stack_name(workload.serving_stack, kv_cache_dtype=kv)}"
 
 
-def _stack(workload: Workload, precision: str) -> dict[str, str]:
+def _stack(workload: Workload, precision: str) -> dict:
     """The serving stack and resolved KV dtype a candidate of the workload is sized with."""
     return {
         "serving_stack": workload.serving_stack,
         "kv_cache_dtype": resolve_kv_cache_dtype(workload.kv_cache_dtype, precision),
+        "compared": workload.compared,
     }
 
 
@@ -545,7 +551,8 @@ def sweep(
     # The workload's own stack first, then each stack compared (the memory rule and the
     # scheduler cap differ; the step times do not).
     sized_workloads = [workload] + [
-        replace(workload, serving_stack=stack, compare_stacks=()) for stack in workload.stacks[1:]
+        replace(workload, serving_stack=stack, compare_stacks=(), compared=True)
+        for stack in workload.stacks[1:]
     ]
     for accelerator in accelerators:
         price = prices.get(accelerator.slug)
@@ -553,7 +560,7 @@ def sweep(
         for sized in sized_workloads:
             for precision in sized.precisions:
                 reason = serving_stack_unsupported(
-                    sized.serving_stack, accelerator
+                    sized.serving_stack, accelerator.vendor
                 ) or _precision_reason(accelerator, precision)
                 if reason or not degrees:
                     candidates.append(

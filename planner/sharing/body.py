@@ -53,6 +53,7 @@ FINGERPRINT_SOURCES = (
     "planner/sharing/schema.py",
     "planner/chartdefs.py",
     "planner/labels.py",
+    "planner/engine/stacks.py",  # labels.py names the serving stacks from it
     "planner/money.py",
     "planner/engine/landed_cost.py",  # money.py rounds with its minor units
     "planner/engine/limits.py",

@@ -2,7 +2,13 @@
 
 from django import template
 
-from planner.labels import CATEGORY_LABELS, LINE_LABELS, label
+from planner.labels import (
+    CATEGORY_LABELS,
+    LINE_LABELS,
+    label,
+    stack_label,
+    workload_stack_label,
+)
 
 register = template.Library()
 
@@ -17,3 +23,15 @@ def line_label(key: str) -> str:
 def category_label(key: str) -> str:
     """A BOM category's label: ``"optic"`` → ``"Optical transceivers"``."""
     return label(str(key), CATEGORY_LABELS)
+
+
+@register.filter
+def stack_name(key: str) -> str:
+    """A serving stack's name: ``"trtllm"`` → ``"TensorRT-LLM"``."""
+    return stack_label(str(key or "vllm"))
+
+
+@register.filter
+def workload_stack(workload) -> str:
+    """What a workload is sized for: ``"vLLM 0.11, BF16 KV cache"``."""
+    return workload_stack_label(workload)
