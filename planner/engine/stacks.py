@@ -14,6 +14,7 @@ __all__ = [
     "SERVING_STACK_VENDORS",
     "serving_stack_name",
     "serving_stack_unsupported",
+    "stack_in_text",
 ]
 
 # What "auto" stands for: the model's activation dtype, BF16, for every precision sized
@@ -45,3 +46,16 @@ def serving_stack_name(stack: str, version: str = "", kv_cache_dtype: str = "") 
     if kv_cache_dtype:
         name += f", {KV_CACHE_DTYPE_NAMES.get(kv_cache_dtype, kv_cache_dtype.upper())} KV cache"
     return name
+
+
+def stack_in_text(text: str) -> str | None:
+    """The stack a tool or a person names in free text ("vLLM 0.11", "TensorRT-LLM",
+    "trtllm-serve", "sglang"), or None when the text names none of them."""
+    words = (text or "").lower().replace(" ", "").replace("-", "").replace("_", "")
+    if "tensorrt" in words or "trtllm" in words:
+        return "trtllm"
+    if "sglang" in words:
+        return "sglang"
+    if "vllm" in words:
+        return "vllm"
+    return None

@@ -163,3 +163,20 @@ def test_a_stack_is_not_sized_on_hardware_it_does_not_run_on():
     )  # fmt: skip
     with pytest.raises(EngineInputError, match="NVIDIA GPUs only"):
         estimate(request, MODELS["llama-3.1-8b"], ACCELERATORS["mi300x"], load_calibration())
+
+
+@pytest.mark.parametrize(
+    ("text", "stack"),
+    [
+        ("vLLM 0.11.0", "vllm"),
+        ("trtllm-serve", "trtllm"),
+        ("TensorRT-LLM v0.21", "trtllm"),
+        ("SGLang", "sglang"),
+        ("", None),
+        ("TGI 3.0", None),
+    ],
+)
+def test_a_load_tests_stack_is_read_from_its_free_text(text, stack):
+    from planner.engine.stacks import stack_in_text
+
+    assert stack_in_text(text) == stack
