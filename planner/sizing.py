@@ -424,7 +424,8 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
         replace(target, peak_concurrency=None, peak_requests_per_s=None, headroom_pct=0.0),
         candidate.pipeline_parallel,
         candidate.expert_parallel,
-        candidate.serving_stack,
+        # A compared row's own stack; else the workload's (a stored summary may predate it).
+        candidate.serving_stack if candidate.compared else workload.serving_stack,
     )
     memory = capacity.memory
     capacity_gb = memory.capacity_bytes_per_gpu / GB
