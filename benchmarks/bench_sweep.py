@@ -68,6 +68,16 @@ def main(runs: int = 7) -> None:
         f"  of which aggregated only: median {statistics.median(plain) * 1e3:.1f} ms "
         "(the rest is the disaggregated prefill/decode search)"
     )
+    compared = replace(workload, compare_stacks=("sglang", "trtllm"))
+    stacks = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        sweep(compared, model, accelerators.values(), calibration, prices)
+        stacks.append(time.perf_counter() - start)
+    print(
+        f"  with SGLang and TensorRT-LLM compared (the sizing page's option): median "
+        f"{statistics.median(stacks) * 1e3:.1f} ms (min {min(stacks) * 1e3:.1f} ms)"
+    )
     if result.best:
         b = result.best
         print(

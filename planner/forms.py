@@ -140,6 +140,23 @@ class ApiTokenForm(forms.Form):
     )
 
 
+class ServingDefaultsForm(VersionedFormMixin, forms.ModelForm):
+    """The serving stack, version and KV-cache dtype new workloads of the organisation take."""
+
+    class Meta:
+        model = Organisation
+        fields = [
+            "default_serving_stack",
+            "default_serving_stack_version",
+            "default_kv_cache_dtype",
+        ]
+        labels = {
+            "default_serving_stack": "Serving stack",
+            "default_serving_stack_version": "Stack version",
+            "default_kv_cache_dtype": "KV-cache dtype",
+        }
+
+
 class QuoteTermsForm(VersionedFormMixin, forms.ModelForm):
     class Meta:
         model = Organisation

@@ -7,6 +7,13 @@ with spaces, capitalised, so a new key never shows with underscores.
 
 from __future__ import annotations
 
+from planner.engine.stacks import (
+    AUTO_KV_CACHE_DTYPE,
+    SERVING_STACK_NAMES,
+    SERVING_STACKS,
+    serving_stack_name,
+)
+
 LINE_LABELS = {
     "capex": "Hardware (capex)",
     "spares": "Spares",
@@ -43,6 +50,29 @@ CATEGORY_LABELS = {
     "spares": "Spares",
     "service": "Services",
 }
+
+
+# Serving stacks and KV-cache dtypes as forms offer them (the engine's names: one source).
+SERVING_STACK_CHOICES = [(stack, SERVING_STACK_NAMES[stack]) for stack in SERVING_STACKS]
+KV_CACHE_DTYPE_CHOICES = [
+    ("auto", "Model dtype (BF16)"),
+    ("bf16", "BF16"),
+    ("fp8", "FP8"),
+]
+
+
+def stack_label(stack: str, version: str = "", kv_cache_dtype: str = "") -> str:
+    """``TensorRT-LLM 0.21, FP8 KV cache``: a serving stack as every page and document names
+    it (the engine's wording, planner.engine.memory.serving_stack_name)."""
+    return serving_stack_name(stack or "vllm", version or "", kv_cache_dtype or "")
+
+
+def workload_stack_label(workload) -> str:
+    """The stack a workload is sized for, its version and the KV dtype it resolves to
+    ("auto": the model's, BF16): ``vLLM 0.11, BF16 KV cache``."""
+    kv = workload.kv_cache_dtype
+    kv = AUTO_KV_CACHE_DTYPE if kv in ("", "auto", None) else kv
+    return stack_label(workload.serving_stack, workload.serving_stack_version, kv)
 
 
 def label(key: str, labels: dict[str, str]) -> str:

@@ -28,10 +28,10 @@ from planner.engine.calibration import load_calibration
 from planner.engine.capacity import LoadCurve, load_curve, plan_replicas, replica_capacity
 from planner.engine.estimate import EstimateRequest, EstimateResult, estimate
 from planner.engine.limits import finite_or_none
-from planner.engine.memory import ACCELERATOR_BYTES_PER_GB, weights_bytes
+from planner.engine.memory import ACCELERATOR_BYTES_PER_GB, SERVING_STACKS, weights_bytes
 from planner.engine.network import REGIONS, RegionLatency, flag_regions
-from planner.engine.parallelism import ParallelLayout, parallel_shape, scale_out_link
-from planner.engine.performance import Calibration, replica_shape
+from planner.engine.parallelism import ParallelLayout, scale_out_link
+from planner.engine.performance import Calibration
 from planner.engine.specs import (
     AcceleratorSpec,
     ModelSpec,
@@ -140,8 +140,16 @@ def _read_prices() -> dict[str, float]:
     }
 
 
-def engine_workload(workload: Workload, *, precisions: tuple[str, ...] | None = None):
-    """The engine's view of a workload; batch time targets become TTFT and TPOT targets."""
+def engine_workload(
+    workload: Workload,
+    *,
+    precisions: tuple[str, ...] | None = None,
+    compare_stacks: bool = False,
+):
+    """The engine's view of a workload; batch time targets become TTFT and TPOT targets.
+
+    With ``compare_stacks`` every other serving stack is sized beside the workload's own (the
+    consultant asked for the comparison on the sizing page)."""
     ttft_ms, tpot_ms = workload.ttft_ms, workload.tpot_ms
     if not (ttft_ms and tpot_ms) and workload.e2e_s:
         output = workload.output_tokens_p95 or workload.output_tokens_mean
@@ -161,6 +169,13 @@ def engine_workload(workload: Workload, *, precisions: tuple[str, ...] | None = 
         precisions=precisions or (workload.precision,),
         # Disaggregated prefill/decode pools are sized at explicit TTFT and TPOT targets.
         disaggregated=bool(workload.ttft_ms and workload.tpot_ms),
+        serving_stack=workload.serving_stack,
+        kv_cache_dtype=workload.kv_cache_dtype or "auto",
+        compare_stacks=(
+            tuple(s for s in SERVING_STACKS if s != workload.serving_stack)
+            if compare_stacks
+            else ()
+        ),
     )
 
 
@@ -202,7 +217,7 @@ def _with_fleet(candidate, target: sweep_engine.Workload):
 
 
 def _workload_sweep_base(
-    workload: Workload, *, all_precisions: bool, measured: bool = True
+    workload: Workload, *, all_precisions: bool, measured: bool = True, compare_stacks=False
 ) -> tuple[sweep_engine.SweepResult, sweep_engine.Workload]:
     """The cached per-replica sweep of the workload, and its target with the peak.
 
@@ -210,7 +225,7 @@ def _workload_sweep_base(
     measurement (planner.measured), the others stay modelled.
     """
     precisions = ("bf16", "fp8", "int4", "fp4") if all_precisions else None
-    target = engine_workload(workload, precisions=precisions)
+    target = engine_workload(workload, precisions=precisions, compare_stacks=compare_stacks)
     per_replica_target = replace(
         target, peak_concurrency=None, peak_requests_per_s=None, headroom_pct=0.0
     )
@@ -228,11 +243,20 @@ def _workload_sweep_base(
 
 
 def workload_sweep(
-    workload: Workload, *, all_precisions: bool = False, measured: bool = True
+    workload: Workload,
+    *,
+    all_precisions: bool = False,
+    measured: bool = True,
+    compare_stacks: bool = False,
 ) -> sweep_engine.SweepResult:
-    """Every accelerator × TP candidate for the workload (its precision, or all four)."""
-    base, target = _workload_sweep_base(workload, all_precisions=all_precisions, measured=measured)
-    return sweep_engine.ranked_result(_with_fleet(c, target) for c in base.candidates)
+    """Every accelerator × TP candidate for the workload (its precision, or all four; its
+    serving stack, or with ``compare_stacks`` every stack, the others for reading)."""
+    base, target = _workload_sweep_base(
+        workload, all_precisions=all_precisions, measured=measured, compare_stacks=compare_stacks
+    )
+    return sweep_engine.ranked_result(
+        (_with_fleet(c, target) for c in base.candidates), workload.serving_stack
+    )
 
 
 def _layout_suffix(pipeline_parallel: int, expert_parallel: int) -> str:
@@ -250,7 +274,14 @@ def candidate_key(candidate) -> str:
     )
     if candidate.disaggregated:
         key += f"|p{candidate.prefill_tensor_parallel}"
+    if candidate.compared:
+        key += f"|{candidate.serving_stack}"
     return key
+
+
+def is_compared_key(key: str) -> bool:
+    """True for the key of a row of a compared serving stack (it ends with the stack)."""
+    return key.rsplit("|", 1)[-1] in SERVING_STACKS
 
 
 def _is_disaggregated_key(key: str) -> bool:
@@ -342,8 +373,10 @@ def _replica_curve(
     target: sweep_engine.Workload,
     pipeline_parallel: int = 1,
     expert_parallel: int = 1,
+    serving_stack: str = "vllm",
 ):
-    """One replica's capacity at the target and its steady state over batch sizes (cached)."""
+    """One replica's capacity at the target and its steady state over batch sizes (cached),
+    sized for ``serving_stack`` with the target's KV-cache dtype."""
     layout = None
     if (
         pipeline_parallel > 1
@@ -368,14 +401,13 @@ def _replica_curve(
         ttft_target_ms=target.ttft_ms,
         tpot_target_ms=target.tpot_ms,
         percentile=float(target.percentile),
+        kv_precision=target.kv_cache_dtype,
+        serving_stack=serving_stack,
         parallel=layout,
     )
     if not (capacity.memory.feasible and capacity.max_batch >= 1):
         return capacity, LoadCurve((), (), (), ())
-    if layout is None:
-        shape = replica_shape(model, accelerator, precision, tensor_parallel, calibration())
-    else:
-        shape = parallel_shape(model, accelerator, precision, layout, calibration())
+    shape = capacity.shape
     return capacity, load_curve(
         shape, capacity.max_batch, target.input_tokens, target.output_tokens
     )
@@ -392,6 +424,8 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
         replace(target, peak_concurrency=None, peak_requests_per_s=None, headroom_pct=0.0),
         candidate.pipeline_parallel,
         candidate.expert_parallel,
+        # A compared row's own stack; else the workload's (a stored summary may predate it).
+        candidate.serving_stack if candidate.compared else workload.serving_stack,
     )
     memory = capacity.memory
     capacity_gb = memory.capacity_bytes_per_gpu / GB
@@ -496,9 +530,17 @@ REPLAN_INPUTS = (
 )  # fmt: skip
 
 
+# Inputs added later, with the value every earlier plan was sized with: hashed only when they
+# differ from it, so a plan sized before they existed is not reported stale for them.
+REPLAN_INPUTS_SINCE = {"serving_stack": "vllm", "kv_cache_dtype": "auto"}
+
+
 def workload_inputs_hash(workload: Workload) -> str:
     """SHA-256 of the sizing inputs of the workload (the chosen replica plan's provenance)."""
     values = {name: getattr(workload, name) for name in REPLAN_INPUTS}
+    for name, before in REPLAN_INPUTS_SINCE.items():
+        if (getattr(workload, name) or before) != before:
+            values[name] = getattr(workload, name)
     return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()
 
 

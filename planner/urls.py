@@ -34,6 +34,7 @@ urlpatterns = [
     path("invitations/<str:token>/", invitations.invitation_accept_view, name="invitation_accept"),
     path("organisation/tokens/", organisation.api_tokens, name="api_tokens"),
     path("organisation/quote-terms/", organisation.quote_terms, name="quote_terms"),
+    path("organisation/serving-stack/", organisation.serving_defaults, name="serving_defaults"),
     path("clients/", plans.client_list_view, name="client_list"),
     path("clients/<int:client_id>/", plans.client_edit, name="client_edit"),
     path("plans/", plans.plan_list_view, name="plan_list"),

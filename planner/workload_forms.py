@@ -33,6 +33,9 @@ WORKLOAD_PRESETS: dict[str, dict] = {
 
 
 COLD_START_FIELDS = ("weights_read_gb_per_s", "engine_start_s")
+# Left out of a post (a script, an older page): the workload keeps what it has, which for a
+# new workload is its organisation's default (Workload.new_in).
+STACK_FIELDS = ("serving_stack", "kv_cache_dtype")
 
 
 class DailyProfileField(forms.CharField):
@@ -126,6 +129,7 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
         model = Workload
         fields = [
             "name", "kind", "model", "precision",
+            "serving_stack", "serving_stack_version", "kv_cache_dtype",
             "input_tokens_mean", "input_tokens_p95", "output_tokens_mean", "output_tokens_p95",
             "percentile", "ttft_ms", "tpot_ms", "e2e_s",
             "peak_concurrency", "peak_requests_per_s", "headroom_pct", "n_plus_one",
@@ -147,6 +151,9 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
             "cost_per_request_target": "Cost-per-request target",
             "weights_read_gb_per_s": "Weights read bandwidth (GB/s)",
             "engine_start_s": "Engine start (s)",
+            "serving_stack": "Serving stack",
+            "serving_stack_version": "Stack version",
+            "kv_cache_dtype": "KV-cache dtype",
         }
         help_texts = {
             # the engine's one rule (capacity.target_utilisation), said as the pages say it
@@ -161,6 +168,8 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
         self.fields["model"].queryset = ModelArchitecture.objects.order_by("name")
         self._traffic_initial()
         for name in COLD_START_FIELDS:  # left empty (or not sent): the convention's default
+            self.fields[name].required = False
+        for name in STACK_FIELDS:
             self.fields[name].required = False
         self._cost_target_in_plan_currency()
 
@@ -203,6 +212,17 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
 
     def clean_engine_start_s(self):
         return self._clean_default("engine_start_s")
+
+    def clean_serving_stack(self):
+        return self.cleaned_data.get("serving_stack") or self.instance.serving_stack
+
+    def clean_kv_cache_dtype(self):
+        return self.cleaned_data.get("kv_cache_dtype") or self.instance.kv_cache_dtype
+
+    def clean_serving_stack_version(self):
+        if self.add_prefix("serving_stack_version") not in self.data:  # not sent: kept
+            return self.instance.serving_stack_version
+        return self.cleaned_data.get("serving_stack_version", "")
 
     @classmethod
     def preset_initial(cls, kind: str) -> dict:

@@ -163,10 +163,18 @@ class EstimateIn(Schema):
         "vllm",
         description="Serving engine whose memory rule and scheduler cap apply: vllm (the "
         "default: gpu_memory_utilization of the whole memory, max_num_seqs 1024 on parts of "
-        "70 GiB or more, else 256) or trtllm (KV from the memory left after the weights, up "
-        "to 2048 requests).",
-        pattern="^(vllm|trtllm)$",
+        "70 GiB or more, else 256), sglang (its default mem_fraction_static reserve by GPU "
+        "size, at least 2048 running requests; NVIDIA and AMD) or trtllm (KV from the memory "
+        "left after the weights, up to 2048 requests; NVIDIA only).",
+        pattern="^(vllm|sglang|trtllm)$",
         max_length=8,
+    )
+    serving_stack_version: str = Field(
+        "",
+        description="The stack's version as you name it, e.g. 0.11.2; named in the "
+        "provenance (the engine has one rule per stack).",
+        pattern=r"^([0-9A-Za-z][0-9A-Za-z.+_-]*)?$",
+        max_length=40,
     )
     variable_lengths: bool = Field(
         False,
@@ -227,6 +235,8 @@ class EstimateOut(Schema):
         "'' within one server. Chosen by the engine when no single server fits.",
     )
     servers_per_replica: int = Field(..., description="Whole servers one replica takes.")
+    serving_stack: str = Field(..., description="The serving stack sized: vllm, sglang, trtllm.")
+    serving_stack_version: str = Field(..., description="Its version as the request named it.")
     utilisation: float | None
     expected_error_pct: float = Field(
         ...,
@@ -378,6 +388,7 @@ def estimate_endpoint(request, payload: EstimateIn):
         request_rate=payload.request_rate,
         kv_cache_dtype=payload.kv_cache_dtype,
         serving_stack=payload.serving_stack,
+        serving_stack_version=payload.serving_stack_version,
         variable_lengths=payload.variable_lengths,
         concurrency=payload.concurrency,
         serving=payload.serving,

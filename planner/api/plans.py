@@ -29,6 +29,7 @@ from planner.api.common import (
     sent_fields,
 )
 from planner.forms import PlanForm
+from planner.labels import workload_stack_label
 from planner.models import ApiToken, Client, Plan, Workload
 from planner.services import plan_save
 from planner.workload_forms import WorkloadForm
@@ -200,6 +201,18 @@ class WorkloadIn(Versioned):
         None, max_length=120, pattern=SLUG, description="Model slug, e.g. llama-3.1-70b."
     )
     precision: str | None = Field(None, max_length=8, description="bf16, fp8, int8, int4, fp4.")
+    serving_stack: str | None = Field(
+        None,
+        max_length=16,
+        description="vllm, sglang or trtllm: its memory rule and batch limit size the "
+        "workload (a new workload takes the organisation's default).",
+    )
+    serving_stack_version: str | None = Field(
+        None, max_length=40, description="The stack's version, e.g. 0.11.2 (optional)."
+    )
+    kv_cache_dtype: str | None = Field(
+        None, max_length=8, description="auto (the model's, BF16), bf16 or fp8."
+    )
     input_tokens_mean: int | None = None
     input_tokens_p95: int | None = None
     output_tokens_mean: int | None = None
@@ -230,6 +243,9 @@ class ChosenOut(Schema):
     accelerators: int | None
     servers: int | None
     problem: str = Field(..., description="Why the choice no longer serves the inputs, if so.")
+    serving_stack: str = Field(
+        "", description="What the choice is sized for, e.g. 'vLLM 0.11, BF16 KV cache'."
+    )
     serving: str = Field("aggregated", description="aggregated or disaggregated.")
     prefill_tensor_parallel: int | None = Field(None, description="Disaggregated: prefill TP.")
     prefill_replicas: int | None = Field(
@@ -245,6 +261,9 @@ class WorkloadOut(Schema):
     kind: str
     model: str
     precision: str
+    serving_stack: str
+    serving_stack_version: str
+    kv_cache_dtype: str
     input_tokens_mean: int
     input_tokens_p95: int | None
     output_tokens_mean: int
@@ -288,6 +307,7 @@ def workload_out(workload: Workload) -> dict[str, Any]:
             "accelerators": workload.chosen_accelerators,
             "servers": workload.chosen_servers,
             "problem": workload.chosen_problem,
+            "serving_stack": workload_stack_label(workload),
             "serving": workload.chosen_serving or "aggregated",
             "prefill_tensor_parallel": workload.chosen_prefill_tensor_parallel,
             "prefill_replicas": workload.chosen_prefill_replicas,
@@ -353,7 +373,7 @@ def workload_list(request, plan_id: Id):
 def workload_create(request, plan_id: Id, payload: WorkloadIn):
     plan = plan_get(request, plan_id)
     require_editor(request)
-    return _workload_write(request, payload, Workload(plan=plan))
+    return _workload_write(request, payload, Workload.new_in(plan))
 
 
 @router.get(

@@ -313,7 +313,7 @@ def replica_capacity(
         tpot_target_ms: Optional TPOT target (ms).
         percentile: Percentile of the targets.
         kv_precision: KV dtype (default from the weight precision).
-        serving_stack: "vllm" or "trtllm" memory rule.
+        serving_stack: "vllm", "sglang" or "trtllm" memory rule and scheduler cap.
         variable_lengths: Prompt lengths vary (see :func:`latency_capacity`).
         parallel: A layout spanning servers (planner.engine.parallelism.ParallelLayout),
             whose TP degree is ``tp``; None within one server.

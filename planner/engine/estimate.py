@@ -33,6 +33,8 @@ from planner.engine.memory import (
     MemoryPlan,
     plan_memory,
     resolve_kv_cache_dtype,
+    serving_stack_name,
+    serving_stack_unsupported,
 )
 from planner.engine.parallelism import (
     MAX_SERVERS_PER_REPLICA,
@@ -81,7 +83,9 @@ class EstimateRequest:
             finished request is replaced at once), or None.
         kv_cache_dtype: KV-cache dtype: "auto" (vLLM's default, the model's dtype: BF16),
             "bf16" or "fp8".
-        serving_stack: "vllm" (default) or "trtllm" memory rule.
+        serving_stack: "vllm" (default), "sglang" or "trtllm": memory rule and scheduler cap.
+        serving_stack_version: The stack's version as the consultant names it (free text,
+            named in the provenance; the engine has one rule per stack, not per version).
         variable_lengths: Prompt lengths vary around the mean (exponential assumption for TTFT
             percentiles) instead of being fixed.
         serving: "aggregated" (default) or "disaggregated": separate prefill and decode
@@ -109,6 +113,7 @@ class EstimateRequest:
     concurrency: int | None = None
     kv_cache_dtype: str = "auto"
     serving_stack: str = "vllm"
+    serving_stack_version: str = ""
     variable_lengths: bool = False
     serving: str = "aggregated"
     pipeline_parallel: int = 1
@@ -173,6 +178,8 @@ class EstimateResult:
         decode_replicas: Decode replicas (disaggregated), else None.
         kv_transfer_ms: KV transfer time per request, prefill to decode (disaggregated).
         kv_transfer_path: "nvlink", "pcie" or "network" (disaggregated), else None.
+        serving_stack: The serving stack sized ("vllm", "sglang" or "trtllm").
+        serving_stack_version: Its version as the request named it ("" when not named).
     """
 
     output_tokens_per_s: float
@@ -215,6 +222,8 @@ class EstimateResult:
     expert_parallel: int = 1
     parallel_layout: str = ""
     servers_per_replica: int = 1
+    serving_stack: str = "vllm"
+    serving_stack_version: str = ""
 
 
 def _kv_layout_note(model: ModelSpec, tp: int, kv_dtype: str, per_gpu: float) -> tuple[int, str]:
@@ -249,10 +258,20 @@ def _band_and_provenance(
     provenance line (band basis, the serving `method` if any, the software date)."""
     band = error_band(calibration, accelerator.family, request.precision, model)
     generation = calibration.software_dates.get(accelerator.family, "")
+    kv_dtype = resolve_kv_cache_dtype(request.kv_cache_dtype, request.precision)
+    stack = serving_stack_name(request.serving_stack, request.serving_stack_version, kv_dtype)
     provenance = band.basis + method
     if generation:
         provenance += f"; assumes {accelerator.family} serving software as of {generation}"
+    provenance += f"; sized for {stack}"
     return band, generation, provenance
+
+
+def _stack_fields(request: EstimateRequest) -> dict[str, str]:
+    return {
+        "serving_stack": request.serving_stack,
+        "serving_stack_version": request.serving_stack_version.strip(),
+    }
 
 
 def _memory_and_band_fields(
@@ -317,6 +336,9 @@ def _validate(request: EstimateRequest, model: ModelSpec, accelerator: Accelerat
         )
     if request.serving_stack not in SERVING_STACKS:
         raise EstimateError(f"serving_stack must be one of {', '.join(SERVING_STACKS)}")
+    unsupported = serving_stack_unsupported(request.serving_stack, accelerator.vendor)
+    if unsupported:
+        raise EstimateError(f"{unsupported}; {accelerator.name} is {accelerator.vendor}'s")
     has_target = request.ttft_ms is not None or request.tpot_ms is not None
     if request.scenario == "offline" and has_target:
         raise EstimateError("an offline estimate takes no latency target; use scenario 'server'")
@@ -596,6 +618,7 @@ def estimate(
         batch = point.batch
     memory = chosen.memory
     band, generation, provenance = _band_and_provenance(calibration, accelerator, request, model)
+    extra = {**extra, **_stack_fields(request)}
     if chosen.parallel is not None:
         link_used = chosen.parallel.link
         provenance += f"; scale-out {link_used.gbps_per_gpu:g} Gb/s per GPU ({link_used.source})"
@@ -766,4 +789,5 @@ def _disaggregated(
         decode_replicas=d,
         kv_transfer_ms=prefill.kv_transfer_ms,
         kv_transfer_path=prefill.kv_transfer_path,
+        **_stack_fields(request),
     )

@@ -25,12 +25,24 @@ from dataclasses import dataclass
 
 from planner.engine.errors import EngineInputError
 from planner.engine.specs import AcceleratorSpec, ModelSpec
+from planner.engine.stacks import (
+    AUTO_KV_CACHE_DTYPE,
+    KV_CACHE_DTYPE_NAMES,
+    SERVING_STACK_NAMES,
+    SERVING_STACKS,
+    serving_stack_name,
+    serving_stack_unsupported,
+)
 
 __all__ = [
     "ACCELERATOR_BYTES_PER_GB",
     "BYTES_PER_GIB",
     "KV_CACHE_DTYPES",
     "SERVING_STACKS",
+    "SERVING_STACK_NAMES",
+    "KV_CACHE_DTYPE_NAMES",
+    "serving_stack_name",
+    "serving_stack_unsupported",
     "KV_BLOCK_TOKENS",
     "KvCacheLayout",
     "MemoryPlan",
@@ -40,6 +52,7 @@ __all__ = [
     "kv_cache_bytes_per_token",
     "kv_cache_layout",
     "resolve_kv_cache_dtype",
+    "sglang_reserved_bytes",
     "param_counts",
     "plan_memory",
     "weight_format",
@@ -83,7 +96,37 @@ DEFAULT_GPU_MEMORY_UTILIZATION = 0.9  # vLLM default (0.92 in the newest release
 TRTLLM_KV_FREE_FRACTION = 0.9
 TRTLLM_ACTIVATION_DENSE_BYTES = 1.0 * BYTES_PER_GIB
 TRTLLM_ACTIVATION_MOE_BYTES = 2.0 * BYTES_PER_GIB
-SERVING_STACKS = ("vllm", "trtllm")
+# SGLang reserves memory outside its static pool (weights + KV) by GPU size, in MiB:
+# 512 + 1.5 × max(chunked_prefill_size, 2048) + 2 × cuda_graph_max_bs + TP × PP / 8 × 1024,
+# at least 10 GiB past 60 GiB; mem_fraction_static = (capacity − reserve) / capacity
+# (sglang/srt/server_args.py, _handle_gpu_memory_settings, PR #10975 defaults).
+SGLANG_MIB = 2**20
+SGLANG_RESERVE_BASE_MIB = 512
+SGLANG_LARGE_GPU_MIN_RESERVE_MIB = 10 * 1024
+SGLANG_LARGE_GPU_MIB = 60 * 1024
+# (GPU memory below, MiB) -> (chunked_prefill_size, cuda_graph_max_bs at TP < 4, at TP >= 4).
+SGLANG_GPU_BUCKETS = (
+    (20 * 1024, 2048, 8, 8),
+    (35 * 1024, 2048, 24, 80),
+    (60 * 1024, 4096, 32, 160),
+    (160 * 1024, 8192, 256, 512),
+    (float("inf"), 16384, 512, 512),
+)
+
+
+def sglang_reserved_bytes(capacity_bytes: float, gpus: int) -> tuple[float, float]:
+    """SGLang's default reserve outside its static pool, per GPU: (prefill activation, the
+    rest: metadata, CUDA graphs, parallel buffers), in bytes (module constants)."""
+    capacity_mib = capacity_bytes / SGLANG_MIB
+    chunk, graphs_small, graphs_large = next(
+        (c, s, g) for limit, c, s, g in SGLANG_GPU_BUCKETS if capacity_mib < limit
+    )
+    graphs = graphs_small if gpus < 4 else graphs_large
+    activation_mib = max(chunk, 2048) * 1.5
+    total_mib = SGLANG_RESERVE_BASE_MIB + activation_mib + graphs * 2 + gpus / 8 * 1024
+    if capacity_mib > SGLANG_LARGE_GPU_MIB:
+        total_mib = max(total_mib, SGLANG_LARGE_GPU_MIN_RESERVE_MIB)
+    return activation_mib * SGLANG_MIB, (total_mib - activation_mib) * SGLANG_MIB
 
 
 def bytes_per_weight(precision: str) -> float:
@@ -122,7 +165,7 @@ def default_kv_precision(precision: str) -> str:
     FP8 KV cache is an explicit choice (``kv_cache_dtype="fp8"``).
     """
     del precision  # every sized precision keeps BF16 activations
-    return "bf16"
+    return AUTO_KV_CACHE_DTYPE
 
 
 def resolve_kv_cache_dtype(kv_cache_dtype: str | None, precision: str) -> str:
@@ -403,6 +446,8 @@ def plan_memory(
     non-torch − CUDA graphs (vllm/v1/worker/gpu_worker.py); blocks = budget / (16 × KV bytes
     per token); concurrency = blocks / ceil(context/16) (vllm/v1/core/kv_cache_utils.py).
     TensorRT-LLM: budget = (capacity − weights/TP − activation − non-torch) × 0.9.
+    SGLang: budget = capacity × mem_fraction_static − weights/TP, its default fraction leaving
+    the reserve of :func:`sglang_reserved_bytes` (sglang/srt/server_args.py).
 
     Args:
         model: Architecture.
@@ -412,7 +457,7 @@ def plan_memory(
         context_tokens: Tokens per sequence (prompt + output) the concurrency is counted for.
         kv_precision: KV dtype; :func:`default_kv_precision` when None.
         gpu_memory_utilization: vLLM's ``gpu_memory_utilization``.
-        serving_stack: "vllm" or "trtllm" (how the engine budgets its KV cache).
+        serving_stack: "vllm", "sglang" or "trtllm" (how the engine budgets its KV cache).
         memory_bytes_per_gb: Bytes per vendor GB: 2**30 (HBM and GDDR come in GiB).
         parallel: A layout spanning servers (planner.engine.parallelism.ParallelLayout):
             weights per GPU and the KV share per GPU (÷ PP stages, ÷ DP attention groups)
@@ -441,6 +486,12 @@ def plan_memory(
         activation = ACTIVATION_PEAK_MOE_BYTES if model.is_moe else ACTIVATION_PEAK_DENSE_BYTES
         reserve = non_torch + CUDA_GRAPH_BYTES
         budget = usable - weights_gpu - activation - reserve
+    elif serving_stack == "sglang":
+        # capacity × mem_fraction_static − weights = capacity − reserve − weights
+        activation, reserve = sglang_reserved_bytes(capacity, gpus)
+        usable = capacity
+        budget = capacity - weights_gpu - activation - reserve
+        gpu_memory_utilization = 1.0
     else:
         raise EngineInputError(f"unknown serving stack {serving_stack!r}")
     layout = kv_cache_layout(model, kv_precision, tp)

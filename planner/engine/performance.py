@@ -78,6 +78,10 @@ VLLM_LARGE_GPU_MAX_NUM_SEQS = 1024
 VLLM_SMALL_GPU_MAX_NUM_SEQS = 256
 VLLM_LARGE_GPU_MIN_GIB = 70
 TRTLLM_MAX_BATCH_SIZE = 2048
+# SGLang's max_running_requests defaults to min(KV tokens ÷ 2, its request pool), the pool
+# being KV tokens ÷ context length × 512 clamped to 2048..4096 (sglang/srt/model_executor/
+# model_runner.py); the KV fit caps the batch first, so the pool's floor is the scheduler cap.
+SGLANG_MIN_RUNNING_REQUESTS = 2048
 
 
 def scheduler_max_sequences(
@@ -88,6 +92,8 @@ def scheduler_max_sequences(
         return calibration.max_num_seqs
     if serving_stack == "trtllm":
         return TRTLLM_MAX_BATCH_SIZE
+    if serving_stack == "sglang":
+        return SGLANG_MIN_RUNNING_REQUESTS
     large = (accelerator.memory_gb or 0) >= VLLM_LARGE_GPU_MIN_GIB and not (
         accelerator.slug.startswith("a100")
     )

@@ -30,7 +30,14 @@ from planner.engine.disaggregated import (
     plan_disaggregated_fleet,
 )
 from planner.engine.errors import EngineInputError
-from planner.engine.memory import MemoryPlan
+from planner.engine.memory import (
+    KV_CACHE_DTYPES,
+    SERVING_STACKS,
+    MemoryPlan,
+    resolve_kv_cache_dtype,
+    serving_stack_name,
+    serving_stack_unsupported,
+)
 from planner.engine.parallelism import (
     MAX_SERVERS_PER_REPLICA,
     ParallelLayout,
@@ -74,9 +81,14 @@ class Workload:
         failure_domains: Failure domains for N+1.
         n_plus_one: Add one spare replica per failure domain.
         precisions: Precisions to try.
-        serving_stack: "vllm" or "trtllm" memory rule.
+        serving_stack: "vllm", "sglang" or "trtllm": the stack's memory rule and scheduler
+            cap (:func:`planner.engine.memory.plan_memory`).
+        kv_cache_dtype: "auto" (the model's dtype, BF16), "bf16" or "fp8".
         disaggregated: Also try disaggregated prefill/decode pools (needs both targets;
             :mod:`planner.engine.disaggregated`).
+        compare_stacks: Other serving stacks to size beside ``serving_stack`` (the consultant
+            asks for the comparison; every candidate says its stack).
+        compared: Set by the sweep on the copies it sizes for the compared stacks.
     """
 
     input_tokens: int
@@ -92,6 +104,9 @@ class Workload:
     precisions: tuple[str, ...] = PRECISIONS
     serving_stack: str = "vllm"
     disaggregated: bool = False
+    kv_cache_dtype: str = "auto"
+    compare_stacks: tuple[str, ...] = ()
+    compared: bool = False
 
     def __post_init__(self) -> None:
         """Refuse inputs outside ``planner.engine.limits`` with the reason (EngineInputError)."""
@@ -109,6 +124,16 @@ class Workload:
         unknown = [p for p in self.precisions if p not in PRECISIONS]
         if unknown or not self.precisions:
             raise EngineInputError(f"precisions must be among {', '.join(PRECISIONS)}.")
+        stacks = (self.serving_stack, *self.compare_stacks)
+        if any(stack not in SERVING_STACKS for stack in stacks):
+            raise EngineInputError(f"serving stacks must be among {', '.join(SERVING_STACKS)}.")
+        if self.kv_cache_dtype not in KV_CACHE_DTYPES:
+            raise EngineInputError(f"kv_cache_dtype must be one of {', '.join(KV_CACHE_DTYPES)}.")
+
+    @property
+    def stacks(self) -> tuple[str, ...]:
+        """The serving stack, then the compared ones (each once)."""
+        return tuple(dict.fromkeys((self.serving_stack, *self.compare_stacks)))
 
 
 def usd_per_million_output_tokens(
@@ -161,6 +186,10 @@ class SweepCandidate:
             the operating point (disaggregated: on the prefill pool), None when not modelled.
         decode_accelerator_s_per_request: Accelerator-seconds its output tokens take
             (disaggregated: on the decode pool), None likewise.
+        serving_stack: The serving stack sized ("vllm", "sglang" or "trtllm").
+        kv_cache_dtype: The KV-cache dtype sized ("bf16" or "fp8"; "auto" resolved).
+        compared: True for a row of a stack the workload compares (``compare_stacks``), not
+            its own.
     """
 
     accelerator_slug: str
@@ -196,6 +225,9 @@ class SweepCandidate:
     parallel_label: str = ""
     prefill_accelerator_s_per_request: float | None = None
     decode_accelerator_s_per_request: float | None = None
+    serving_stack: str = "vllm"
+    kv_cache_dtype: str = "bf16"
+    compared: bool = False
 
     @property
     def disaggregated(self) -> bool:
@@ -255,6 +287,20 @@ class SweepResult:
         return tuple(c for c in self.candidates if c.feasible)
 
 
+def _stack_provenance(workload: Workload, precision: str) -> str:
+    kv = resolve_kv_cache_dtype(workload.kv_cache_dtype, precision)
+    return f"; sized for {serving_stack_name(workload.serving_stack, kv_cache_dtype=kv)}"
+
+
+def _stack(workload: Workload, precision: str) -> dict:
+    """The serving stack and resolved KV dtype a candidate of the workload is sized with."""
+    return {
+        "serving_stack": workload.serving_stack,
+        "kv_cache_dtype": resolve_kv_cache_dtype(workload.kv_cache_dtype, precision),
+        "compared": workload.compared,
+    }
+
+
 def _precision_reason(accelerator: AcceleratorSpec, precision: str) -> str | None:
     if precision == "fp4" and not accelerator.fp4_dense_tflops:
         # Weight-only FP4 (MXFP4, W4A16) costs the same as the INT4 row; `estimate` sizes it.
@@ -286,12 +332,13 @@ def disaggregated_candidate(
     option, reason = best_disaggregated(
         model, accelerator, precision, degrees, workload.input_tokens, workload.output_tokens,
         calibration, workload.ttft_ms, workload.tpot_ms, float(workload.percentile),
-        workload.serving_stack, memory_plans, shapes=shapes,
+        workload.serving_stack, memory_plans, workload.kv_cache_dtype, shapes=shapes,
     )  # fmt: skip
     if option is None:
         return SweepCandidate(
             accelerator.slug, accelerator.name, precision, degrees[-1],
             accelerator.accelerators_per_server, False, reason, serving="disaggregated",
+            **_stack(workload, precision),
         )  # fmt: skip
     prefill, decode = option.prefill, option.decode
     band = error_band(calibration, accelerator.family, precision, model)
@@ -313,7 +360,7 @@ def disaggregated_candidate(
         usd_per_accelerator_hour=price,
         usd_per_million_output_tokens=cost,
         expected_error_pct=band.pct,
-        provenance=band.basis,
+        provenance=band.basis + _stack_provenance(workload, precision),
         calibrated_architecture=band.calibrated_architecture,
         serving="disaggregated",
         prefill_tensor_parallel=prefill.tensor_parallel,
@@ -323,6 +370,7 @@ def disaggregated_candidate(
         # each pool's accelerators ÷ its requests/s (the option's TP_p/rps_p + TP_d/rps_d)
         prefill_accelerator_s_per_request=prefill.tensor_parallel / prefill.requests_per_s,
         decode_accelerator_s_per_request=decode.tensor_parallel / decode.requests_per_s,
+        **_stack(workload, precision),
     )
     if workload.peak_concurrency is None and workload.peak_requests_per_s is None:
         return candidate
@@ -421,6 +469,7 @@ def _candidate(
         pipeline_parallel=layout.pp if layout else 1,
         expert_parallel=layout.ep if layout else 1,
         parallel_label=layout.label if layout else "",
+        **_stack(workload, precision),
     )
     cap = replica_capacity(
         model,
@@ -433,6 +482,7 @@ def _candidate(
         ttft_target_ms=workload.ttft_ms if has_target else None,
         tpot_target_ms=workload.tpot_ms if has_target else None,
         percentile=float(workload.percentile),
+        kv_precision=workload.kv_cache_dtype,
         serving_stack=workload.serving_stack,
         parallel=layout,
     )
@@ -477,6 +527,7 @@ def _candidate(
         provenance += (
             f"; scale-out {layout.link.gbps_per_gpu:g} Gb/s per GPU ({layout.link.source})"
         )
+    provenance += _stack_provenance(workload, precision)
     candidate = SweepCandidate(
         accelerator_slug=accelerator.slug,
         accelerator_name=accelerator.name,
@@ -533,71 +584,82 @@ def sweep(
     prices = usd_per_accelerator_hour or {}
     links = scale_out_links or {}
     candidates: list[SweepCandidate] = []
+    # The workload's own stack first, then each stack compared (the memory rule and the
+    # scheduler cap differ; the step times do not).
+    sized_workloads = [workload] + [
+        replace(workload, serving_stack=stack, compare_stacks=(), compared=True)
+        for stack in workload.stacks[1:]
+    ]
     for accelerator in accelerators:
         price = prices.get(accelerator.slug)
         degrees = valid_tp_degrees(model, accelerator)
-        for precision in workload.precisions:
-            reason = _precision_reason(accelerator, precision)
-            if reason or not degrees:
-                candidates.append(
-                    SweepCandidate(
-                        accelerator.slug,
-                        accelerator.name,
-                        precision,
-                        degrees[0] if degrees else 1,
-                        accelerator.accelerators_per_server,
-                        False,
-                        reason or "no valid tensor-parallel degree",
+        for sized in sized_workloads:
+            for precision in sized.precisions:
+                reason = serving_stack_unsupported(
+                    sized.serving_stack, accelerator.vendor
+                ) or _precision_reason(accelerator, precision)
+                if reason or not degrees:
+                    candidates.append(
+                        SweepCandidate(
+                            accelerator.slug,
+                            accelerator.name,
+                            precision,
+                            degrees[0] if degrees else 1,
+                            accelerator.accelerators_per_server,
+                            False,
+                            reason or "no valid tensor-parallel degree",
+                            **_stack(sized, precision),
+                        )
                     )
-                )
-                continue
-            memory_plans: dict[int, MemoryPlan] = {}
-            shapes: dict[int, ReplicaShape | None] = {}
-            found = False
-            for tp in degrees:
-                candidate, cap = _candidate(
-                    workload, model, accelerator, precision, tp, None, calibration, price
-                )
-                memory_plans[tp] = cap.memory
-                shapes[tp] = cap.shape
-                candidates.append(candidate)
-                found = found or candidate.feasible
-            # No single server holds it: try replicas over 2, 3, ... servers joined by the
-            # scale-out fabric, stopping at the fewest servers that work. When only a whole
-            # server holds a replica, two servers may still be cheaper per token (the weights
-            # spread thinner leave more memory for the KV cache, so each GPU holds a larger
-            # batch): those layouts are tried too and the cost ranking decides.
-            servers = 2
-            whole_server = found and not any(
-                c.feasible and c.tensor_parallel < accelerator.accelerators_per_server
-                for c in candidates[-len(degrees) :]
-            )
-            while (not found or whole_server) and servers <= MAX_SERVERS_PER_REPLICA:
-                whole_server = False
-                link = links.get(accelerator.slug) or scale_out_link(accelerator)
-                for layout in multi_node_layouts(model, accelerator, degrees, servers, link):
-                    candidate, _ = _candidate(
-                        workload,
-                        model,
-                        accelerator,
-                        precision,
-                        layout.tp,
-                        layout,
-                        calibration,
-                        price,
+                    continue
+                memory_plans: dict[int, MemoryPlan] = {}
+                shapes: dict[int, ReplicaShape | None] = {}
+                found = False
+                for tp in degrees:
+                    candidate, cap = _candidate(
+                        sized, model, accelerator, precision, tp, None, calibration, price
                     )
+                    memory_plans[tp] = cap.memory
+                    shapes[tp] = cap.shape
                     candidates.append(candidate)
                     found = found or candidate.feasible
-                servers += 1
-            # Disaggregated pools use single-server replicas (both pools within a server each);
-            # a model no server holds gets the infeasible row with the reason.
-            if workload.disaggregated and workload.ttft_ms and workload.tpot_ms:
-                candidates.append(
-                    disaggregated_candidate(workload, model, accelerator, precision, degrees,
-                                            calibration, price, memory_plans, shapes)
-                )  # fmt: skip
+                # No single server holds it: try replicas over 2, 3, ... servers joined by
+                # the scale-out fabric, stopping at the fewest servers that work. When only a
+                # whole server holds a replica, two servers may still be cheaper per token
+                # (the weights spread thinner leave more memory for the KV cache, so each GPU
+                # holds a larger batch): those layouts are tried too and the cost ranking
+                # decides.
+                servers = 2
+                whole_server = found and not any(
+                    c.feasible and c.tensor_parallel < accelerator.accelerators_per_server
+                    for c in candidates[-len(degrees) :]
+                )
+                while (not found or whole_server) and servers <= MAX_SERVERS_PER_REPLICA:
+                    whole_server = False
+                    link = links.get(accelerator.slug) or scale_out_link(accelerator)
+                    for layout in multi_node_layouts(model, accelerator, degrees, servers, link):
+                        candidate, _ = _candidate(
+                            sized,
+                            model,
+                            accelerator,
+                            precision,
+                            layout.tp,
+                            layout,
+                            calibration,
+                            price,
+                        )
+                        candidates.append(candidate)
+                        found = found or candidate.feasible
+                    servers += 1
+                # Disaggregated pools use single-server replicas (both pools within a server
+                # each); a model no server holds gets the infeasible row with the reason.
+                if sized.disaggregated and sized.ttft_ms and sized.tpot_ms:
+                    candidates.append(
+                        disaggregated_candidate(sized, model, accelerator, precision, degrees,
+                                                calibration, price, memory_plans, shapes)
+                    )  # fmt: skip
 
-    return ranked_result(candidates)
+    return ranked_result(candidates, workload.serving_stack)
 
 
 def cost_order(c: SweepCandidate) -> tuple:
@@ -608,12 +670,22 @@ def cost_order(c: SweepCandidate) -> tuple:
     return (not c.feasible, cost is None, cost or 0.0, -c.output_tokens_per_s_per_replica)
 
 
-def ranked_result(candidates: Iterable[SweepCandidate]) -> SweepResult:
+def ranked_result(
+    candidates: Iterable[SweepCandidate], serving_stack: str | None = None
+) -> SweepResult:
     """Candidates ranked by :func:`cost_order`, with the first feasible priced one as ``best``;
     called again whenever candidates change after the sweep (a load test's measured capacity,
-    the fleet), so that ``best`` is always the cheapest row shown."""
+    the fleet), so that ``best`` is always the cheapest row shown. With ``serving_stack`` the
+    badge goes to a row of that stack (the workload's): compared stacks are for reading."""
     ranked = tuple(sorted(candidates, key=cost_order))
     best = next(
-        (c for c in ranked if c.feasible and c.usd_per_million_output_tokens is not None), None
+        (
+            c
+            for c in ranked
+            if c.feasible
+            and c.usd_per_million_output_tokens is not None
+            and serving_stack in (None, c.serving_stack)
+        ),
+        None,
     )
     return SweepResult(ranked, best)

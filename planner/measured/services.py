@@ -29,12 +29,14 @@ from planner.engine.load_test import (
 )
 from planner.engine.performance import replica_shape
 from planner.engine.specs import accelerator_family
+from planner.engine.stacks import stack_in_text
 from planner.engine.sweep import (
     SweepResult,
     at_request_rate,
     ranked_result,
     usd_per_million_output_tokens,
 )
+from planner.labels import stack_label
 from planner.measured.models import LoadTestSweep
 from planner.models import Workload
 
@@ -167,7 +169,20 @@ def _inputs(workload: Workload) -> tuple:
     return (
         workload.ttft_ms, workload.tpot_ms, workload.e2e_s, workload.percentile,
         workload.input_tokens_mean, workload.output_tokens_mean, workload.output_tokens_p95,
+        workload.serving_stack,
     )  # fmt: skip
+
+
+def _stack_mismatch(measured_on: str, workload: Workload) -> str | None:
+    """Why a load test on another serving stack does not size the workload (None when it ran
+    on the workload's stack, or does not say which it ran on)."""
+    measured = stack_in_text(measured_on)
+    if measured is None or measured == workload.serving_stack:
+        return None
+    return (
+        f"Measured on {stack_label(measured)}; the workload is sized for "
+        f"{stack_label(workload.serving_stack)}."
+    )
 
 
 def workload_measurements(workload: Workload) -> dict[str, Measurement]:
@@ -201,6 +216,7 @@ def workload_measurements(workload: Workload) -> dict[str, Measurement]:
                 input_tokens_mean=workload.input_tokens_mean,
                 output_tokens_mean=workload.output_tokens_mean,
             )
+            mismatch = mismatch or _stack_mismatch(sweep.serving_stack, workload)
             result[sweep.candidate_key] = Measurement(sweep, test, capacity, mismatch)
     workload.__dict__["_measurements"] = (_inputs(workload), result)
     return result

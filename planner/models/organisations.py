@@ -3,13 +3,21 @@
 import re
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from django.db import models
 
 from planner.engine.limits import Limit
+from planner.labels import KV_CACHE_DTYPE_CHOICES, SERVING_STACK_CHOICES
 from planner.validation import in_range
 from planner.versioning import VersionedModel
 
 QUOTE_VALIDITY_DAYS = Limit(1, 365, "days", "a quote is valid for at most a year")
+
+# A serving stack's version as people write it: 0.11.2, v0.21.0rc1, 0.5.4.post1.
+stack_version_validator = RegexValidator(
+    r"^[0-9A-Za-z][0-9A-Za-z.+_-]*$",
+    "Write the version as the project does, e.g. 0.11.2 (letters, digits, dots, +, - and _).",
+)
 
 
 class Role(models.TextChoices):
@@ -56,6 +64,26 @@ class Organisation(VersionedModel):
         validators=in_range(QUOTE_VALIDITY_DAYS),
         help_text="Days a new plan's quote stays valid (shorter if a supplier offer expires); "
         "each plan's quote can change it.",
+    )
+    # What new workloads are sized for until the consultant says otherwise (README: vLLM with
+    # the model's KV dtype, the stack that runs on every accelerator in the catalog).
+    default_serving_stack = models.CharField(
+        max_length=16,
+        choices=SERVING_STACK_CHOICES,
+        default="vllm",
+        help_text="The serving stack new workloads are sized for.",
+    )
+    default_serving_stack_version = models.CharField(
+        max_length=40,
+        blank=True,
+        validators=[stack_version_validator],
+        help_text="Its version, named on estimates, reports and quotes (optional).",
+    )
+    default_kv_cache_dtype = models.CharField(
+        max_length=8,
+        choices=KV_CACHE_DTYPE_CHOICES,
+        default="auto",
+        help_text="The KV-cache dtype new workloads are sized with.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

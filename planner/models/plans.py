@@ -5,12 +5,15 @@ batch, ...) with its model, lengths, latency targets and peak traffic; the sizin
 turns it into candidate configurations and the consultant's choice is kept on it.
 """
 
+from __future__ import annotations
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 
 from planner.engine import limits
+from planner.labels import KV_CACHE_DTYPE_CHOICES, SERVING_STACK_CHOICES
 from planner.validation import (
     date_constraint,
     date_in_range,
@@ -18,6 +21,8 @@ from planner.validation import (
     range_constraint,
 )
 from planner.versioning import VersionedModel
+
+from .organisations import stack_version_validator
 
 currency_validator = RegexValidator(r"^[A-Z]{3}$", "Use a three-letter ISO 4217 code, e.g. EUR.")
 
@@ -127,6 +132,27 @@ class Workload(VersionedModel):
         "catalog.ModelArchitecture", on_delete=models.PROTECT, related_name="workloads"
     )
     precision = models.CharField(max_length=8, choices=Precision.choices, default=Precision.FP8)
+    # The serving stack is a sizing input (its memory rule and scheduler cap); a new workload
+    # takes its organisation's default (planner.services.workload_defaults).
+    serving_stack = models.CharField(
+        max_length=16,
+        choices=SERVING_STACK_CHOICES,
+        default="vllm",
+        help_text="The serving engine the workload runs on: its memory rule and batch limit.",
+    )
+    serving_stack_version = models.CharField(
+        max_length=40,
+        blank=True,
+        validators=[stack_version_validator],
+        help_text="Its version, named on estimates, reports and quotes (optional).",
+    )
+    kv_cache_dtype = models.CharField(
+        max_length=8,
+        choices=KV_CACHE_DTYPE_CHOICES,
+        default="auto",
+        help_text="KV-cache dtype: the model's (BF16) unless FP8 is chosen; FP8 holds twice "
+        "the sequences.",
+    )
     input_tokens_mean = models.PositiveIntegerField(validators=in_range(limits.INPUT_TOKENS))
     input_tokens_p95 = models.PositiveIntegerField(
         null=True, blank=True, validators=in_range(limits.INPUT_TOKENS)
@@ -268,6 +294,18 @@ class Workload(VersionedModel):
     @property
     def has_choice(self) -> bool:
         return self.chosen_accelerator_id is not None
+
+    @classmethod
+    def new_in(cls, plan: Plan) -> Workload:
+        """A new (unsaved) workload of ``plan``, sized for its organisation's default serving
+        stack, version and KV-cache dtype until the consultant says otherwise."""
+        organisation = plan.organisation
+        return cls(
+            plan=plan,
+            serving_stack=organisation.default_serving_stack,
+            serving_stack_version=organisation.default_serving_stack_version,
+            kv_cache_dtype=organisation.default_kv_cache_dtype,
+        )
 
     @property
     def choice_serves(self) -> bool:

@@ -55,6 +55,7 @@ FINGERPRINT_SOURCES = (
     "planner/sharing/schema.py",
     "planner/chartdefs.py",
     "planner/labels.py",
+    "planner/engine/stacks.py",  # labels.py names the serving stacks from it
     "planner/money.py",
     "planner/engine/landed_cost.py",  # money.py rounds with its minor units
     "planner/engine/quote.py",  # the quote groups services and splits its payments

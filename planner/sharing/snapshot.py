@@ -26,6 +26,7 @@ from django.apps import apps
 from django.utils import timezone
 
 from planner import selectors as plan_selectors
+from planner.labels import workload_stack_label
 from planner.models import Plan, Workload
 from planner.sharing import checklist
 from planner.sharing.models import SNAPSHOT_SCHEMA_VERSION, ChecklistSignOff
@@ -161,6 +162,8 @@ def _workload(workload) -> dict[str, Any]:
         "model_slug": workload.model.slug,
         "model_name": workload.model.name,
         "precision": workload.precision,
+        # What it is sized for, as every page names it (older snapshots: absent).
+        "serving_stack": workload_stack_label(workload),
         "input_tokens_mean": workload.input_tokens_mean,
         "input_tokens_p95": workload.input_tokens_p95,
         "output_tokens_mean": workload.output_tokens_mean,

@@ -3,7 +3,13 @@
 from django import template
 
 from planner import labels
-from planner.labels import CATEGORY_LABELS, LINE_LABELS, label
+from planner.labels import (
+    CATEGORY_LABELS,
+    LINE_LABELS,
+    label,
+    stack_label,
+    workload_stack_label,
+)
 
 register = template.Library()
 
@@ -24,3 +30,15 @@ def category_label(key: str) -> str:
 def headroom_rule(headroom_pct, n_plus_one=False) -> str:
     """The rule a workload's replicas are sized by (``planner.labels.headroom_rule``)."""
     return labels.headroom_rule(headroom_pct, n_plus_one)
+
+
+@register.filter
+def stack_name(key: str) -> str:
+    """A serving stack's name: ``"trtllm"`` → ``"TensorRT-LLM"``."""
+    return stack_label(str(key or "vllm"))
+
+
+@register.filter
+def workload_stack(workload) -> str:
+    """What a workload is sized for: ``"vLLM 0.11, BF16 KV cache"``."""
+    return workload_stack_label(workload)

@@ -15,6 +15,7 @@ from planner.forms import (
     MemberRoleForm,
     OrganisationSwitchForm,
     QuoteTermsForm,
+    ServingDefaultsForm,
 )
 from planner.invitations import (
     InvitationError,
@@ -23,6 +24,7 @@ from planner.invitations import (
     invitation_list_pending,
     invitation_revoke,
 )
+from planner.labels import stack_label
 from planner.middleware import SESSION_ORGANISATION_KEY
 from planner.permissions import member_required, owner_required
 from planner.services import (
@@ -80,6 +82,11 @@ def organisation_detail(request: HttpRequest) -> HttpResponse:
         "my_organisations": selectors.memberships_of_user(user=request.user),
         "invitations": (
             invitation_list_pending(organisation=request.organisation) if is_owner else []
+        ),
+        "default_stack": stack_label(
+            request.organisation.default_serving_stack,
+            request.organisation.default_serving_stack_version,
+            request.organisation.default_kv_cache_dtype,
         ),
     }
     return render(
@@ -184,6 +191,31 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
     }
     return render(
         request, "api_tokens.html", context, status=400 if form.is_bound and form.errors else 200
+    )
+
+
+@owner_required
+@require_http_methods(["GET", "POST"])
+def serving_defaults(request: HttpRequest) -> HttpResponse:
+    """The serving stack new workloads are sized for (each workload can change its own)."""
+    form = ServingDefaultsForm(request.POST or None, instance=request.organisation)
+    if request.method == "POST" and form.is_valid():
+        try:
+            form.save()
+        except StaleEditError as exc:
+            form.add_stale_error(exc)
+        else:
+            messages.success(
+                request,
+                "Serving stack saved; new workloads are sized for it, existing ones keep "
+                "their own." + form.merge_note,
+            )
+            return redirect("organisation")
+    return render(
+        request,
+        "serving_defaults.html",
+        {"form": form},
+        status=400 if form.is_bound and form.errors else 200,
     )
 
 

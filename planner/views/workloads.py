@@ -17,6 +17,7 @@ from planner.cost_target import cost_target_compare
 from planner.engine import limits
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.sweep import cost_order
+from planner.labels import SERVING_STACK_CHOICES, workload_stack_label
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
 from planner.versioning import StaleEditError
@@ -32,7 +33,7 @@ SORTS = {
     "batch": lambda c: -c.batch_per_replica,
 }
 # The sizing table's toggles and sort, carried together by every link, autosave and choice.
-TABLE_PARAMS = ("show", "precisions", "tp", "sort")
+TABLE_PARAMS = ("show", "precisions", "tp", "sort", "stacks")
 
 
 def _table_params(request: HttpRequest) -> QueryDict:
@@ -83,7 +84,7 @@ def workload_add(request: HttpRequest, plan_id: int) -> HttpResponse:
     applying_preset = "apply_preset" in request.POST
     form = WorkloadForm(
         None if applying_preset or request.method == "GET" else request.POST,
-        instance=Workload(plan=plan),
+        instance=Workload.new_in(plan),
         initial=initial,
     )
     if request.method == "POST" and not applying_preset and form.is_valid():
@@ -116,7 +117,10 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
     show = params.get("show") or "feasible"
     every_tp = params.get("tp") == "all"
     sort = params.get("sort") or "cost"
-    result = sizing.workload_sweep(workload, all_precisions=all_precisions)
+    compare_stacks = params.get("stacks") == "all"
+    result = sizing.workload_sweep(
+        workload, all_precisions=all_precisions, compare_stacks=compare_stacks
+    )
     candidates = list(result.candidates)
     feasible_count = len(result.feasible)
     if show == "feasible":
@@ -134,7 +138,8 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         for c in candidates:
             # A candidate sized by a load test (planner.measured) keeps its own row.
             measured = (c.provenance or "").startswith("measured")
-            group = (c.accelerator_slug, c.precision, c.feasible, measured, c.serving)
+            group = (c.accelerator_slug, c.precision, c.feasible, measured, c.serving,
+                     c.serving_stack)  # fmt: skip
             if group not in seen or sizing.candidate_key(c) == chosen_key:
                 seen.add(group)
                 kept.append(c)
@@ -177,6 +182,8 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         "show": show,
         "sort": sort,
         "precisions": "all" if all_precisions else "",
+        "stacks": "all" if compare_stacks else "",
+        "stack_label": workload_stack_label(workload),
         "target": sizing.engine_workload(workload),
         "network": sizing.workload_network_delay(workload),
     }
@@ -285,7 +292,11 @@ def candidate_detail_view(
     workload = workload_or_404(request, plan_id, workload_id)
     all_precisions = key.split("|")[1:2] != [workload.precision]
     with catalog_version_pinned():
-        result = sizing.workload_sweep(workload, all_precisions=all_precisions)
+        result = sizing.workload_sweep(
+            workload,
+            all_precisions=all_precisions,
+            compare_stacks=sizing.is_compared_key(key),
+        )
         candidate = sizing.candidate_find(result, key)
         if candidate is None:
             raise Http404("No such candidate.")
@@ -306,9 +317,21 @@ def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
     workload = workload_or_404(request, plan_id, workload_id)
     key = request.POST.get("candidate", "")
     precision = key.split("|")[1] if key.count("|") >= 2 else ""
-    result = sizing.workload_sweep(workload, all_precisions=precision != workload.precision)
+    result = sizing.workload_sweep(
+        workload,
+        all_precisions=precision != workload.precision,
+        compare_stacks=sizing.is_compared_key(key),
+    )
     candidate = sizing.candidate_find(result, key)
     url = reverse("workload_sizing", args=[plan_id, workload_id]) + _table_query(request.GET)
+    if candidate is not None and candidate.compared:
+        stack = dict(SERVING_STACK_CHOICES)[candidate.serving_stack]
+        messages.error(
+            request,
+            f"That configuration is sized for {stack}, shown for comparison: set the "
+            f"workload's serving stack to {stack} to choose it.",
+        )
+        return redirect(url)
     if candidate is None or not candidate.feasible:
         reason = candidate.infeasible_reason if candidate else "it is not a candidate any more"
         messages.error(request, f"That configuration cannot be chosen: {reason}.")

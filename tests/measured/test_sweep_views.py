@@ -123,6 +123,20 @@ def test_a_sweep_on_other_lengths_says_so_and_is_not_applied(client, consultant_
     assert 'data-testid="measured-badge"' not in row
 
 
+def test_a_sweep_on_another_serving_stack_is_not_applied(client, consultant_a, workload):
+    client.force_login(consultant_a)
+    response = upload(client, workload, vllm_files())
+    assert 'data-testid="measured-badge"' in row_of(sizing_page(client, workload), KEY)
+    # The workload moves to TensorRT-LLM: the vLLM measurement no longer sizes it.
+    workload.serving_stack = "trtllm"
+    workload.save()
+    page = client.get(response.url).content.decode()
+    assert "Measured on vLLM; the workload is sized for TensorRT-LLM." in page
+    assert "and serving stack (TensorRT-LLM)" in page
+    row = row_of(sizing_page(client, workload), KEY)
+    assert 'data-testid="measured-not-applied"' in row
+
+
 def test_a_file_that_is_not_a_load_test_is_refused_next_to_the_field(
     client, consultant_a, workload
 ):

@@ -98,7 +98,7 @@ def test_revoked_or_unknown_token_is_401(client, token, catalog):
         ({"tensor_parallel": 3}, "__all__", "tensor_parallel 3 is not valid"),
         ({"input_tokens": 200_000}, "__all__", "exceed"),
         ({"kv_cache_dtype": "int2"}, "kv_cache_dtype", "should match pattern"),
-        ({"serving_stack": "sglang"}, "serving_stack", "should match pattern"),
+        ({"serving_stack": "tgi"}, "serving_stack", "should match pattern"),
     ],
 )
 def test_bad_input_gets_field_errors(client, token, catalog, change, field, fragment):

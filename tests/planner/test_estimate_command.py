@@ -147,6 +147,19 @@ def test_serving_stack_and_variable_lengths_flags(catalog):
     assert varied["output_tokens_per_s"] <= fixed["output_tokens_per_s"]
 
 
+def test_sglang_and_its_version_are_named_in_the_answer(catalog):
+    out = StringIO()
+    call_command(
+        "estimate", *BASE, "--serving-stack", "sglang", "--serving-stack-version", "0.5.4",
+        stdout=out,
+    )  # fmt: skip
+    text = out.getvalue()
+    assert "Serving stack                            sglang" in text
+    assert "sized for SGLang 0.5.4, BF16 KV cache" in text
+    with pytest.raises(CommandError, match="TensorRT-LLM is sized on NVIDIA GPUs only"):
+        run(*BASE[:2], "--accelerator", "mi300x", *BASE[4:], "--serving-stack", "trtllm")
+
+
 def test_estimate_without_a_loaded_catalog_uses_the_packaged_data(tmp_path):
     """A fresh clone: the command answers from catalog/data and says so, instead of failing
     on a missing table."""

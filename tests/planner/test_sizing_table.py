@@ -1,6 +1,7 @@
 """The sizing table's toggles combine (each link, autosave and choice keeps the others), and
 the chosen row stays in the table and can be chosen again when its fleet no longer matches."""
 
+import itertools
 import re
 from collections import Counter
 from html import unescape
@@ -17,7 +18,12 @@ from tests.planner.test_sizing_views import workload as workload  # noqa: F401  
 
 pytestmark = pytest.mark.django_db
 
-TOGGLES = {"show": ("feasible", "all"), "precisions": ("", "all"), "tp": ("", "all")}
+TOGGLES = {
+    "show": ("feasible", "all"),
+    "precisions": ("", "all"),
+    "tp": ("", "all"),
+    "stacks": ("", "all"),
+}
 
 
 def _url(workload):  # noqa: F811
@@ -36,26 +42,29 @@ def _toggle_links(content: str) -> list[dict[str, str]]:
 
 
 def _state(context) -> dict[str, str]:
-    return {"show": context["show"], "precisions": context["precisions"], "tp": context["every_tp"]}
+    return {
+        "show": context["show"],
+        "precisions": context["precisions"],
+        "tp": context["every_tp"],
+        "stacks": context["stacks"],
+    }
 
 
 def test_each_toggle_flips_only_itself(client, consultant_a, workload):  # noqa: F811
     client.force_login(consultant_a)
-    # Every combination of the three toggles: each chip's link changes its own and keeps the
-    # other two (and the sort).
-    for show in TOGGLES["show"]:
-        for precisions in TOGGLES["precisions"]:
-            for tp in TOGGLES["tp"]:
-                state = {"show": show, "precisions": precisions, "tp": tp}
-                response = client.get(_url(workload), {**state, "sort": "ttft"})
-                assert _state(response.context) == state
-                links = _toggle_links(response.content.decode())
-                assert len(links) == 3
-                for name, link in zip(("show", "precisions", "tp"), links, strict=True):
-                    assert link["sort"] == "ttft"
-                    flipped = {k: link[k] for k in state}
-                    off, on = TOGGLES[name]
-                    assert flipped == {**state, name: on if state[name] == off else off}
+    # Every combination of the four toggles: each chip's link changes its own and keeps the
+    # others (and the sort).
+    for values in itertools.product(*TOGGLES.values()):
+        state = dict(zip(TOGGLES, values, strict=True))
+        response = client.get(_url(workload), {**state, "sort": "ttft"})
+        assert _state(response.context) == state
+        links = _toggle_links(response.content.decode())
+        assert len(links) == len(TOGGLES)
+        for name, link in zip(TOGGLES, links, strict=True):
+            assert link["sort"] == "ttft"
+            flipped = {k: link[k] for k in state}
+            off, on = TOGGLES[name]
+            assert flipped == {**state, name: on if state[name] == off else off}
 
 
 def test_all_three_toggles_together_show_what_each_adds(client, consultant_a, workload):  # noqa: F811
@@ -89,7 +98,12 @@ def test_an_autosave_keeps_the_toggles_of_the_page(client, consultant_a, workloa
 
     assert response.status_code == 200
     assert 'data-testid="form-saved"' in response.content.decode()
-    assert _state(response.context) == {"show": "all", "precisions": "all", "tp": "all"}
+    assert _state(response.context) == {
+        "show": "all",
+        "precisions": "all",
+        "tp": "all",
+        "stacks": "",
+    }
     assert Workload.objects.get(pk=workload.pk).peak_concurrency == 300
     # Without the header (no htmx) the form posts to the page's URL and comes back to it.
     data = page_form(client.get(page_url).content.decode(), containing="ttft_ms")

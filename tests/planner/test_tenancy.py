@@ -241,6 +241,7 @@ NOT_TENANT_OBJECT_URLS = {
     "client_list",
     "api_tokens",
     "quote_terms",
+    "serving_defaults",
     "calibration",
     "sourcing:suppliers",
     "sourcing:fx",

@@ -12,6 +12,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from planner.engine.estimate import EstimateError, EstimateRequest
+from planner.engine.memory import SERVING_STACKS
 from planner.sizing import SizingInputError, estimate_as_dict, estimate_run
 
 HUMAN_FIELDS = (
@@ -35,6 +36,8 @@ HUMAN_FIELDS = (
     ("kv_transfer_path", "KV transfer path", "{}"),
     ("replicas", "Replicas", "{}"),
     ("weights_gb", "Weights (GB)", "{:,.1f}"),
+    ("serving_stack", "Serving stack", "{}"),
+    ("serving_stack_version", "Serving stack version", "{}"),
     ("kv_cache_dtype", "KV cache dtype", "{}"),
     ("kv_cache_bytes_per_token", "KV cache per token, replica (bytes)", "{:,.0f}"),
     ("kv_cache_bytes_per_token_per_gpu", "KV cache per token, per GPU (bytes)", "{:,.0f}"),
@@ -118,12 +121,18 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--serving-stack",
-            choices=["vllm", "trtllm"],
+            choices=list(SERVING_STACKS),
             default="vllm",
             help="Serving engine whose memory rule and scheduler cap apply: vllm (default: "
             "gpu_memory_utilization of the whole memory, max_num_seqs 1024 on 70 GiB parts, "
-            "else 256) or trtllm (KV from the memory left after the weights, up to 2048 "
-            "requests).",
+            "else 256), sglang (its default mem_fraction_static reserve by GPU size, at least "
+            "2048 running requests) or trtllm (KV from the memory left after the weights, up "
+            "to 2048 requests).",
+        )
+        parser.add_argument(
+            "--serving-stack-version",
+            default="",
+            help="The stack's version as you name it (e.g. 0.11); printed with the estimate.",
         )
         parser.add_argument(
             "--variable-lengths",
@@ -158,6 +167,7 @@ class Command(BaseCommand):
             pipeline_parallel=options["pp"],
             expert_parallel=options["ep"],
             serving_stack=options["serving_stack"],
+            serving_stack_version=options["serving_stack_version"],
             variable_lengths=options["variable_lengths"],
         )
         try:
