@@ -24,9 +24,19 @@ from django.apps import apps
 from django.urls import reverse
 
 from planner import selectors as plan_selectors
+from planner import sizing
+from planner.engine import bom as bom_engine
 from planner.engine.errors import EngineInputError
+from planner.facility import selectors as fsel
+from planner.facility import services as fsvc
+from planner.facility.models import TcoStatus
 from planner.labels import count
 from planner.models import Plan, Workload
+
+# sourcing.services imports this module at its top: the one import cycle of these two, which
+# works because neither reads the other's names before both have loaded (``from sourcing
+# import services`` takes the module from sys.modules while it loads).
+from sourcing import services as ssvc  # noqa: E402  (after the cycle's note)
 
 CURRENT, STALE, FAILED, MISSING = "current", "stale", "failed", "missing"
 STATES = (CURRENT, STALE, FAILED, MISSING)
@@ -86,14 +96,12 @@ def _recompute_url(plan: Plan, kind: str) -> str:
 
 def chosen_inputs_hash(workload: Workload) -> str:
     """The hash of the sizing inputs the chosen replica plan is computed from."""
-    from planner import sizing
 
     return sizing.workload_inputs_hash(workload)
 
 
 def tco_inputs_hash(plan: Plan) -> str:
     """The hash of the TCO engine inputs of the plan (raises ``TcoNotReady``)."""
-    from planner.facility import services as fsvc
 
     return fsvc.tco_inputs_build(plan=plan).input_hash
 
@@ -111,8 +119,6 @@ def bom_hash_of(inputs, fabric, spares) -> str:
 
 def bom_inputs_hash(plan: Plan) -> str:
     """The hash of what the plan's BOM would be generated from now (raises ``SourcingError``)."""
-    from planner.engine import bom as bom_engine
-    from sourcing import services as ssvc  # sourcing imports freshness: a cycle at import
 
     settings = ssvc.sourcing_settings_get(plan=plan)
     return bom_hash_of(
@@ -147,8 +153,6 @@ def chosen_freshness(workload: Workload) -> Freshness:
 
 def tco_freshness(plan: Plan, *, state=None) -> Freshness:
     """The latest TCO run against the plan's current TCO inputs."""
-    from planner.facility import services as fsvc
-    from planner.facility.models import TcoStatus
 
     label = "TCO"
     url = _recompute_url(plan, TCO)
@@ -170,7 +174,6 @@ def tco_freshness(plan: Plan, *, state=None) -> Freshness:
 
 def bom_freshness(plan: Plan) -> Freshness:
     """The generated bill-of-materials lines against what sizing would generate now."""
-    from sourcing import services as ssvc
 
     label = "Bill of materials"
     url = _recompute_url(plan, BOM)
@@ -197,7 +200,6 @@ def bom_freshness(plan: Plan) -> Freshness:
 def _bom_changes_text(plan: Plan, shown: int = 3) -> str:
     """What regenerating the BOM changes: the servers per site the deployment needs against
     those the BOM holds, else the first line changes ("" when it cannot say)."""
-    from sourcing import services as ssvc
 
     try:
         pending = ssvc.bom_pending_changes(plan=plan)
@@ -275,7 +277,6 @@ def _from_bom(kind: str, label: str, bom: Freshness, plan: Plan) -> Freshness | 
 
 def landed_cost_freshness(plan: Plan, *, bom: Freshness | None = None, report=None) -> Freshness:
     """The landed cost: as current as the BOM it prices; failed when lines cannot be priced."""
-    from sourcing import services as ssvc
 
     label = "Landed cost"
     bom = bom or bom_freshness(plan)
@@ -295,7 +296,6 @@ def landed_cost_freshness(plan: Plan, *, bom: Freshness | None = None, report=No
 
 def timeline_freshness(plan: Plan, *, bom: Freshness | None = None, report=None) -> Freshness:
     """The go-live timeline: as current as the BOM it schedules; failed when it cannot be built."""
-    from sourcing import services as ssvc
 
     label = "Timeline"
     bom = bom or bom_freshness(plan)
@@ -318,8 +318,6 @@ def plan_freshness(plan: Plan) -> list[Freshness]:
     if apps.is_installed("planner.facility"):
         items.append(tco_freshness(plan))
     if apps.is_installed("sourcing"):
-        from sourcing import services as ssvc
-
         bom = bom_freshness(plan)
         report = None
         if bom.is_current:
@@ -344,7 +342,6 @@ def option_choice(plan: Plan) -> Freshness | None:
     documents say "no option chosen" and the quote prices the owned deployment."""
     if not apps.is_installed("planner.facility") or not plan.workloads.exists():
         return None
-    from planner.facility import selectors as fsel
 
     decision = fsel.placement_decision_get(plan=plan)
     if decision.chosen_kind in ("hybrid", "public_cloud", "edge"):
@@ -408,7 +405,6 @@ def _record(*, plan: Plan, user, before: Freshness, section: str, why: str, resu
     """Append the recompute to the plan's history (the sourcing app keeps it) when it was due."""
     if before.is_current or not apps.is_installed("sourcing"):
         return
-    from sourcing import services as ssvc
 
     message = f"{section} recomputed: it was {before.state_label} ({why}); {result}."
     ssvc.event_record(
@@ -422,7 +418,6 @@ def _record(*, plan: Plan, user, before: Freshness, section: str, why: str, resu
 
 def _tco_recompute(*, plan: Plan, user, inline: bool) -> str:
     """Run the TCO for the current inputs; a stale or failed one is recorded in the history."""
-    from planner.facility import services as fsvc
 
     state = fsvc.tco_state(plan=plan)
     before = tco_freshness(plan, state=state)
@@ -474,9 +469,6 @@ def recompute(*, plan: Plan, kind: str, user, inline: bool = False) -> str:
             domain error's message).
     """
     if kind == CHOSEN:
-        from planner import selectors as plan_selectors
-        from planner import sizing
-
         replanned = 0
         for workload in plan_selectors.workload_list(plan=plan):
             before = chosen_freshness(workload)
@@ -493,8 +485,6 @@ def recompute(*, plan: Plan, kind: str, user, inline: bool = False) -> str:
     if kind == TCO:
         return _tco_recompute(plan=plan, user=user, inline=inline)
     if kind in (BOM, LANDED_COST, TIMELINE):
-        from sourcing import services as ssvc
-
         before = bom_freshness(plan)
         generated_at = ssvc.sourcing_settings_get(plan=plan).bom_generated_at
         try:

@@ -13,14 +13,14 @@ from django.urls import reverse
 from ninja import Field, Query, Router, Schema, Status
 
 from catalog.selectors import catalog_version_pinned
-from planner import jobs, selectors, sizing
+from planner import jobs, sizing
 from planner.api.common import InSchema, JobOut, job_out, op, plan_get, require_editor
 from planner.api.plans import Id, WorkloadOut, actor, workload_get, workload_out
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.limits import finite_or_none
 from planner.facility import selectors as facility_selectors
 from planner.facility import services as facility_services
-from planner.facility.deployment import PlanDeployment, plan_deployment
+from planner.facility.deployment import PlanDeployment, plan_deployment, workload_deployments
 from planner.facility.models import TcoRun
 
 router = Router(tags=["results"])
@@ -194,7 +194,7 @@ def choose(request, plan_id: Id, workload_id: Id, payload: ChooseIn):
         workload = sizing.workload_choose(workload=workload, candidate=candidate)
     warning = ""
     try:
-        selectors.plan_deployments(plan=workload.plan)
+        workload_deployments(plan=workload.plan)
     except CatalogGapError as gap:
         warning = f"Sites, placement, TCO and sourcing cannot use it yet. {gap}"
     return Status(200, workload_out(workload) | {"warning": warning})

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from planner import selectors as plan_selectors
+from planner import sizing
 from planner.computed import computed
 from planner.engine import pooling as po
-from planner.engine.deployment import Deployment, estimate_server
+from planner.engine.deployment import Deployment, estimate_server, servers_needed
 from planner.engine.errors import CatalogGapError
 from planner.engine.network import REGIONS
 from planner.facility import selectors
@@ -183,6 +184,77 @@ def platform_of(deployment: Deployment) -> po.Platform:
     )
 
 
+def workload_deployments(*, plan: Plan) -> list[Deployment]:
+    """The hardware of every workload of the plan whose chosen configuration still serves it,
+    each on its own: the pooling's input and each workload's demand, never a count of the
+    plan's servers (the pooled :func:`plan_deployment` is).
+
+    A choice that no longer meets the workload's inputs (``chosen_problem``) deploys nothing.
+
+    Raises:
+        CatalogGapError: A chosen configuration lacks a catalog figure its power needs; the
+            message names the workload and what to do. Pages show it on the section.
+    """
+    return computed(("per_workload_deployments", plan.pk), lambda: _plan_deployments(plan))
+
+
+def _plan_deployments(plan: Plan) -> list[Deployment]:
+    deployments = []
+    chosen = plan_selectors.workload_list(plan=plan).filter(
+        chosen_accelerator__isnull=False, chosen_problem=""
+    )
+    for workload in chosen:
+        accelerator = workload.chosen_accelerator
+        server = workload.chosen_server
+        per_server = (server.accelerators_per_server if server else None) or min(
+            8, workload.chosen_accelerators or 8
+        )
+        try:
+            power_kw, rack_units, assumptions = estimate_server(
+                accelerators_per_server=per_server,
+                accelerator_tdp_w=accelerator.tdp_w,
+                platform_power_kw=server.max_power_kw if server else None,
+                platform_rack_units=server.rack_units if server else None,
+                accelerator_name=accelerator.name,
+            )
+        except CatalogGapError as gap:
+            raise CatalogGapError(
+                f"Workload '{workload.name}' uses {accelerator.name}: {gap} Choose a "
+                "configuration with a published TDP or server platform on the workload's "
+                "sizing page, or ask a catalog maintainer to add the figure.",
+                item=gap.item,
+                figure=gap.figure,
+            ) from gap
+        accelerators = workload.chosen_accelerators or 0
+        deployments.append(
+            Deployment(
+                workload_id=workload.pk,
+                workload_name=workload.name,
+                accelerator_slug=accelerator.slug,
+                accelerator_name=accelerator.name,
+                precision=workload.chosen_precision or workload.precision,
+                tensor_parallel=sizing.chosen_accelerators_per_replica(workload),
+                replicas=workload.chosen_replicas or 0,
+                accelerators=accelerators,
+                accelerators_per_server=per_server,
+                servers=workload.chosen_servers or servers_needed(accelerators, per_server),
+                server_slug=server.slug if server else "",
+                server_name=str(server) if server else f"{per_server}× {accelerator.name} server",
+                server_power_kw=power_kw,
+                server_rack_units=rack_units,
+                accelerator_tdp_w=accelerator.tdp_w,
+                assumptions=assumptions,
+                prefill_tensor_parallel=workload.chosen_prefill_tensor_parallel
+                if workload.chosen_serving == "disaggregated"
+                else None,
+                prefill_replicas=workload.chosen_prefill_replicas or 0
+                if workload.chosen_serving == "disaggregated"
+                else 0,
+            )
+        )
+    return deployments
+
+
 def physical_sites(*, plan: Plan) -> list[Site]:
     """The plan's sites that can hold its servers (own data centres and colocation)."""
     return [s for s in selectors.site_list(plan=plan) if s.kind in PHYSICAL_KINDS]
@@ -199,7 +271,7 @@ def plan_deployment(*, plan: Plan) -> PlanDeployment:
 
 
 def _plan_deployment(plan: Plan) -> PlanDeployment:
-    per_workload = tuple(d for d in plan_selectors.plan_deployments(plan=plan) if d.replicas)
+    per_workload = tuple(d for d in workload_deployments(plan=plan) if d.replicas)
     sites = physical_sites(plan=plan)
     keys = [site_key(s) for s in sites] or [UNPLACED_KEY]
     labels = {site_key(s): s.name for s in sites} or {UNPLACED_KEY: UNPLACED_LABEL}

@@ -35,7 +35,7 @@ from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, flag_regions, haversine_km, rtt_ms
 from planner.engine.shown import USD_SHOWN, ShownIn
 from planner.facility import selectors, tco_prices
-from planner.facility.deployment import PlanDeployment, plan_deployment
+from planner.facility.deployment import PlanDeployment, plan_deployment, workload_deployments
 from planner.facility.deployment import rack_types as deployment_rack_types
 from planner.facility.models import (
     PlacementDecision,
@@ -385,7 +385,7 @@ def placement_evaluate(
     if not workloads:
         return PlacementEvaluation(None, 0.0, None, {}, {}, ["The plan has no workloads yet."])
     try:
-        deployments = {d.workload_id: d for d in plan_selectors.plan_deployments(plan=plan)}
+        deployments = {d.workload_id: d for d in workload_deployments(plan=plan)}
     except CatalogGapError as gap:
         return PlacementEvaluation(None, 0.0, None, {}, {}, [], catalog_gap=str(gap))
 

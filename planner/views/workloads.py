@@ -17,6 +17,7 @@ from planner.cost_target import cost_target_compare
 from planner.engine import limits
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.sweep import cost_order
+from planner.facility.deployment import workload_deployments
 from planner.labels import SERVING_STACK_CHOICES, workload_stack_label
 from planner.models import Workload, WorkloadKind
 from planner.permissions import editor_required, member_required
@@ -345,7 +346,7 @@ def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
         else f"Chosen: {candidate.label}, {candidate.accelerators} accelerators.",
     )
     try:
-        selectors.plan_deployments(plan=workload.plan)
+        workload_deployments(plan=workload.plan)
     except CatalogGapError as gap:
         # Sizing needs no power figure; sites, TCO and sourcing do: say so now.
         messages.warning(request, f"Sites, placement, TCO and sourcing cannot use it yet. {gap}")

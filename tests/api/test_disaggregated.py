@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from planner import selectors, sizing
-from planner.facility.deployment import plan_deployment
+from planner import sizing
+from planner.facility.deployment import plan_deployment, workload_deployments
 
 ESTIMATE = {
     "model": "llama-3.1-70b",
@@ -104,7 +104,7 @@ def test_choose_a_disaggregated_candidate_deploys_both_pools(api, sized_plan):
     sizing.chosen_replan(workload)
     assert workload.chosen_problem == "" and workload.chosen_prefill_replicas
 
-    (deployment,) = selectors.plan_deployments(plan=sized_plan)
+    (deployment,) = workload_deployments(plan=sized_plan)
     assert deployment.prefill_replicas == row["prefill_replicas"]
     assert deployment.prefill_tensor_parallel == row["prefill_tensor_parallel"]
     pooled = plan_deployment(plan=sized_plan).pooled

@@ -1,8 +1,8 @@
 """The demo plan's facility part: sites always, a TCO run when the workloads are sized."""
 
-from planner import selectors as plan_selectors
 from planner.demo import demo_plan_build
 from planner.facility.demo import facility_demo_build
+from planner.facility.deployment import workload_deployments
 from planner.facility.models import PlacementDecision, Site, TcoRun
 
 
@@ -14,7 +14,7 @@ def test_demo_plan_gets_sites_a_choice_and_a_tco_when_sized(org_a, consultant_a,
     assert Site.objects.get(plan=plan, name__startswith="Ashburn").upgrades.count() == 1
     assert PlacementDecision.objects.get(plan=plan).chosen_kind == "colocation"
     runs = TcoRun.objects.filter(plan=plan)
-    if plan_selectors.plan_deployments(plan=plan):
+    if workload_deployments(plan=plan):
         # Costed on the sites, then again on the sourcing demo's BOM and offers.
         assert runs.exists() and {r.status for r in runs} == {"succeeded"}
     else:

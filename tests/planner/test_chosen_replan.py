@@ -4,7 +4,8 @@ import pytest
 from django.urls import reverse
 
 from catalog.models import Accelerator
-from planner import selectors, sizing
+from planner import sizing
+from planner.facility.deployment import workload_deployments
 from planner.models import Workload
 from tests.html_forms import page_form
 from tests.planner.test_sizing_views import plan as plan  # noqa: F401  (fixture)
@@ -65,7 +66,7 @@ def test_raising_the_peak_replans_the_chosen_replicas(client, consultant_a, work
     assert workload.chosen_summary["replicas"] == row.replicas
     assert workload.chosen_inputs_hash == sizing.workload_inputs_hash(workload) != before_hash
     assert workload.chosen_problem == ""
-    [deployment] = selectors.plan_deployments(plan=workload.plan)
+    [deployment] = workload_deployments(plan=workload.plan)
     assert deployment.replicas == row.replicas
     page = client.get(_sizing_url(workload)).content.decode()
     assert f"Chosen: {row.replicas} replicas" in page
@@ -92,7 +93,7 @@ def test_a_choice_that_stops_serving_says_so_and_asks_for_a_new_one(
     assert workload.chosen_replicas is None and workload.chosen_accelerators is None
     assert "no longer serves this workload" in workload.chosen_problem
     assert "TPOT" in workload.chosen_problem and "Choose another" in workload.chosen_problem
-    assert selectors.plan_deployments(plan=workload.plan) == []  # nothing counts a failing fleet
+    assert workload_deployments(plan=workload.plan) == []  # nothing counts a failing fleet
     page = client.get(_sizing_url(workload)).content.decode()
     assert 'data-testid="chosen-problem"' in page and "Choose another configuration" in page
     overview = client.get(reverse("plan_detail", args=[workload.plan_id])).content.decode()

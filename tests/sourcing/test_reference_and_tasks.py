@@ -222,11 +222,11 @@ def test_demo_without_chosen_configurations_still_builds(plan_a, org_a, consulta
 
 def test_demo_plan_has_bom_orders_and_a_late_shipment(db, catalog, org_a, consultant_a):
     from planner.demo import demo_plan_build
-    from planner.selectors import plan_deployments
+    from planner.facility.deployment import workload_deployments
     from sourcing.demo import sourcing_demo_build
 
     plan, _ = demo_plan_build(organisation=org_a, user=consultant_a)
-    if not plan_deployments(plan=plan):  # sizing chose nothing: choose by hand
+    if not workload_deployments(plan=plan):  # sizing chose nothing: choose by hand
         from catalog.models import Accelerator, ServerPlatform
 
         plan.workloads.filter(name__startswith="Customer").update(
