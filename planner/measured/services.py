@@ -14,10 +14,10 @@ from django.db import transaction
 from catalog.models import Accelerator
 from planner import sizing
 from planner.engine.load_test import (
+    ExcludedRunError,
     LoadTest,
     LoadTestFormatError,
     MeasuredCapacity,
-    NoSuccessfulRequestsError,
     PointComparison,
     capacity_at_target,
     compare_with_model,
@@ -84,12 +84,12 @@ def read_files(files) -> LoadTest:
             upload.seek(0)
             data = read_result_json(upload, size_bytes=upload.size)
             tests.append(parse_load_test(data))
-        except NoSuccessfulRequestsError as exc:
+        except ExcludedRunError as exc:
             skipped.append(f"{upload.name}: {exc}, left out of the sweep")
         except LoadTestFormatError as exc:
             raise LoadTestFormatError(f"{upload.name}: {exc}") from None
     if not tests:
-        raise NoSuccessfulRequestsError("nothing measured: " + "; ".join(skipped))
+        raise ExcludedRunError("nothing measured: " + "; ".join(skipped))
     tools = {t.tool for t in tests}
     if len(tools) > 1:
         raise LoadTestFormatError(

@@ -16,6 +16,7 @@ from catalog.models import Accelerator
 from catalog.selectors import catalog_version_pinned
 from planner import jobs, sizing
 from planner.engine.load_test import (
+    MAX_ERROR_RATE,
     TOOLS,
     LoadTestFormatError,
     measured_replicas,
@@ -103,6 +104,7 @@ def measurements_view(request: HttpRequest, plan_id: int, workload_id: int) -> H
             "form": form,
             "measurements": list(measurements.values()),
             "tools": list(TOOLS.values()),
+            "max_error_pct": f"{MAX_ERROR_RATE * 100:g}",
             "can_edit": bool(request.membership and request.membership.can_edit),
         },
         status=status,
@@ -157,6 +159,7 @@ def sweep_detail_view(
             "modelled_replicas": _replicas(workload, modelled),
             "plan_by_measurement": plan_by_measurement,
             "correction": model_correction(rows) if rows else None,
+            "max_error_pct": f"{MAX_ERROR_RATE * 100:g}",
             "can_edit": bool(request.membership and request.membership.can_edit),
         },
     )

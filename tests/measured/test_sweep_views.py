@@ -269,6 +269,24 @@ def test_a_failed_run_in_a_sweep_is_left_out_and_named_on_the_page(client, consu
     assert not LoadTestSweep.objects.exists()
 
 
+def test_a_run_over_the_error_rate_limit_is_shown_and_left_out(client, consultant_a, workload):
+    client.force_login(consultant_a)
+    failing = json.loads(next(FIXTURES.glob("vllm-*concurrency64-*.json")).read_text())
+    failing.update(failed=40, max_concurrency=128)  # vllm bench serve: 40 of 440 failed
+    files = [*vllm_files(), SimpleUploadedFile("c128.json", json.dumps(failing).encode())]
+    response = upload(client, workload, files)
+    assert len(LoadTestSweep.objects.get().points) == 3
+    page = client.get(response.url).content.decode()
+    assert "more than 5 % of the finished requests failed" in page
+    skipped = page[page.index('data-testid="skipped-stages"') :]
+    assert (
+        "c128.json: 40 of 440 requests failed (9.1%, above the 5% error-rate limit), left out "
+        "of the sweep" in skipped
+    )
+    listing = client.get(reverse("measured:measurements", args=[workload.plan_id, workload.pk]))
+    assert "1 failed stage left out" in listing.content.decode()
+
+
 def test_stored_llmperf_points_lose_the_first_token_from_their_tpot():
     migration = importlib.import_module("planner.measured.migrations.0002_points_at_the_load_held")
     stored = {"output_tokens_mean": 250.0, "ttft_mean_ms": 150.0, "e2e_mean_ms": 3200.0,
