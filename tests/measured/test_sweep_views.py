@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from catalog.models import Accelerator, ModelArchitecture
 from planner.measured import services
-from planner.measured.models import LoadTestSweep
+from planner.measured.models import LoadTestImport, LoadTestSweep
 from planner.models import Client, Plan, Workload
 from tests.conftest import make_member
 from tests.measured.big_reports import write_guidellm_report
@@ -330,10 +330,49 @@ def test_a_50_mb_guidellm_report_with_every_request_is_read(
 def test_a_report_above_the_cap_is_refused_with_the_reason(
     client, consultant_a, workload, monkeypatch
 ):
+    assert services.MAX_FILE_BYTES == 2**30  # no cap below 1 GB
     monkeypatch.setattr(services, "MAX_FILE_BYTES", 2**20)
     client.force_login(consultant_a)
-    big = SimpleUploadedFile("benchmarks.json", b" " * (2**20 + 1) + b"{}")
+    big = SimpleUploadedFile("benchmarks.json", b" " * 2**21 + b"{}")
     response = upload(client, workload, [big])
     assert response.status_code == 400
-    assert "benchmarks.json: larger than 1 MB" in response.content.decode()
+    assert (
+        "benchmarks.json: 2 MB, larger than the 1 MB a result file may be"
+        in response.content.decode()
+    )
+    assert not LoadTestSweep.objects.exists() and not LoadTestImport.objects.exists()
+
+
+def test_a_large_sweep_is_stored_and_read_by_a_worker(
+    client, consultant_a, workload, monkeypatch, settings, tmp_path,
+    django_capture_on_commit_callbacks,
+):  # fmt: skip
+    settings.MEDIA_ROOT = tmp_path
+    monkeypatch.setattr(services, "INLINE_SWEEP_BYTES", 100)  # every sweep goes to a worker
+    client.force_login(consultant_a)
+    # CELERY_TASK_ALWAYS_EAGER in tests: the queued task runs when the request commits.
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(client, workload, vllm_files())
+    job = LoadTestImport.objects.get()
+    assert response.status_code == 302 and response.url.endswith(f"/uploads/{job.pk}/")
+    assert job.status == "succeeded" and job.worker != "inline"
+    sweep = LoadTestSweep.objects.get()
+    assert job.sweep == sweep and len(sweep.points) == 3
+    assert sweep.accelerator.slug == "h100-sxm" and sweep.serving_stack == "vLLM"
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))  # the stored files are gone
+    opened = client.get(response.url)
+    assert opened.status_code == 302 and opened.url.endswith(f"/sweeps/{sweep.pk}/")
+
+    # A file that is no load test: the job fails and its page says why.
+    sweep.delete()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(
+            client, workload, [SimpleUploadedFile("notes.json", b'{"hello": 1}' + b" " * 200)]
+        )
+    failed = LoadTestImport.objects.latest("pk")
+    assert failed.status == "failed" and failed.sweep is None
+    page = client.get(response.url).content.decode()
+    assert 'data-testid="sweep-import-problem"' in page
+    assert "notes.json: not a load-test result this planner reads" in page
     assert not LoadTestSweep.objects.exists()
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
