@@ -1,10 +1,11 @@
 """A request log read column by column: pyarrow's CSV and JSON readers, in blocks.
 
 A million-row log (223 MB of CSV) read line by line through :func:`read_rows` took 31 s and
-grew the process by 211 MB (issue 26). Here pyarrow's streaming readers parse blocks of
-:data:`BLOCK_BYTES` in C++, only the mapped columns are converted, and each block becomes one
-:class:`planner.engine.traffic_log.LogBatch` of NumPy arrays for the accumulator, so memory is
-the accumulator's arrays plus a few blocks (benchmarks/bench_traffic_log.py measures both).
+grew the process by 211 MB (issue 26). Here the file is cut into pieces of whole lines of about
+:data:`BLOCK_BYTES`, pyarrow's CSV or JSON reader parses each in C++ (only the mapped columns
+are converted), and each becomes one :class:`planner.engine.traffic_log.LogBatch` of NumPy
+arrays for the accumulator, so memory is the accumulator's arrays plus one piece
+(benchmarks/bench_traffic_log.py measures both).
 
 The figures and the messages are the row reader's:
 
@@ -46,8 +47,7 @@ from planner.engine.traffic_log import (
 
 __all__ = ["BLOCK_BYTES", "accumulate_log", "read_batches"]
 
-# Bytes parsed per block: pyarrow's default, about 4,700 CSV rows of 223 bytes. Four times
-# that read a little faster but held 150 MB in pyarrow's read-ahead (54 MB at 1 MB).
+# Bytes parsed per block: about 4,700 CSV rows of 223 bytes (pyarrow's own block size).
 BLOCK_BYTES = 1 << 20
 # Blocks whose (type, region, user) rows are gathered before one grouping makes them distinct
 # (a grouping costs about 8 ms whatever its size: once a block took a quarter of the time).
