@@ -24,7 +24,9 @@ Formats (field names from each tool's source; tests/measured/fixtures/README.md 
   (:func:`llmperf_tpot_ms`).
 
 Every tool but LLMPerf reports TPOT after the first token, (e2e − TTFT) ÷ (tokens − 1); each
-point's notes say which figure of the file its TPOT is.
+point's notes say which figure of the file its TPOT is. A run or stage with no successful
+request, or more than :data:`MAX_ERROR_RATE` of its finished requests failed, is no point
+(:class:`ExcludedRunError`): a sweep names it and leaves it out.
 """
 
 from __future__ import annotations
@@ -44,11 +46,14 @@ from planner.engine.demand import concurrency_from_rate
 from planner.engine.performance import ReplicaShape, steady_state
 
 __all__ = [
+    "ExcludedRunError",
     "LoadPoint",
     "LoadTest",
     "LoadTestFormatError",
+    "MAX_ERROR_RATE",
     "MeasuredCapacity",
     "PointComparison",
+    "TooManyErrorsError",
     "capacity_at_target",
     "compare_with_model",
     "lengths_mismatch",
@@ -81,12 +86,48 @@ class LoadTestFormatError(ValueError):
     """A file that is none of the load-test formats, or misses a figure it needs."""
 
 
-class NoSuccessfulRequestsError(LoadTestFormatError):
+# A run (or stage) in which more than this share of its finished requests failed is left out
+# of the curve, as one with no successful request is. 5 %: the failed requests never met any
+# latency target, so above 5 % the run's p95 over all its requests is a miss whatever its
+# successful requests' p95 says; and a failing request frees its slot early, so the held
+# load and the latencies of the rest describe a server shedding load, not one serving it.
+MAX_ERROR_RATE = 0.05
+
+
+class ExcludedRunError(LoadTestFormatError):
+    """A run (or a stage of a sweep) that is no data point: a sweep skips the stage and names
+    it with the reason, a file of nothing else is refused."""
+
+
+class NoSuccessfulRequestsError(ExcludedRunError):
     """A run (or a stage of a sweep) in which no request succeeded: it measured nothing.
 
     Read as a point it would sit at 0 in flight with every latency 0 and pass any target,
     so it is never one: a sweep skips the stage and names it, a single run is refused.
     """
+
+
+class TooManyErrorsError(ExcludedRunError):
+    """A run (or a stage of a sweep) whose error rate is above :data:`MAX_ERROR_RATE`."""
+
+
+def error_rate_note(errored: float | None, succeeded: float | None) -> str | None:
+    """The run's failed share as a note, or None when it reports none (or no errors).
+
+    Error rate = failed ÷ (succeeded + failed): of the requests that finished, the share
+    that failed (requests cut off by the end of a timed run are neither).
+
+    Raises:
+        TooManyErrorsError: the rate is above :data:`MAX_ERROR_RATE`.
+    """
+    if not errored or succeeded is None:
+        return None
+    finished = errored + succeeded
+    rate = errored / finished
+    said = f"{errored:g} of {finished:g} requests failed ({rate:.1%}"
+    if rate > MAX_ERROR_RATE:
+        raise TooManyErrorsError(f"{said}, above the {MAX_ERROR_RATE:.0%} error-rate limit)")
+    return f"{said}, within the {MAX_ERROR_RATE:.0%} error-rate limit)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +360,12 @@ def _parse_vllm(data: Mapping) -> LoadTest:
     completed = _num(data.get("completed"), "completed requests", required=False)
     if completed == 0:
         raise NoSuccessfulRequestsError("no request succeeded (completed: 0)")
+    # vllm bench serve writes "failed"; benchmark_serving.py only the prompts it sent.
+    failed = _num(data.get("failed"), "failed requests", required=False)
+    sent = _num(data.get("num_prompts"), "num_prompts", required=False)
+    if failed is None and sent is not None and completed is not None:
+        failed = max(sent - completed, 0.0)
+    errors = error_rate_note(failed, completed)
     inp = out = None
     if completed:
         total_in = _num(data.get("total_input_tokens"), "total input tokens", required=False)
@@ -345,7 +392,8 @@ def _parse_vllm(data: Mapping) -> LoadTest:
             for k in ("mean_tpot_ms", "p95_tpot_ms", "p99_tpot_ms")
         ),
         e2e_ms=_num(data.get("mean_e2el_ms"), "mean_e2el_ms", required=False),
-        notes=("TPOT as vLLM reports it: (e2e − TTFT) ÷ (output tokens − 1), per request",),
+        notes=("TPOT as vLLM reports it: (e2e − TTFT) ÷ (output tokens − 1), per request",)
+        + ((errors,) if errors else ()),
     )
     measured_on = ""
     date = str(data.get("date") or "")
@@ -461,9 +509,9 @@ def _parse_aiperf(data: Mapping) -> LoadTest:
         "TPOT is AIPerf's inter_token_latency: (request latency − TTFT) ÷ "
         "(output tokens − 1), per request"
     ]
-    errored = _genai_metric(data, "error_request_count", "avg")
-    if errored and succeeded:
-        notes.append(f"{errored:g} of {errored + succeeded:g} requests errored")
+    errors = error_rate_note(_genai_metric(data, "error_request_count", "avg"), succeeded)
+    if errors:
+        notes.append(errors)
     point = _genai_point(data, concurrency=concurrency, rate=rate, notes=tuple(notes))
     models = endpoint.get("model_names") or []
     measured_on = ""
@@ -488,13 +536,13 @@ def _guidellm_stat(metrics: Mapping, name: str, stat: str) -> float | None:
     return _num(successful.get(stat), name, required=False)
 
 
-def _guidellm_successful(bench: Mapping) -> float | None:
-    """Successful requests of one benchmark (``request_totals``: on the benchmark, or in its
-    metrics in later GuideLLM versions), None when the report does not say."""
+def _guidellm_total(bench: Mapping, kind: str) -> float | None:
+    """Requests of one kind ("successful", "errored") of one benchmark (``request_totals``:
+    on the benchmark, or in its metrics in later GuideLLM versions), None when not said."""
     for holder in (bench, bench.get("metrics") or {}):
         totals = holder.get("request_totals")
-        if isinstance(totals, Mapping) and totals.get("successful") is not None:
-            return _num(totals.get("successful"), "request_totals.successful")
+        if isinstance(totals, Mapping) and totals.get(kind) is not None:
+            return _num(totals.get(kind), f"request_totals.{kind}")
     return None
 
 
@@ -533,10 +581,12 @@ def _parse_guidellm(data: Mapping) -> LoadTest:
         stage = f"benchmark {index + 1} ({kind or 'unknown strategy'}"
         stage += f", {streams:g} streams)" if isinstance(streams, int | float) else ")"
         try:
-            if _guidellm_successful(bench) == 0:
+            succeeded = _guidellm_total(bench, "successful")
+            if succeeded == 0:
                 raise NoSuccessfulRequestsError(
                     "no request succeeded (request_totals.successful: 0)"
                 )
+            errors = error_rate_note(_guidellm_total(bench, "errored"), succeeded)
             point = _point(
                 set_concurrency=_num(streams, "streams", required=False),
                 measured_concurrency=_guidellm_stat(metrics, "request_concurrency", "mean"),
@@ -551,9 +601,9 @@ def _parse_guidellm(data: Mapping) -> LoadTest:
                 ),
                 tpot=tuple(_guidellm_stat(metrics, tpot_name, s) for s in ("mean", "p95", "p99")),
                 e2e_ms=latency_s * 1000.0 if latency_s is not None else None,
-                notes=(tpot_note,),
+                notes=(tpot_note,) + ((errors,) if errors else ()),
             )
-        except NoSuccessfulRequestsError as exc:
+        except ExcludedRunError as exc:
             skipped.append(f"{stage}: {exc}, left out of the sweep")
             continue
         except LoadTestFormatError as exc:
@@ -562,7 +612,7 @@ def _parse_guidellm(data: Mapping) -> LoadTest:
         start = bench.get("start_time") or (bench.get("run_stats") or {}).get("start_time")
         measured_on = measured_on or _date_from_epoch(start)
     if not points and skipped:
-        raise NoSuccessfulRequestsError("; ".join(skipped))
+        raise ExcludedRunError("; ".join(skipped))
     if not points:
         raise LoadTestFormatError("the GuideLLM report has no benchmarks")
     return LoadTest("guidellm", model, measured_on, "", "", tuple(points), tuple(skipped))
@@ -622,8 +672,13 @@ def _parse_llmperf(data: Mapping) -> LoadTest:
         value = _num(data.get(key), key, required=False)
         return value * 1000.0 if value is not None else None
 
-    if _num(data.get("results_num_completed_requests"), "completed", required=False) == 0:
+    completed = _num(data.get("results_num_completed_requests"), "completed", required=False)
+    if completed == 0:
         raise NoSuccessfulRequestsError("no request succeeded (results_num_completed_requests: 0)")
+    errors = error_rate_note(
+        _num(data.get("results_number_errors"), "results_number_errors", required=False),
+        completed,
+    )
     per_min = _num(data.get("results_num_completed_requests_per_min"), "requests per minute")
     ttft = tuple(seconds(f"results_ttft_s_{s}") for s in ("mean", "quantiles_p95", "quantiles_p99"))
     out = _num(data.get("results_number_output_tokens_mean"), "output tokens", required=False)
@@ -651,7 +706,7 @@ def _parse_llmperf(data: Mapping) -> LoadTest:
         ttft=ttft,
         tpot=tpot,
         e2e_ms=e2e_ms,
-        notes=(tpot_note,),
+        notes=(tpot_note,) + ((errors,) if errors else ()),
     )
     return LoadTest(
         tool="llmperf",

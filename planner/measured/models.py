@@ -156,3 +156,46 @@ class TrafficLogImport(Job):
 
     def __str__(self) -> str:
         return f"Traffic log {self.file_name}"
+
+
+class LoadTestImport(Job):
+    """Result files of one sweep too large to read while the page waits, read by a worker.
+
+    The files are stored as uploaded (Django streamed them to disk) until the worker has read
+    them; then the sweep is attached to its candidate (``sweep``), or ``problem`` says why
+    not. The files are deleted either way.
+    """
+
+    job_task = "planner.measured.tasks.load_test_import_task"
+    status_labels = {"succeeded": "Attached"}
+
+    organisation = models.ForeignKey(
+        "planner.Organisation", on_delete=models.CASCADE, related_name="+"
+    )
+    workload = models.ForeignKey(
+        "planner.Workload", on_delete=models.CASCADE, related_name="load_test_imports"
+    )
+    accelerator = models.ForeignKey(
+        "catalog.Accelerator", on_delete=models.PROTECT, related_name="+"
+    )
+    precision = models.CharField(max_length=8, choices=Precision.choices)
+    tensor_parallel = models.PositiveSmallIntegerField()
+    serving_stack = models.CharField(max_length=60, blank=True)
+    stack_version = models.CharField(max_length=60, blank=True)
+    measured_on = models.DateField(null=True, blank=True)
+    files = models.JSONField(
+        default=list, help_text="Each file's name as uploaded, stored path and size in bytes."
+    )
+    problem = models.TextField(blank=True, help_text="Why the sweep was not attached.")
+    sweep = models.ForeignKey(
+        LoadTestSweep, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-requested_at"]
+
+    def __str__(self) -> str:
+        return f"Load test import of {', '.join(f['name'] for f in self.files)}"

@@ -9,15 +9,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from datetime import date
 
+from django.core.files.storage import default_storage
 from django.db import transaction
 
 from catalog.models import Accelerator
-from planner import sizing
+from catalog.selectors import catalog_version_pinned
+from planner import jobs, sizing
 from planner.engine.load_test import (
+    ExcludedRunError,
     LoadTest,
     LoadTestFormatError,
     MeasuredCapacity,
-    NoSuccessfulRequestsError,
     PointComparison,
     capacity_at_target,
     compare_with_model,
@@ -37,16 +39,18 @@ from planner.engine.sweep import (
     usd_per_million_output_tokens,
 )
 from planner.labels import stack_label
-from planner.measured.models import LoadTestSweep
-from planner.models import Workload
+from planner.measured.models import LoadTestImport, LoadTestSweep
+from planner.models import JobStatus, Workload
 
 # A result file is kilobytes, but a full GuideLLM report keeps every request (about 5 KB
-# each: 20 MB was 3,800 requests, an ordinary sweep). Files are streamed (memory stays that
-# of the aggregates) at about 96 MB/s on one core of the 2-core reference machine
-# (benchmarks/bench_guidellm_report.py: 50 MB in 0.52 s), so 512 MB, about 100,000 requests,
-# reads in about 5 s, 11 s with the other core busy: inside gunicorn's 30 s request timeout
-# with the upload itself and the re-plan that follow.
-MAX_FILE_BYTES = 512 * 1024 * 1024
+# each: 20 MB was 3,800 requests, an ordinary sweep). Files are streamed (memory stays that of
+# the aggregates) at about 96 MB/s on one core of the 2-core reference machine
+# (benchmarks/bench_guidellm_report.py: 50 MB in 0.52 s). Django writes an upload over 2.5 MB
+# (FILE_UPLOAD_MAX_MEMORY_SIZE) to a temporary file as it arrives; a sweep of up to
+# INLINE_SWEEP_BYTES is read while the page waits (under 1 s), a larger one is moved into
+# storage and read by a worker (LoadTestImport), so no file size meets gunicorn's 30 s.
+MAX_FILE_BYTES = 1024**3  # 1 GiB: about 200,000 GuideLLM requests, 11 s to read
+INLINE_SWEEP_BYTES = 64 * 1024**2
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +76,23 @@ class Correction:
     sweep: LoadTestSweep
 
 
+def check_sizes(files) -> None:
+    """Raises LoadTestFormatError naming a file over :data:`MAX_FILE_BYTES`."""
+    for upload in files:
+        if upload.size > MAX_FILE_BYTES:
+            raise LoadTestFormatError(
+                f"{upload.name}: {_size(upload.size)}, larger than the {_size(MAX_FILE_BYTES)} "
+                "a result file may be (a GuideLLM report of about 200,000 requests); split the "
+                "sweep into several reports"
+            )
+
+
+def _size(size_bytes: int) -> str:
+    if size_bytes >= 2**30:
+        return f"{size_bytes / 2**30:.3g} GB"
+    return f"{size_bytes / 2**20:.3g} MB"
+
+
 def read_files(files) -> LoadTest:
     """Parse uploaded result files (one sweep) into one curve.
 
@@ -80,23 +101,18 @@ def read_files(files) -> LoadTest:
     """
     tests = []
     skipped = []
+    check_sizes(files)
     for upload in files:
-        if upload.size > MAX_FILE_BYTES:
-            raise LoadTestFormatError(
-                f"{upload.name}: larger than {MAX_FILE_BYTES // 2**20} MB, more than a result "
-                "file of this size can be read while the page waits (a GuideLLM report of "
-                "about 50,000 requests); split the sweep into several reports"
-            )
         try:
             upload.seek(0)
             data = read_result_json(upload, size_bytes=upload.size)
             tests.append(parse_load_test(data))
-        except NoSuccessfulRequestsError as exc:
+        except ExcludedRunError as exc:
             skipped.append(f"{upload.name}: {exc}, left out of the sweep")
         except LoadTestFormatError as exc:
             raise LoadTestFormatError(f"{upload.name}: {exc}") from None
     if not tests:
-        raise NoSuccessfulRequestsError("nothing measured: " + "; ".join(skipped))
+        raise ExcludedRunError("nothing measured: " + "; ".join(skipped))
     tools = {t.tool for t in tests}
     if len(tools) > 1:
         raise LoadTestFormatError(
@@ -312,3 +328,77 @@ def apply_measurements(workload: Workload, result: SweepResult) -> SweepResult:
                 )
         candidates.append(c)
     return ranked_result(candidates)  # re-ranked: a measured row may now be the cheapest
+
+
+class _StoredFile:
+    """A stored result file read under the name it was uploaded with."""
+
+    def __init__(self, name: str, stream, size: int) -> None:
+        self.name, self.size, self._stream = name, size, stream
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._stream.seek(offset, whence)
+
+    def read(self, size: int = -1) -> bytes:
+        return self._stream.read(size)
+
+
+def sweep_import_request(*, workload: Workload, files, candidate: dict, user) -> LoadTestImport:
+    """Store a large sweep's files (Django's temporary files are moved, not copied) and queue
+    their reading; ``candidate`` holds the upload form's accelerator, precision, tensor
+    parallel, serving stack, stack version and measured-on date."""
+    check_sizes(files)
+    stored = [
+        {"name": f.name[:255], "path": default_storage.save(f"load_tests/{f.name}", f),
+         "bytes": f.size}
+        for f in files
+    ]  # fmt: skip
+    job = LoadTestImport.objects.create(
+        organisation=workload.plan.organisation,
+        workload=workload,
+        files=stored,
+        uploaded_by=user,
+        **candidate,
+    )
+    jobs.job_enqueue(job)
+    return job
+
+
+def sweep_import_execute(*, job: LoadTestImport, recorder=None) -> None:
+    """Read the stored files, attach the sweep, delete the files (whatever the outcome)."""
+    opened = []
+    try:
+        for item in job.files:
+            opened.append(default_storage.open(item["path"], "rb"))
+        if recorder is not None:
+            recorder(0.05, f"reading {len(opened)} file{'s' if len(opened) != 1 else ''}")
+        test = read_files(
+            [_StoredFile(i["name"], s, i["bytes"]) for i, s in zip(job.files, opened, strict=True)]
+        )
+    except LoadTestFormatError as exc:
+        job.problem = str(exc)
+        _delete_stored(job, opened)
+        jobs.job_finish(job, status=JobStatus.FAILED, message=f"Not attached: {exc}")
+        return
+    _delete_stored(job, opened)
+    with catalog_version_pinned():
+        job.sweep = sweep_attach(
+            workload=job.workload,
+            test=test,
+            file_names=[i["name"] for i in job.files],
+            accelerator=job.accelerator,
+            precision=job.precision,
+            tensor_parallel=job.tensor_parallel,
+            serving_stack=job.serving_stack,
+            stack_version=job.stack_version,
+            measured_on=job.measured_on,
+            user=job.uploaded_by,
+        )
+    jobs.job_finish(job, message=f"Load test attached ({len(test.points)} points)")
+
+
+def _delete_stored(job: LoadTestImport, opened) -> None:
+    for stream in opened:
+        stream.close()
+    for item in job.files:
+        default_storage.delete(item["path"])

@@ -27,6 +27,11 @@ urlpatterns = [
         views.sweep_delete_view,
         name="sweep_delete",
     ),
+    path(
+        "workloads/<int:workload_id>/measured/uploads/<int:job_id>/",
+        views.sweep_import_view,
+        name="sweep_import",
+    ),
     path("workloads/<int:workload_id>/traffic/", views.logs_view, name="logs"),
     path(
         "workloads/<int:workload_id>/traffic/<int:job_id>/",

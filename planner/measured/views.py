@@ -9,13 +9,15 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRefresh
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
 from catalog.models import Accelerator
 from catalog.selectors import catalog_version_pinned
 from planner import jobs, sizing
 from planner.engine.load_test import (
+    MAX_ERROR_RATE,
     TOOLS,
     LoadTestFormatError,
     measured_replicas,
@@ -24,6 +26,7 @@ from planner.engine.load_test import (
 from planner.measured import charts, logs, services
 from planner.measured.forms import RetentionForm, SweepUploadForm, TrafficLogForm
 from planner.measured.models import (
+    LoadTestImport,
     LoadTestSweep,
     LogColumnMapping,
     MeasuredSettings,
@@ -67,7 +70,20 @@ def measurements_view(request: HttpRequest, plan_id: int, workload_id: int) -> H
             return HttpResponse("Viewers can read plans but not change them.", status=403)
         if form.is_valid():
             files = form.cleaned_data["files"]
+            data = form.cleaned_data
             try:
+                if sum(f.size for f in files) > services.INLINE_SWEEP_BYTES:
+                    job = services.sweep_import_request(
+                        workload=workload, files=files, user=request.user,
+                        candidate={k: data[k] for k in (
+                            "accelerator", "precision", "tensor_parallel", "serving_stack",
+                            "stack_version", "measured_on",
+                        )},
+                    )  # fmt: skip
+                    return redirect(
+                        "measured:sweep_import", plan_id=plan_id, workload_id=workload.pk,
+                        job_id=job.pk,
+                    )  # fmt: skip
                 test = services.read_files(files)
             except LoadTestFormatError as exc:
                 form.add_error("files", str(exc))
@@ -103,6 +119,7 @@ def measurements_view(request: HttpRequest, plan_id: int, workload_id: int) -> H
             "form": form,
             "measurements": list(measurements.values()),
             "tools": list(TOOLS.values()),
+            "max_error_pct": f"{MAX_ERROR_RATE * 100:g}",
             "can_edit": bool(request.membership and request.membership.can_edit),
         },
         status=status,
@@ -157,6 +174,7 @@ def sweep_detail_view(
             "modelled_replicas": _replicas(workload, modelled),
             "plan_by_measurement": plan_by_measurement,
             "correction": model_correction(rows) if rows else None,
+            "max_error_pct": f"{MAX_ERROR_RATE * 100:g}",
             "can_edit": bool(request.membership and request.membership.can_edit),
         },
     )
@@ -323,3 +341,24 @@ def log_detail_view(request: HttpRequest, plan_id: int, workload_id: int, job_id
     if request.htmx:
         return HttpResponseClientRefresh()
     return render(request, "measured/log_detail.html", context, status=400 if error else 200)
+
+
+@member_required
+def sweep_import_view(request: HttpRequest, plan_id: int, workload_id: int, job_id: int):
+    """A large sweep being read by a worker: its progress, then its sweep or its problem."""
+    workload = workload_or_404(request, plan_id, workload_id)
+    job = LoadTestImport.objects.filter(
+        organisation=request.organisation, workload=workload, pk=job_id
+    ).first()
+    if job is None:
+        raise Http404("No such load test upload.")
+    jobs.job_expire_if_lost(job)
+    if job.sweep_id and job.status == "succeeded":
+        target = reverse("measured:sweep_detail", args=[plan_id, workload.pk, job.sweep_id])
+        if request.htmx:
+            return HttpResponseClientRedirect(target)
+        return redirect(target)
+    context = {"plan": workload.plan, "workload": workload, "section": "overview", "job": job}
+    if request.htmx:
+        return render(request, "measured/sweep_import.html#status", context)
+    return render(request, "measured/sweep_import.html", context)

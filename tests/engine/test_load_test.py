@@ -15,9 +15,12 @@ from hypothesis import strategies as st
 
 from planner.engine.calibration import load_calibration
 from planner.engine.load_test import (
+    MAX_ERROR_RATE,
+    ExcludedRunError,
     LoadPoint,
     LoadTestFormatError,
     NoSuccessfulRequestsError,
+    TooManyErrorsError,
     capacity_at_target,
     compare_with_model,
     lengths_mismatch,
@@ -117,9 +120,14 @@ def test_an_aiperf_run_whose_every_request_failed_is_refused():
     with pytest.raises(NoSuccessfulRequestsError, match="5 errored"):
         parse_load_test(data)
     partly = json.loads((FIXTURES / "profile_export_aiperf.json").read_text())
-    partly["error_request_count"] = {"unit": "requests", "avg": 20.0}
+    # 10 of 210 finished requests failed: 4.8 %, under the 5 % limit, kept with a note.
+    partly["error_request_count"] = {"unit": "requests", "avg": 10.0}
     (point,) = parse_load_test(partly).points
-    assert "20 of 220 requests errored" in point.notes
+    assert "10 of 210 requests failed (4.8%, within the 5% error-rate limit)" in point.notes
+    # 20 of 220: 9.1 %, refused.
+    partly["error_request_count"] = {"unit": "requests", "avg": 20.0}
+    with pytest.raises(TooManyErrorsError, match="20 of 220 requests failed \\(9.1%"):
+        parse_load_test(partly)
 
 
 def test_genai_perf_units_in_seconds_become_ms():
@@ -303,7 +311,7 @@ def test_a_stage_without_totals_but_zero_requests_per_second_is_left_out_too():
 def test_a_report_of_only_failed_stages_or_a_failed_run_is_refused():
     data = guidellm_with_a_dead_stage()
     data["benchmarks"] = data["benchmarks"][-1:]
-    with pytest.raises(NoSuccessfulRequestsError, match="benchmark 1 \\(throughput\\)"):
+    with pytest.raises(ExcludedRunError, match="benchmark 1 \\(throughput\\)"):
         parse_load_test(data)
     vllm = json.loads(next(FIXTURES.glob("vllm-*concurrency4-*.json")).read_text())
     with pytest.raises(NoSuccessfulRequestsError, match="completed: 0"):
@@ -506,3 +514,44 @@ def test_a_streamed_file_that_is_not_json_is_refused_in_one_line():
     # A small file is decoded whole, NaN included (Python's json.dump writes it).
     small = read_result_json(io.BytesIO(b'{"p99_ttft_ms": NaN}'), size_bytes=20)
     assert math.isnan(small["p99_ttft_ms"])
+
+
+def test_the_error_rate_limit_is_five_percent_of_the_finished_requests():
+    assert MAX_ERROR_RATE == 0.05
+    # LLMPerf's summary: 200 completed; 10 errors = 10 ÷ 210 = 4.76 %, kept and noted.
+    (point,) = parse_load_test(llmperf(results_number_errors=10)).points
+    assert "10 of 210 requests failed (4.8%, within the 5% error-rate limit)" in point.notes
+    # 11 errors = 11 ÷ 211 = 5.2 %: the run is refused, naming the share and the limit.
+    with pytest.raises(TooManyErrorsError) as refused:
+        parse_load_test(llmperf(results_number_errors=11, results_error_rate=0.052))
+    assert str(refused.value) == ("11 of 211 requests failed (5.2%, above the 5% error-rate limit)")
+    # vLLM: vllm bench serve's "failed", else the prompts sent less the completed.
+    vllm = json.loads(next(FIXTURES.glob("vllm-*concurrency4-*.json")).read_text())
+    assert (vllm["num_prompts"], vllm["completed"]) == (400, 400)
+    with pytest.raises(TooManyErrorsError, match="40 of 400 requests failed \\(10.0%"):
+        parse_load_test({**vllm, "completed": 360})
+    with pytest.raises(TooManyErrorsError, match="40 of 440 requests failed"):
+        parse_load_test({**vllm, "failed": 40})
+    (point,) = parse_load_test({**vllm, "failed": 4}).points
+    assert "4 of 404 requests failed (1.0%, within the 5% error-rate limit)" in point.notes
+
+
+def test_a_guidellm_stage_with_too_many_errors_is_left_out_and_named():
+    data = json.loads((FIXTURES / "benchmarks.json").read_text())
+    # GuideLLM's request_totals: the 16-stream stage had 90 successful and 10 errored
+    # requests (10 %); the 4-stream one 99 and 1 (1 %).
+    data["benchmarks"][0]["request_totals"] = {
+        "successful": 99, "incomplete": 0, "errored": 1, "total": 100,
+    }  # fmt: skip
+    data["benchmarks"][1]["request_totals"] = {
+        "successful": 90, "incomplete": 4, "errored": 10, "total": 104,
+    }  # fmt: skip
+    test = parse_load_test(data)
+    assert [p.nominal_concurrency for p in test.points] == [4, 64]
+    assert test.skipped == (
+        "benchmark 2 (concurrent, 16 streams): 10 of 100 requests failed (10.0%, above the "
+        "5% error-rate limit), left out of the sweep",
+    )
+    assert "1 of 100 requests failed (1.0%, within the 5% error-rate limit)" in (
+        test.points[0].notes
+    )

@@ -28,6 +28,7 @@ from planner.engine.traffic_log import (
     percentile,
     read_rows,
 )
+from planner.engine.traffic_log_columns import accumulate_log
 
 FIXTURES = Path(__file__).resolve().parents[1] / "measured" / "fixtures"
 
@@ -162,3 +163,69 @@ def test_peak_in_flight_matches_counting_every_instant(requests):
     # In flight at instant t: arrival ≤ t < arrival + duration; the peak is at an arrival.
     brute = max(int(np.sum((arrivals <= t) & (t < arrivals + durations))) for t in arrivals)
     assert peak_in_flight(arrivals, durations) == brute
+
+
+# --- The columnar reader (pyarrow, in blocks) gives the row reader's figures and messages ---
+
+
+def columnar(tmp_path, name: str, text: str, preset: str, **kwargs):
+    path = tmp_path / name
+    path.write_text(text)
+    config = COLUMN_PRESETS[preset]
+    return accumulate_log(lambda: path.open("rb"), config["format"], config["columns"], **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("name", "preset"),
+    [("gateway_log.jsonl", "openai_gateway"), ("usage_export.csv", "usage_export")],
+)
+@pytest.mark.parametrize("block_bytes", [400, 1 << 20])
+def test_the_columnar_reader_gives_the_row_readers_figures(tmp_path, name, preset, block_bytes):
+    text = (FIXTURES / name).read_text()
+    by_rows = profiles(name, preset, request_s=8.0)
+    by_columns = columnar(tmp_path, name, text, preset, block_bytes=block_bytes).result(
+        request_s=8.0
+    )
+    assert by_columns == by_rows
+
+
+def test_the_columnar_reader_names_a_bad_csv_value_by_line_and_column(tmp_path):
+    lines = (FIXTURES / "usage_export.csv").read_text().splitlines(keepends=True)
+    lines[30] = lines[30].replace(",200,", ",-3,")
+    lines.insert(10, "\n")  # a blank line is no record but is a line
+    with pytest.raises(TrafficLogError) as error:
+        columnar(tmp_path, "log.csv", "".join(lines), "usage_export", block_bytes=300)
+    # The bad row was line 31; the blank line above it makes it 32.
+    assert str(error.value) == (
+        'line 32, column 6 "completion_tokens": output tokens is not a whole non-negative '
+        "number: '-3'"
+    )
+
+
+def test_the_columnar_reader_names_a_bad_json_lines_row_once(tmp_path):
+    jsonl = (FIXTURES / "gateway_log.jsonl").read_text().splitlines(keepends=True)
+    jsonl[7] = jsonl[7].replace('"completion_tokens": ', '"completion_tokens": -')
+    with pytest.raises(TrafficLogError) as error:
+        columnar(tmp_path, "log.jsonl", "".join(jsonl), "openai_gateway", block_bytes=700)
+    message = str(error.value)
+    assert message.startswith('line 8, field "usage.completion_tokens" (output_tokens): ')
+    assert message.count("line") == 1
+    # A line that is not JSON: pyarrow cannot read the file, the row reader names the line.
+    jsonl[7] = "{not json\n"
+    with pytest.raises(TrafficLogError) as error:
+        columnar(tmp_path, "log.jsonl", "".join(jsonl), "openai_gateway", block_bytes=700)
+    assert str(error.value) == (
+        "line 8, character 2: not valid JSON (Expecting property name enclosed in double quotes)"
+    )
+
+
+def test_times_pyarrow_does_not_cast_are_read_row_by_row(tmp_path):
+    # Mixed epoch milliseconds and zone-less ISO times with a space: read as the row reader
+    # reads them (no zone = UTC), in one block.
+    text = "t,i,o\n1790000000000,1,2\n2026-09-21 14:13:20,3,4\n"
+    config = {"timestamp": "t", "input_tokens": "i", "output_tokens": "o"}
+    path = tmp_path / "mixed.csv"
+    path.write_text(text)
+    everything = accumulate_log(lambda: path.open("rb"), "csv", config).result()["all"]
+    assert everything.requests == 2
+    assert everything.first_s == everything.last_s == 1790000000

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from catalog.models import Accelerator, ModelArchitecture
 from planner.measured import services
-from planner.measured.models import LoadTestSweep
+from planner.measured.models import LoadTestImport, LoadTestSweep
 from planner.models import Client, Plan, Workload
 from tests.conftest import make_member
 from tests.measured.big_reports import write_guidellm_report
@@ -283,6 +283,24 @@ def test_a_failed_run_in_a_sweep_is_left_out_and_named_on_the_page(client, consu
     assert not LoadTestSweep.objects.exists()
 
 
+def test_a_run_over_the_error_rate_limit_is_shown_and_left_out(client, consultant_a, workload):
+    client.force_login(consultant_a)
+    failing = json.loads(next(FIXTURES.glob("vllm-*concurrency64-*.json")).read_text())
+    failing.update(failed=40, max_concurrency=128)  # vllm bench serve: 40 of 440 failed
+    files = [*vllm_files(), SimpleUploadedFile("c128.json", json.dumps(failing).encode())]
+    response = upload(client, workload, files)
+    assert len(LoadTestSweep.objects.get().points) == 3
+    page = client.get(response.url).content.decode()
+    assert "more than 5 % of the finished requests failed" in page
+    skipped = page[page.index('data-testid="skipped-stages"') :]
+    assert (
+        "c128.json: 40 of 440 requests failed (9.1%, above the 5% error-rate limit), left out "
+        "of the sweep" in skipped
+    )
+    listing = client.get(reverse("measured:measurements", args=[workload.plan_id, workload.pk]))
+    assert "1 failed stage left out" in listing.content.decode()
+
+
 def test_stored_llmperf_points_lose_the_first_token_from_their_tpot():
     migration = importlib.import_module("planner.measured.migrations.0002_points_at_the_load_held")
     stored = {"output_tokens_mean": 250.0, "ttft_mean_ms": 150.0, "e2e_mean_ms": 3200.0,
@@ -326,10 +344,49 @@ def test_a_50_mb_guidellm_report_with_every_request_is_read(
 def test_a_report_above_the_cap_is_refused_with_the_reason(
     client, consultant_a, workload, monkeypatch
 ):
+    assert services.MAX_FILE_BYTES == 2**30  # no cap below 1 GB
     monkeypatch.setattr(services, "MAX_FILE_BYTES", 2**20)
     client.force_login(consultant_a)
-    big = SimpleUploadedFile("benchmarks.json", b" " * (2**20 + 1) + b"{}")
+    big = SimpleUploadedFile("benchmarks.json", b" " * 2**21 + b"{}")
     response = upload(client, workload, [big])
     assert response.status_code == 400
-    assert "benchmarks.json: larger than 1 MB" in response.content.decode()
+    assert (
+        "benchmarks.json: 2 MB, larger than the 1 MB a result file may be"
+        in response.content.decode()
+    )
+    assert not LoadTestSweep.objects.exists() and not LoadTestImport.objects.exists()
+
+
+def test_a_large_sweep_is_stored_and_read_by_a_worker(
+    client, consultant_a, workload, monkeypatch, settings, tmp_path,
+    django_capture_on_commit_callbacks,
+):  # fmt: skip
+    settings.MEDIA_ROOT = tmp_path
+    monkeypatch.setattr(services, "INLINE_SWEEP_BYTES", 100)  # every sweep goes to a worker
+    client.force_login(consultant_a)
+    # CELERY_TASK_ALWAYS_EAGER in tests: the queued task runs when the request commits.
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(client, workload, vllm_files())
+    job = LoadTestImport.objects.get()
+    assert response.status_code == 302 and response.url.endswith(f"/uploads/{job.pk}/")
+    assert job.status == "succeeded" and job.worker != "inline"
+    sweep = LoadTestSweep.objects.get()
+    assert job.sweep == sweep and len(sweep.points) == 3
+    assert sweep.accelerator.slug == "h100-sxm" and sweep.serving_stack == "vLLM"
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))  # the stored files are gone
+    opened = client.get(response.url)
+    assert opened.status_code == 302 and opened.url.endswith(f"/sweeps/{sweep.pk}/")
+
+    # A file that is no load test: the job fails and its page says why.
+    sweep.delete()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(
+            client, workload, [SimpleUploadedFile("notes.json", b'{"hello": 1}' + b" " * 200)]
+        )
+    failed = LoadTestImport.objects.latest("pk")
+    assert failed.status == "failed" and failed.sweep is None
+    page = client.get(response.url).content.decode()
+    assert 'data-testid="sweep-import-problem"' in page
+    assert "notes.json: not a load-test result this planner reads" in page
     assert not LoadTestSweep.objects.exists()
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))

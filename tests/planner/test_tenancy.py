@@ -47,6 +47,7 @@ TENANT_OBJECT_URLS = {
             ("sweep_delete", (1,)),
             ("logs", ()),
             ("log_detail", (1,)),
+            ("sweep_import", (1,)),
         )
     },  # fmt: skip
     "member_edit": lambda objs: reverse("member_edit", args=[objs["membership_b"].pk]),
