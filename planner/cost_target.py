@@ -12,8 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from planner.engine.landed_cost import LandedCostError, Money
 from planner.models import Plan, Workload
+
+# The snapshot imports this module: the one cycle of the two, which loads in either order as
+# both import the other as a module and read its names only when called.
+from planner.sharing import snapshot
 from planner.sharing.checklist import chosen_tco_option, workload_cost_per_request
+from sourcing import selectors as ss
+from sourcing.services import sourcing_settings_get, valuation_date
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +50,6 @@ def cost_target_in_plan_currency(workload: Workload) -> TargetInPlanCurrency:
     stored = workload.cost_per_request_target_currency or plan.currency
     if stored == plan.currency:
         return TargetInPlanCurrency(target)
-    from planner.engine.landed_cost import LandedCostError, Money
-    from sourcing import selectors as ss
-    from sourcing.services import sourcing_settings_get, valuation_date
-
     on = valuation_date(sourcing_settings_get(plan=plan))
     try:
         converted = ss.fx_table().convert(Money(target, stored), plan.currency, on)
@@ -100,9 +103,7 @@ def cost_target_compare(*, plan: Plan, workload: Workload) -> CostTargetComparis
 
     Both are in the plan's currency: the TCO's results are converted into it when stored.
     """
-    from planner.sharing.snapshot import plan_tco_and_placement
-
-    tco, placement = plan_tco_and_placement(plan)
+    tco, placement = snapshot.plan_tco_and_placement(plan)
     option, how = chosen_tco_option({"tco": tco, "placement": placement})
     cost = workload_cost_per_request(option, workload.pk)  # this workload's own
     if option is not None and cost is None:

@@ -4,6 +4,7 @@ from django import forms
 from django.forms.models import ModelChoiceIterator
 
 from catalog.models import ModelArchitecture
+from planner.cost_target import cost_target_in_plan_currency
 from planner.engine.network import REGIONS
 from planner.models import Workload, WorkloadKind
 from planner.traffic_forms import TrafficHelperMixin
@@ -180,8 +181,6 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
     def _cost_target_in_plan_currency(self) -> None:
         """The target is entered, shown and stored in the plan's currency (one entered in an
         earlier currency of the plan is shown converted at the plan's dated rate)."""
-        from planner.cost_target import cost_target_in_plan_currency
-
         currency = self._plan_currency()
         field = self.fields["cost_per_request_target"]
         field.label = f"Cost-per-request target ({currency})"

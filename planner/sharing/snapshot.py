@@ -22,14 +22,24 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.apps import apps
 from django.utils import timezone
 
+from planner import cost_target, sizing
 from planner import selectors as plan_selectors
+from planner.engine.errors import EngineInputError
+from planner.engine.sweep import SweepCandidate
+from planner.facility import selectors as fsel
+from planner.facility import services as fsvc
+from planner.facility.models import TcoRun, TcoStatus
+from planner.facility.services import TcoNotReady
 from planner.labels import workload_stack_label
-from planner.models import Plan, Workload
+from planner.models import OperationsPlan, Plan, Workload
 from planner.sharing import checklist
 from planner.sharing.models import SNAPSHOT_SCHEMA_VERSION, ChecklistSignOff
+from sourcing import selectors as ssel
+from sourcing import services as ssvc
+from sourcing.quote import quote_sell
+from sourcing.services import SourcingError
 
 logger = logging.getLogger(__name__)
 
@@ -72,18 +82,7 @@ def domain_errors() -> tuple[type[Exception], ...]:
     The engine's input errors (catalog gaps included) and the sections' own documented
     errors; anything else is a bug and fails the publish.
     """
-    from planner.engine.errors import EngineInputError
-
-    errors: list[type[Exception]] = [EngineInputError, SnapshotError]
-    if apps.is_installed("planner.facility"):
-        from planner.facility.services import TcoNotReady
-
-        errors.append(TcoNotReady)
-    if apps.is_installed("sourcing"):
-        from sourcing.services import SourcingError
-
-        errors.append(SourcingError)
-    return tuple(errors)
+    return (EngineInputError, SnapshotError, TcoNotReady, SourcingError)
 
 
 def _jsonable(value: Any) -> Any:
@@ -189,8 +188,6 @@ def _workload(workload) -> dict[str, Any]:
 
 def _sizing_detail(workload) -> tuple[dict | None, dict | None, list[int]]:
     """Memory footprint, autoscaling recommendation and replicas per hour of the choice."""
-    from planner import sizing
-    from planner.engine.sweep import SweepCandidate
 
     summary = workload.chosen_summary or {}
     try:
@@ -238,9 +235,6 @@ def _sizing_detail(workload) -> tuple[dict | None, dict | None, list[int]]:
 
 
 def _facility(plan: Plan) -> tuple[dict, dict, dict]:
-    if not apps.is_installed("planner.facility"):
-        reason = "The facility part is not installed."
-        return _unavailable(reason), _unavailable(reason), _unavailable(reason)
     try:
         sites = _sites(plan)
     except domain_errors() as exc:
@@ -261,7 +255,6 @@ def _facility(plan: Plan) -> tuple[dict, dict, dict]:
 
 def _deployment(plan: Plan) -> dict[str, Any]:
     """The deployment's totals from the one summary every consultant page shows."""
-    from planner.facility import services as fsvc
 
     summary = fsvc.deployment_summary(plan=plan)
     deployment = summary.deployment
@@ -282,8 +275,6 @@ def _deployment(plan: Plan) -> dict[str, Any]:
 
 
 def _sites(plan: Plan) -> dict[str, Any]:
-    from planner.facility import selectors as fsel
-    from planner.facility import services as fsvc
 
     deployment = fsvc.plan_deployment(plan=plan)
     rows = []
@@ -322,7 +313,6 @@ def _sites(plan: Plan) -> dict[str, Any]:
 
 
 def _placement(plan: Plan) -> dict[str, Any]:
-    from planner.facility import selectors as fsel
 
     decision = fsel.placement_decision_get(plan=plan)
     return {
@@ -336,8 +326,6 @@ def _placement(plan: Plan) -> dict[str, Any]:
 
 
 def _tco(plan: Plan) -> dict[str, Any]:
-    from planner.facility import services as fsvc
-    from planner.facility.models import TcoRun, TcoStatus
 
     run = (
         TcoRun.objects.filter(plan=plan, status=TcoStatus.SUCCEEDED)
@@ -380,9 +368,8 @@ def _tco(plan: Plan) -> dict[str, Any]:
 
 
 def _cost_target(workload: Workload) -> dict[str, Any]:
-    from planner.cost_target import cost_target_in_plan_currency
 
-    target = cost_target_in_plan_currency(workload)
+    target = cost_target.cost_target_in_plan_currency(workload)
     return {
         "cost_per_request_target": _dec(target.amount),
         "cost_per_request_target_currency": workload.plan.currency if target.amount else "",
@@ -392,9 +379,6 @@ def _cost_target(workload: Workload) -> dict[str, Any]:
 
 def plan_tco_and_placement(plan: Plan) -> tuple[dict[str, Any], dict[str, Any]]:
     """The snapshot's TCO and placement sections alone (for a workload's cost target)."""
-    if not apps.is_installed("planner.facility"):
-        reason = "The facility part is not installed."
-        return _unavailable(reason), _unavailable(reason)
     try:
         tco = _jsonable(_tco(plan))
     except Exception as exc:
@@ -412,12 +396,7 @@ def plan_tco_and_placement(plan: Plan) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _sourcing(plan: Plan) -> tuple[dict, dict, dict]:
-    if not apps.is_installed("sourcing"):
-        reason = "The sourcing part is not installed."
-        return _unavailable(reason), _unavailable(reason), _unavailable(reason)
     try:
-        from sourcing import services as ssvc
-
         report = ssvc.landed_cost_report(plan=plan, organisation=plan.organisation)
         bom = _bom(plan, report)
     except domain_errors() as exc:
@@ -436,7 +415,6 @@ def _sourcing(plan: Plan) -> tuple[dict, dict, dict]:
 
 
 def _bom(plan: Plan, report) -> dict[str, Any]:
-    from sourcing import services as ssvc
 
     settings = ssvc.sourcing_settings_get(plan=plan)
     lines = []
@@ -579,7 +557,6 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
 
 def _bom_sites(plan: Plan, report) -> list[dict[str, Any]]:
     """Each site's servers, racks and landed cost into its own country."""
-    from sourcing import services as ssvc
 
     groups = ssvc.bom_site_groups(
         plan=plan, items=[c for c in report.lines], line_of=lambda c: c.line
@@ -606,7 +583,6 @@ def _bom_sites(plan: Plan, report) -> list[dict[str, Any]]:
 
 
 def _timeline(plan: Plan, report) -> dict[str, Any]:
-    from sourcing import services as ssvc
 
     result = ssvc.timeline_report(plan=plan, organisation=plan.organisation, report=report)
     return result.section(_supplier_scrubber(plan))
@@ -615,7 +591,6 @@ def _timeline(plan: Plan, report) -> dict[str, Any]:
 def _supplier_scrubber(plan: Plan):
     """A function taking supplier names out of a timeline text (the client sees the timeline;
     who supplies what, at which price, is the consultancy's internal cost sheet only)."""
-    from sourcing import selectors as ssel
 
     names = sorted(
         {s.name for s in ssel.supplier_list(organisation=plan.organisation) if s.name.strip()},
@@ -638,9 +613,6 @@ def _supplier_scrubber(plan: Plan):
 
 def _orders(plan: Plan) -> dict[str, Any]:
     try:
-        from sourcing import selectors as ssel
-        from sourcing import services as ssvc
-
         rows = []
         for order in ssel.purchase_order_list(plan=plan):
             rows.append(
@@ -662,7 +634,6 @@ def _orders(plan: Plan) -> dict[str, Any]:
 
 
 def _operations(plan: Plan) -> dict[str, Any]:
-    from planner.models import OperationsPlan
 
     ops = OperationsPlan.objects.filter(plan=plan).first()
     if ops is None:
@@ -706,9 +677,6 @@ def _quote(plan: Plan, number: int, today: date, bom: dict[str, Any]) -> dict[st
 
 
 def _quote_sell(plan: Plan, bom: dict[str, Any]) -> dict[str, Any]:
-    if not apps.is_installed("sourcing"):
-        return _unavailable("The sourcing part is not installed.")
-    from sourcing.quote import quote_sell
 
     return quote_sell(plan=plan, bom=bom)
 
