@@ -129,6 +129,18 @@ def test_an_imported_bom_its_inputs_would_not_generate_is_stale(demo, client):
     assert freshness.bom_freshness(copy_of).state == freshness.STALE
 
 
+def test_an_older_files_bom_hash_is_read_and_not_trusted(demo, client):
+    plan, user, organisation = demo
+    client.force_login(user)
+    document = plan_export(plan)
+    document["sourcing_settings"]["bom_inputs_hash"] = "0" * 64  # another database's sites
+
+    assert _upload(client, json.dumps(document).encode()).status_code == 302
+
+    copy_of = Plan.objects.filter(organisation=organisation).exclude(pk=plan.pk).get()
+    assert freshness.bom_freshness(copy_of).state == freshness.CURRENT
+
+
 def _refused(document: dict) -> dict[str, bytes]:
     wrong_version = {**document, "version": 99}
     bad_slug = copy.deepcopy(document)
