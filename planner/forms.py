@@ -6,6 +6,7 @@ from django.contrib.auth.models import User
 
 from planner.models import Client, Organisation, Plan, Role
 from planner.models.organisations import payment_lines
+from planner.portable import MAX_BYTES, PortableError, plan_document_parse, plan_import
 from planner.validation import IsoDateInput
 from planner.versioning import VersionedFormMixin
 
@@ -179,3 +180,70 @@ class QuoteTermsForm(VersionedFormMixin, forms.ModelForm):
         if not 1 <= days <= 365:
             raise forms.ValidationError("Between 1 and 365 days.")
         return days
+
+
+class PlanFileForm(forms.Form):
+    """A portable plan file to rebuild as a new plan of the organisation (all or nothing)."""
+
+    ERRORS_SHOWN = 10  # a hostile file can hold thousands of bad rows: the first few say enough
+
+    file = forms.FileField(
+        label="Plan file",
+        help_text=(
+            f"A .json plan file exported from a plan's overview, at most "
+            f"{MAX_BYTES // 1_000_000} MB, as for the API (a plan of 30 BOM lines is about "
+            "60 KB; the limit turns a wrong file away before it is parsed). A file with any "
+            "error imports nothing."
+        ),
+        widget=forms.FileInput(attrs={"accept": ".json,application/json"}),
+    )
+
+    def __init__(self, *args, organisation: Organisation, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.organisation, self.user = organisation, user
+        self.document: dict | None = None
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_BYTES:  # before reading it into memory
+            raise forms.ValidationError(
+                f"The file is larger than {MAX_BYTES // 1_000_000} MB: it is not a plan file."
+            )
+        try:
+            self.document = plan_document_parse(upload.read())
+        except PortableError as exc:
+            raise forms.ValidationError(self._messages(exc)) from None
+        return upload
+
+    def save(self) -> Plan | None:
+        """The imported plan, or None with the importer's refusals on the file field."""
+        try:
+            return plan_import(self.document, organisation=self.organisation, user=self.user)
+        except PortableError as exc:
+            for message in self._messages(exc):
+                self.add_error("file", message)
+            return None
+
+    def _messages(self, exc: PortableError) -> list[str]:
+        messages = [
+            message if where in ("file", "format", "version") else f"{_place(where)}: {message}"
+            for where, texts in exc.errors.items()
+            for message in texts
+        ]
+        shown = messages[: self.ERRORS_SHOWN]
+        if len(messages) > len(shown):
+            shown.append(f"… and {len(messages) - len(shown)} more problems.")
+        return shown
+
+
+def _place(where: str) -> str:
+    """A place in a plan file in words: ``bom_lines[3].part_key`` → "BOM line 4, part key"."""
+    words = []
+    for part in where.split("."):
+        name, _, index = part.partition("[")
+        name = name.replace("_", " ").replace("bom ", "BOM ")
+        if index:
+            name = f"{name.removesuffix('s')} {int(index.rstrip(']')) + 1}"
+        words.append(name)
+    text = ", ".join(words)
+    return text[:1].upper() + text[1:]

@@ -28,8 +28,11 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
+from django.utils import timezone
 
 from catalog.models import Accelerator, ModelArchitecture, Part, ServerPlatform
+from planner import freshness
+from planner.engine.errors import EngineInputError
 from planner.engine.limits import finite_or_none
 from planner.facility.models import (
     PlacementDecision,
@@ -40,8 +43,10 @@ from planner.facility.models import (
     WorkloadSiteSplit,
 )
 from planner.models import Client, Organisation, Plan, Workload
+from sourcing import services as ssvc
 from sourcing.models import (
     BomLine,
+    LineOrigin,
     Offer,
     OfferPriceBreak,
     PurchaseOrder,
@@ -73,6 +78,10 @@ MAX_ROWS = {
 }
 # Never in a file: ids, row versions, timestamps of the row itself, who made it.
 SKIPPED = {"id", "version", "created_at", "updated_at", "created_by", "decided_by"}
+# Sourcing settings that describe this installation's rows, not the plan: the BOM's inputs
+# hash names the sites by database id, so an import recomputes the BOM state instead.
+SOURCING_LOCAL = ("bom_generated_at", "bom_inputs_hash", "checked_at", "checked_go_live")
+IMPORTED_SUFFIX = " (imported {on})"
 CATALOG = {
     "model": ModelArchitecture,
     "chosen_accelerator": Accelerator,
@@ -205,9 +214,7 @@ def plan_export(plan: Plan) -> dict[str, Any]:
             single(PlacementDecision, ["decided_at"]),
             {f"site-{pk}": f"{SITE_REF}{name}" for pk, name in site_names.items()},
         ),
-        "sourcing_settings": single(
-            SourcingSettings, ["bom_generated_at", "checked_at", "checked_go_live"]
-        ),
+        "sourcing_settings": single(SourcingSettings, SOURCING_LOCAL),
         "quote_settings": single(QuoteSettings),
         "quote_fees": [_row(fee, "plan") for fee in QuoteFee.objects.filter(plan=plan)],
         "bom_lines": bom_lines,
@@ -451,7 +458,9 @@ def plan_import(document: Any, *, organisation: Organisation, user=None) -> Plan
 
     The client is the organisation's client of the same name, else a new one; suppliers
     likewise (an offer is added unless the supplier has one for the same item, SKU and
-    quote date). Nothing of another organisation is read or written.
+    quote date). Nothing of another organisation is read or written. The plan is named as in
+    the file with " (imported YYYY-MM-DD)" (:func:`imported_name`), and its generated BOM lines
+    are current only if its inputs generate them now.
 
     Raises:
         PortableError: Anything wrong with the document (nothing is saved).
@@ -482,6 +491,7 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
         client=client,
     )
     imp.check()
+    plan.name = imported_name(plan.name, timezone.localdate())
     plan.created_by = imp.user
     plan.save()
 
@@ -535,7 +545,7 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
     for key, model, skip in (
         ("tco_settings", TcoSettings, ()),
         ("placement_decision", PlacementDecision, ("decided_at",)),
-        ("sourcing_settings", SourcingSettings, ("bom_generated_at", "checked_at", "checked_go_live")),
+        ("sourcing_settings", SourcingSettings, SOURCING_LOCAL),
         ("quote_settings", QuoteSettings, ()),
     ):  # fmt: skip
         if document.get(key) is not None:
@@ -549,6 +559,8 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
             # a file from before commercial terms: its free-text payment terms are not read
             # (the quote keeps the default milestones until the consultant sets them)
             extra = ("payment_terms",) if key == "quote_settings" else ()
+            if key == "sourcing_settings":  # files from before the BOM state was recomputed
+                extra = ("bom_inputs_hash",)
             row = imp.build(key, model, data, "plan", skip=skip, extra=extra, plan=plan)
             if row is not None and not imp.errors:
                 row.save()
@@ -589,7 +601,36 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
             line.save()
     _import_orders(document, imp, plan)
     imp.check()
+    _bom_state_recompute(plan)
     return plan
+
+
+def imported_name(name: str, on: date) -> str:
+    """The imported plan's name: the file's with " (imported YYYY-MM-DD)", the file's name
+    shortened so that the whole fits the field (it is told apart from the original)."""
+    suffix = IMPORTED_SUFFIX.format(on=on.isoformat())
+    limit = Plan._meta.get_field("name").max_length - len(suffix)
+    return name[:limit].rstrip() + suffix
+
+
+def _bom_state_recompute(plan: Plan) -> None:
+    """The imported BOM's freshness, checked here against the imported inputs: generated lines
+    are current only if these inputs generate the same lines and quantities now; otherwise
+    stale (or failed, if they cannot be generated), as the original's would be. Only hand-made
+    lines: the BOM was never generated."""
+    generated = BomLine.objects.filter(plan=plan, generated_quantity__isnull=False).exclude(
+        origin=LineOrigin.MANUAL
+    )
+    if not generated.exists():
+        return
+    settings = ssvc.sourcing_settings_get(plan=plan)
+    settings.bom_generated_at = timezone.now()  # when this installation checked the lines
+    try:
+        same = not ssvc.bom_pending_changes(plan=plan).changes  # hand-set quantities kept
+        settings.bom_inputs_hash = freshness.bom_inputs_hash(plan) if same else ""
+    except (ssvc.SourcingError, EngineInputError):
+        settings.bom_inputs_hash = ""  # the freshness check says why it cannot be generated
+    settings.save(update_fields=["bom_generated_at", "bom_inputs_hash"])
 
 
 def _import_splits(splits, sites: dict[str, Site], imp: _Importer) -> None:

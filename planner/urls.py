@@ -39,6 +39,8 @@ urlpatterns = [
     path("clients/<int:client_id>/", plans.client_edit, name="client_edit"),
     path("plans/", plans.plan_list_view, name="plan_list"),
     path("plans/new/", plans.plan_create, name="plan_create"),
+    path("plans/import/", plans.plan_import_view, name="plan_import"),
+    path("plans/<int:plan_id>/export/", plans.plan_export_view, name="plan_export"),
     path("plans/<int:plan_id>/", plans.plan_detail, name="plan_detail"),
     path("plans/<int:plan_id>/edit/", plans.plan_edit, name="plan_edit"),
     path(

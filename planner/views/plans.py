@@ -4,12 +4,16 @@ from django.contrib import messages
 from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.utils import timezone
+from django.utils.http import content_disposition_header
+from django.utils.text import slugify
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from planner import freshness, labels, selectors
 from planner.facility.services import deployment_summary
-from planner.forms import ClientForm, PlanForm
+from planner.forms import ClientForm, PlanFileForm, PlanForm
 from planner.permissions import editor_required, member_required
+from planner.portable import plan_export_json
 from planner.services import plan_save
 from planner.versioning import StaleEditError
 
@@ -69,8 +73,45 @@ def client_edit(request: HttpRequest, client_id: int) -> HttpResponse:
 
 @member_required
 def plan_list_view(request: HttpRequest) -> HttpResponse:
+    form = None
+    if request.membership.can_edit:  # viewers get no import form
+        form = PlanFileForm(organisation=request.organisation, user=request.user)
+    return _plan_list_render(request, form)
+
+
+def _plan_list_render(request: HttpRequest, import_form: PlanFileForm | None) -> HttpResponse:
     plans = selectors.plan_list(organisation=request.organisation)
-    return render(request, "planner/plans.html", {"plans": plans})
+    return render(
+        request,
+        "planner/plans.html",
+        {"plans": plans, "import_form": import_form},
+        status=_status(import_form) if import_form is not None else 200,
+    )
+
+
+@editor_required
+@require_POST
+def plan_import_view(request: HttpRequest) -> HttpResponse:
+    """A plan file uploaded on the plans list, rebuilt as a new plan (all or nothing)."""
+    form = PlanFileForm(
+        request.POST, request.FILES, organisation=request.organisation, user=request.user
+    )
+    plan = form.save() if form.is_valid() else None
+    if plan is None:
+        return _plan_list_render(request, form)
+    messages.success(request, f"Plan file imported as {plan.name}.")
+    return redirect("plan_detail", plan_id=plan.pk)
+
+
+@member_required
+@require_GET
+def plan_export_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """The plan's portable file, as a download named after the plan and today's date."""
+    plan = plan_or_404(request, plan_id)
+    filename = f"{slugify(plan.name) or 'plan'}-{timezone.localdate().isoformat()}.json"
+    response = HttpResponse(plan_export_json(plan), content_type="application/json")
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response
 
 
 @editor_required

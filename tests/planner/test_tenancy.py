@@ -24,6 +24,7 @@ TENANT_OBJECT_URLS = {
     "client_edit": lambda objs: reverse("client_edit", args=[objs["client_b"].pk]),
     "plan_detail": lambda objs: reverse("plan_detail", args=[objs["plan_b"].pk]),
     "plan_edit": lambda objs: reverse("plan_edit", args=[objs["plan_b"].pk]),
+    "plan_export": lambda objs: reverse("plan_export", args=[objs["plan_b"].pk]),
     "workload_add": lambda objs: reverse("workload_add", args=[objs["plan_b"].pk]),
     "workload_sizing": lambda objs: reverse(
         "workload_sizing", args=[objs["plan_b"].pk, objs["workload_b"].pk]
@@ -252,6 +253,7 @@ NOT_TENANT_OBJECT_URLS = {
     "api:openapi-json",
     "plan_list",
     "plan_create",
+    "plan_import",  # creates a plan in the current organisation only
     "catalog:index",
     "catalog:compare",
     "catalog:import",
