@@ -62,12 +62,36 @@ def strict_page(browser):
     context.close()
 
 
+@pytest.fixture(scope="session")
+def demo_user_rows(tmp_path_factory):
+    """Where the first `demo_user` of the session leaves the rows it built (a fixture file)."""
+    return tmp_path_factory.mktemp("demo-user") / "demo.xml"
+
+
 @pytest.fixture
-def demo_user(transactional_db):
-    """The demo consultant exactly as `make run` creates it, and the catalog."""
+def demo_user(transactional_db, demo_user_rows):
+    """The demo consultant exactly as `make run` creates it, and the catalog.
+
+    The first test of the session builds them and saves the rows it built; the next ones
+    (each starting from the empty database a committed test leaves) load those rows back,
+    which is a tenth of the build. Content types and permissions, which every flush
+    recreates with new keys, are saved by natural key; XML, because Django's JSON drops the
+    microseconds of a time (a revision's content hash covers the times it holds)."""
+    from django.core.cache import cache
+    from django.core.management import call_command
+
+    from planner.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERNAME
+    from planner.sharing.body import memo_clear
+
+    if demo_user_rows.exists():
+        call_command("loaddata", str(demo_user_rows), verbosity=0)
+        # Memoised pages and rate-limit counters of the previous test's rows (same keys).
+        cache.clear()
+        memo_clear()
+        return DEMO_USERNAME, DEMO_PASSWORD
+
     from catalog.services import catalog_load_reference
     from planner.demo import demo_plan_build
-    from planner.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERNAME
     from planner.services import demo_setup
 
     catalog_load_reference()
@@ -75,4 +99,8 @@ def demo_user(transactional_db):
         username=DEMO_USERNAME, password=DEMO_PASSWORD, organisation_name="Demo Co"
     )
     demo_plan_build(organisation=organisation, user=user)
+    call_command(
+        "dumpdata", exclude=["contenttypes", "auth.permission"], natural_foreign=True,
+        use_base_manager=True, format="xml", output=str(demo_user_rows), verbosity=0,
+    )  # fmt: skip
     return DEMO_USERNAME, DEMO_PASSWORD
