@@ -46,7 +46,13 @@ from planner.engine.performance import (
     steady_state,
     step_time_ms,
 )
-from planner.engine.specs import AcceleratorSpec, ModelSpec
+from planner.engine.specs import (
+    AcceleratorSpec,
+    ModelSpec,
+    accelerator_family,
+    load_accelerators_csv,
+    load_models_csv,
+)
 from planner.engine.uncertainty import architecture_class
 
 __all__ = [
@@ -276,7 +282,6 @@ def load_benchmark_runs(
     Returns:
         One :class:`BenchmarkRun` per ``output_tokens_per_s`` row.
     """
-    from planner.engine.specs import accelerator_family
 
     runs = []
     with open(path, newline="", encoding="utf-8") as handle:
@@ -1725,7 +1730,6 @@ def _reference_cases(
 ) -> tuple[list[_RunCase], Mapping[str, AcceleratorSpec], Mapping[str, ModelSpec]]:
     """The feasible reference runs prepared under ``calibration``; with ``static_batch_only``
     the static-batch latency runs alone (read whatever :data:`USE_BATCH_LATENCY_RUNS` says)."""
-    from planner.engine.specs import load_accelerators_csv, load_models_csv
 
     accelerators = load_accelerators_csv(data_dir / "accelerators.csv")
     models = load_models_csv(data_dir / "models.csv")
@@ -1818,7 +1822,6 @@ def build_calibration(
     Returns:
         The fit that was saved.
     """
-    from planner.engine.specs import load_accelerators_csv, load_models_csv
 
     data_dir = Path(data_dir)
     accelerators = load_accelerators_csv(data_dir / "accelerators.csv")

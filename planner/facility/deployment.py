@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from catalog.models import ServerPlatform
 from planner import selectors as plan_selectors
 from planner import sizing
 from planner.computed import computed
@@ -18,6 +19,7 @@ from planner.engine import pooling as po
 from planner.engine.deployment import Deployment, estimate_server, servers_needed
 from planner.engine.errors import CatalogGapError
 from planner.engine.network import REGIONS
+from planner.engine.placement import ResidencyRule
 from planner.facility import selectors
 from planner.facility.models import Site, SiteKind, WorkloadSiteSplit
 from planner.models import Plan
@@ -357,7 +359,6 @@ def _plan_deployment(plan: Plan) -> PlanDeployment:
 def smaller_platforms(per_workload) -> tuple[po.Platform, ...]:
     """Catalog servers of the chosen accelerators holding fewer of them than the chosen
     server (a 4-GPU or PCIe server for an 8-GPU one), for the mostly-empty-pool advice."""
-    from catalog.models import ServerPlatform
 
     widest = {}
     for d in per_workload:
@@ -398,7 +399,7 @@ def _allowed_locations(workload, rule, sites, locations) -> list[po.SiteLocation
     """The sites' locations a workload's residency rule allows (all without a rule)."""
     if rule is None or not rule.tokens:
         return list(locations)
-    from planner.engine.placement import ResidencyRule
+    # facility.services imports this module at its top
     from planner.facility.services import site_location
 
     engine_rule = ResidencyRule(workload.name, frozenset(rule.tokens), frozenset(rule.tokens))

@@ -1133,6 +1133,7 @@ def tco_fx(plan: Plan) -> dict[str, Any]:
     Raises:
         TcoNotReady: The FX table has no such rate (the message names the pair and date).
     """
+    # sourcing sits above facility (.importlinter) until the TCO moves above it
     from sourcing import selectors as ss
     from sourcing.services import sourcing_settings_get, valuation_date
 

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
-from catalog.models import ServerPlatform
+from catalog.models import CloudOffering, PriceModel, ServerPlatform
+from planner.engine import demand
 from planner.engine import landed_cost as lc
+from planner.engine import tco as te
 from planner.engine.deployment import Deployment
 from planner.models import Plan
 
@@ -101,6 +103,7 @@ def _offer_words(offer, quantity: int, total_usd: float) -> str:
 
 def hardware_prices(*, plan: Plan, deployments: Sequence[Deployment]) -> HardwarePrices:
     """The plan's server prices, BOM network capex and support rate (see the module doc)."""
+    # sourcing sits above facility (.importlinter) until the TCO moves above it
     from sourcing import selectors as ss
     from sourcing.services import sourcing_settings_get, valuation_date
 
@@ -186,7 +189,6 @@ def cloud_gpus_by_hour(workload, deployment: Deployment) -> tuple[float, ...] | 
     replaces them): replicas per hour × accelerators per replica. ``None`` when the choice was
     saved without its operating point (the TCO then rents what the owned fleet runs).
     """
-    from planner.engine import demand
 
     summary = workload.chosen_summary or {}
     batch = summary.get("batch_per_replica") or 0.0
@@ -236,8 +238,6 @@ def cloud_providers(*, deployments: Sequence[Deployment], chosen: Sequence[str])
     listing the accelerator. Cheapest on-demand per accelerator first (the reference).
     Plans mixing accelerators get no providers (the per-GPU comparison applies, labelled).
     """
-    from catalog.models import CloudOffering, PriceModel
-    from planner.engine import tco as te
 
     slugs = sorted({d.accelerator_slug for d in deployments})
     if len(slugs) != 1:

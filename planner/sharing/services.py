@@ -41,6 +41,7 @@ from planner.sharing.models import (
     ShareLinkView,
 )
 from planner.sharing.snapshot import plan_snapshot, snapshot_content_hash, snapshot_hash
+from sourcing.selectors import missing_fx_rates
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +133,6 @@ def _refuse_missing_fx(plan: Plan) -> None:
 
     if not apps.is_installed("sourcing"):
         return
-    from sourcing.selectors import missing_fx_rates
 
     if missing := missing_fx_rates(plan=plan, organisation=plan.organisation):
         raise SharingError(

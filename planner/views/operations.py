@@ -10,11 +10,11 @@ from planner.operations_forms import OperationsPlanForm
 from planner.permissions import member_required
 from planner.versioning import StaleEditError
 from planner.views.plans import plan_or_404
+from sourcing.models import BomLine, Service, SourcingSettings
 
 
 def bom_spares_and_support(plan) -> dict:
     """The BOM's spares policy and support lines, as the section shows them beside the answers."""
-    from sourcing.models import BomLine, Service, SourcingSettings
 
     settings = SourcingSettings.objects.filter(plan=plan).first()
     support = BomLine.objects.filter(plan=plan, service=Service.SUPPORT).order_by("position")
