@@ -79,8 +79,12 @@ MAX_BATCH = 1024
 # --- planner side (project venv) -------------------------------------------------------------
 
 
-def planner_stage(work: Path) -> None:
-    """Score every reference run with the planner, in-sample and held out by time."""
+def planner_stage(work: Path, workers: int) -> None:
+    """Score every reference run with the planner: in-sample, held out by time (fitted on the
+    runs before the cut-off) and held out by family (each family fitted without its runs),
+    the folds ``calibrate`` validates with."""
+    from concurrent.futures import ProcessPoolExecutor
+
     sys.path.insert(0, str(ROOT))
     from planner.engine import calibration as cal
 
@@ -88,9 +92,15 @@ def planner_stage(work: Path) -> None:
     cases, accelerators, _ = cal._reference_cases(DATA, shipped)
     rows, latency = cal._scored(cases, shipped)
     before, after = cal.time_split(cases, cal.DEFAULT_TIME_CUTOFF, lambda c: c.run.published_on)
-    held_rows, held_latency = cal._refit_rows(before, after, shipped)
+    family_folds = cal.leave_one_out(cases, lambda c: c.group.split("/")[0])
+    folds = [(before, after)] + [(train, held) for _, train, held in family_folds]
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        jobs = [pool.submit(cal._refit_rows, train, held, shipped) for train, held in folds]
+        (held_rows, held_latency), *family_results = [job.result() for job in jobs]
     held = {r.ref_id: r for r in held_rows}
     held_lat = {r.ref_id: r for r in held_latency}
+    family_held = {r.ref_id: r for fold_rows, _ in family_results for r in fold_rows}
+    family_lat = {r.ref_id: r for _, fold_lat in family_results for r in fold_lat}
     in_lat = {r.ref_id: r for r in latency}
     after_ids = {c.run.ref_id for c in after}
     out = []
@@ -98,6 +108,7 @@ def planner_stage(work: Path) -> None:
         run = case.run
         lat = in_lat.get(run.ref_id)
         held_row, held_l = held.get(run.ref_id), held_lat.get(run.ref_id)
+        family_row, family_l = family_held.get(run.ref_id), family_lat.get(run.ref_id)
         out.append(
             {
                 "ref_id": run.ref_id,
@@ -121,6 +132,9 @@ def planner_stage(work: Path) -> None:
                 "planner_heldout_tokens_per_s": (
                     held_row.predicted_tokens_per_s if held_row else None
                 ),
+                "planner_family_heldout_tokens_per_s": (
+                    family_row.predicted_tokens_per_s if family_row else None
+                ),
                 "latency": None
                 if lat is None
                 else {
@@ -132,6 +146,12 @@ def planner_stage(work: Path) -> None:
                     "planner_ttft_ms": lat.predicted_ttft_ms,
                     "planner_heldout_tpot_ms": held_l.predicted_tpot_ms if held_l else None,
                     "planner_heldout_ttft_ms": held_l.predicted_ttft_ms if held_l else None,
+                    "planner_family_heldout_tpot_ms": (
+                        family_l.predicted_tpot_ms if family_l else None
+                    ),
+                    "planner_family_heldout_ttft_ms": (
+                        family_l.predicted_ttft_ms if family_l else None
+                    ),
                 },
             }
         )
@@ -398,7 +418,8 @@ def report_stage(work: Path) -> None:
     runs = json.loads((work / "planner.json").read_text(encoding="utf-8"))
     aic = json.loads((work / "aic.json").read_text(encoding="utf-8"))
     by_id = {r["ref_id"]: r for r in aic["runs"]}
-    # One line per (metric, run): (metric, run, measured, planner, planner held out, aic).
+    # One line per (metric, run): (metric, run, planner, planner time-held-out, aic, planner
+    # family-held-out) absolute % errors.
     items = []
     for run in runs:
         a = by_id[run["ref_id"]]
@@ -413,6 +434,7 @@ def report_stage(work: Path) -> None:
                 _err(run["planner_tokens_per_s"], measured),
                 _err(run["planner_heldout_tokens_per_s"], measured),
                 _err(a.get("aic_tokens_per_s"), measured),
+                _err(run.get("planner_family_heldout_tokens_per_s"), measured),
             )
         )
         lat = run["latency"]
@@ -426,6 +448,7 @@ def report_stage(work: Path) -> None:
                         _err(lat[f"planner_{name}_ms"], m),
                         _err(lat[f"planner_heldout_{name}_ms"], m),
                         _err(a.get(f"aic_{name}_ms"), m),
+                        _err(lat.get(f"planner_family_heldout_{name}_ms"), m),
                     )
                 )
     not_covered: dict[str, int] = {}
@@ -459,21 +482,22 @@ def report_stage(work: Path) -> None:
     print(
         "\nabsolute % error, median / p90, on the runs aiconfigurator covers and both answer;"
         "\nplanner held out = the time split's refit (runs before the cut-off), so it exists"
-        "\nfor runs after the cut-off only (count before the colon); aiconfigurator is not"
-        "\nfitted on any of these runs"
+        "\nfor runs after the cut-off only (count before the colon); family held out = each"
+        "\nfamily predicted by a refit without its runs; aiconfigurator is fitted on none"
     )
-    print(f"{'metric':<18} {'split':<18} {'runs':>5} {'unans':>5}  {'planner in-sample':>17}"
-          f" {'planner held out':>20} {'aiconfigurator':>15}")  # fmt: skip
+    print(f"{'metric':<18} {'split':<16} {'runs':>4} {'unans':>5}  {'planner in-sample':>17}"
+          f" {'planner time held out':>21} {'family held out':>15} {'aiconfigurator':>15}")  # fmt: skip
     for metric, label, keep in groups():
         chosen = [i for i in items if keep(i)]
         if not chosen:
             continue
         answered = [i for i in chosen if i[4] is not None and i[2] is not None]
         held = [i[3] for i in answered if i[3] is not None]
+        family = [i[5] for i in answered if i[5] is not None]
         print(
-            f"{metric:<18} {label:<18} {len(answered):>5} {len(chosen) - len(answered):>5}  "
-            f"{_stats([i[2] for i in answered]):>17} {_stats(held, count=True):>20} "
-            f"{_stats([i[4] for i in answered]):>15}"
+            f"{metric:<18} {label:<16} {len(answered):>4} {len(chosen) - len(answered):>5}  "
+            f"{_stats([i[2] for i in answered]):>17} {_stats(held, count=True):>21} "
+            f"{_stats(family):>15} {_stats([i[4] for i in answered]):>15}"
         )
     print("\nafter cut-off, per run (signed % error: planner held out, aiconfigurator)")
     for metric, run, *_ in items:
@@ -494,8 +518,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("stage", choices=("planner", "aic", "report"))
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="exchange folder")
+    parser.add_argument("--workers", type=int, default=2, help="planner refit processes")
     args = parser.parse_args()
-    {"planner": planner_stage, "aic": aic_stage, "report": report_stage}[args.stage](args.work)
+    if args.stage == "planner":
+        planner_stage(args.work, args.workers)
+    else:
+        {"aic": aic_stage, "report": report_stage}[args.stage](args.work)
 
 
 if __name__ == "__main__":
