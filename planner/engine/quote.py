@@ -6,6 +6,12 @@ global one (a cost-plus quote, e.g. Horngren, *Cost Accounting*, ch. 12, "cost-p
 pricing"). The unit sell price is rounded half up to the currency's minor unit and the line
 amount is unit price × quantity, so every amount the client reads multiplies and adds up as
 printed. A line without a landed cost has no sell price: it is "not priced", never 0.
+
+VAT the client cannot recover (a VAT-exempt or partly exempt buyer) is inside the landed cost
+but is not marked up: a line's markup applies to its cost less that VAT, and the VAT is added
+to the client's total at cost (a tax passed on, not a sale). Quote total to the client =
+sell prices + fees + VAT the client cannot recover; the cost basis (goods cost + that VAT) is
+then the landed cost, the TCO capex.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ class CostLine:
     description: str
     quantity: int
     cost: Decimal | None
+    vat_not_recoverable: Decimal = Decimal(0)  # inside ``cost``; passed on without markup
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +76,13 @@ class SellLine:
     markup_source: str
     unit_sell: Decimal | None
     sell: Decimal | None
+    vat_not_recoverable: Decimal = Decimal(0)
 
     @property
     def margin(self) -> Decimal | None:
-        return None if self.sell is None or self.cost is None else self.sell - self.cost
+        if self.sell is None or self.cost is None:
+            return None
+        return self.sell - (self.cost - self.vat_not_recoverable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +104,11 @@ class QuoteTotals:
     goods_sell: Decimal  # priced lines only
     fees: Decimal
     total_sell: Decimal
-    goods_cost: Decimal  # priced lines only
+    goods_cost: Decimal  # priced lines only, without the VAT the client cannot recover
     margin: Decimal  # on goods
     unpriced_lines: int
+    vat_not_recoverable: Decimal = Decimal(0)  # priced lines only, at cost
+    total_to_client: Decimal = Decimal(0)  # total_sell + vat_not_recoverable
 
     @property
     def complete(self) -> bool:
@@ -108,20 +120,29 @@ def sell_line(line: CostLine, markups: Markups, currency: str) -> SellLine:
     if line.quantity < 0:
         raise QuoteError(f"Quantity of {line.description} cannot be negative.")
     pct, source = markups.for_line(line.key, line.category)
+    if line.vat_not_recoverable < 0 or (
+        line.cost is not None and line.vat_not_recoverable > line.cost
+    ):
+        raise QuoteError(
+            f"The VAT not recoverable on {line.description} must lie between 0 and its cost."
+        )
     unit_sell = sell = None
     if line.cost is not None and line.quantity:
-        unit_sell = round_money(line.cost / line.quantity * (1 + pct / HUNDRED), currency)
+        marked = line.cost - line.vat_not_recoverable
+        unit_sell = round_money(marked / line.quantity * (1 + pct / HUNDRED), currency)
         sell = unit_sell * line.quantity
     return SellLine(line.key, line.category, line.description, line.quantity, line.cost, pct,
-                    source, unit_sell, sell)  # fmt: skip
+                    source, unit_sell, sell, line.vat_not_recoverable)  # fmt: skip
 
 
 def quote_totals(lines: list[SellLine], fees: list[Fee], currency: str) -> QuoteTotals:
     """Sums of the printed amounts; lines without a sell price are counted, not added as 0."""
     priced = [x for x in lines if x.sell is not None]
     goods_sell = sum((x.sell for x in priced), Decimal(0))
-    goods_cost = sum((x.cost for x in priced), Decimal(0))
+    vat = round_money(sum((x.vat_not_recoverable for x in priced), Decimal(0)), currency)
+    goods_cost = sum((x.cost - x.vat_not_recoverable for x in priced), Decimal(0))
     fee_total = sum((f.amount(currency) for f in fees), Decimal(0))
     unpriced = sum(1 for x in lines if x.sell is None and x.quantity)
-    return QuoteTotals(goods_sell, fee_total, goods_sell + fee_total, goods_cost,
-                       goods_sell - goods_cost, unpriced)  # fmt: skip
+    total = goods_sell + fee_total
+    return QuoteTotals(goods_sell, fee_total, total, goods_cost, goods_sell - goods_cost,
+                       unpriced, vat, total + vat)  # fmt: skip
