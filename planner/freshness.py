@@ -407,7 +407,10 @@ def facility_failures(plan: Plan) -> list[Freshness]:
     from planner.facility import selectors as fsel
     from planner.facility import services as fsvc
 
-    deployment = fsvc.plan_deployment(plan=plan)
+    try:
+        deployment = fsvc.plan_deployment(plan=plan)
+    except EngineInputError:
+        return []  # a catalog gap: the sites cannot be checked (the site pages and TCO say so)
     items = []
     for site in fsel.site_list(plan=plan):
         report = fsvc.site_evaluate(plan=plan, site=site, deployment=deployment).report

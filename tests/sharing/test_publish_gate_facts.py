@@ -7,6 +7,7 @@ import re
 from decimal import Decimal
 
 import pytest
+from django.urls import reverse
 
 from planner import freshness
 from planner.facility import services as fsvc
@@ -127,3 +128,15 @@ def test_a_conditional_duty_nobody_confirmed_needs_the_explicit_publish(plan, co
         rule__destination="US", rule__hs_prefix="847150", name__startswith="Section 232"
     ).update(condition="")
     assert freshness.measures_to_confirm(plan) == []
+
+
+def test_a_catalog_gap_leaves_the_review_page_and_the_gate_working(signed_in, plan, monkeypatch):
+    from planner.engine.errors import CatalogGapError
+
+    def gap(**_):
+        raise CatalogGapError("The catalog publishes no power for this server.")
+
+    monkeypatch.setattr(fsvc, "plan_deployment", gap)
+    assert freshness.facility_failures(plan) == []
+    page = signed_in.get(reverse("sharing:review", args=[plan.pk]))
+    assert page.status_code == 200
