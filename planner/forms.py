@@ -4,7 +4,7 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
-from planner.models import Client, Organisation, Plan, Role
+from planner.models import Client, Organisation, Plan, Role, VatRecovery
 from planner.models.organisations import payment_lines
 from planner.portable import MAX_BYTES, PortableError, plan_document_parse, plan_import
 from planner.validation import IsoDateInput
@@ -57,12 +57,46 @@ class OrganisationSwitchForm(forms.Form):
 class ClientForm(VersionedFormMixin, forms.ModelForm):
     class Meta:
         model = Client
-        fields = ["name", "country", "contact_name", "contact_email", "notes"]
+        fields = [
+            "name",
+            "country",
+            "contact_name",
+            "contact_email",
+            "vat_recovery",
+            "vat_recoverable_pct",
+            "notes",
+        ]
         widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
 
     def __init__(self, *args, organisation, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.organisation = organisation
+        # The range is checked in clean() with a message that names the rule, not the browser's.
+        pct = self.fields["vat_recoverable_pct"]
+        pct.validators = [v for v in pct.validators if not hasattr(v, "limit_value")]
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        recovery, pct = cleaned.get("vat_recovery"), cleaned.get("vat_recoverable_pct")
+        if recovery == VatRecovery.PARTIAL:
+            if pct is None:
+                if "vat_recoverable_pct" not in self.errors:
+                    self.add_error(
+                        "vat_recoverable_pct",
+                        "Enter the share of VAT the client recovers (between 0 and 100 %).",
+                    )
+            elif not 0 < pct < 100:
+                self.add_error(
+                    "vat_recoverable_pct",
+                    "A partial recovery is more than 0 and less than 100 %: choose None for "
+                    "0 % or Full for 100 %.",
+                )
+        elif recovery and pct is not None:
+            self.add_error(
+                "vat_recoverable_pct",
+                "Leave the percentage empty unless the recovery is partial.",
+            )
+        return cleaned
 
     def clean_country(self) -> str:
         return self.cleaned_data["country"].upper()

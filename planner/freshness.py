@@ -27,11 +27,13 @@ from planner import selectors as plan_selectors
 from planner import sizing
 from planner.engine import bom as bom_engine
 from planner.engine.errors import EngineInputError
+from planner.engine.landed_cost import NOT_PRICED
 from planner.facility import selectors as fsel
 from planner.facility import services as fsvc
 from planner.facility.models import TcoStatus
 from planner.labels import count
 from planner.models import Plan, Workload
+from planner.money import format_money
 
 # sourcing.services imports this module at its top: the one import cycle of these two, which
 # works because neither reads the other's names before both have loaded (``from sourcing
@@ -70,6 +72,10 @@ class Freshness:
     def state_label(self) -> str:
         if self.kind == "option" and self.state == MISSING:
             return "not chosen"
+        if self.kind == "facility_check":
+            return "failing"
+        if self.kind == "measure":
+            return "to confirm"
         return {
             CURRENT: "current",
             STALE: "stale",
@@ -289,9 +295,30 @@ def landed_cost_freshness(plan: Plan, *, bom: Freshness | None = None, report=No
         return Freshness(LANDED_COST, label, FAILED, f"It cannot be priced: {exc}", url)
     if report.unpriced_lines:
         n = report.unpriced_lines
-        reason = f"{n} line{'s' if n != 1 else ''} not priced: " + "; ".join(report.problems)
+        # The lines by their description (a shipment's key names its supplier: a revision
+        # published with this item shows the reason to the client).
+        reason = f"{n} line{'s' if n != 1 else ''} not priced: " + "; ".join(
+            _unpriced_words(report)
+        )
         return Freshness(LANDED_COST, label, FAILED, reason, "")
     return Freshness(LANDED_COST, label, CURRENT, "", url)
+
+
+def _unpriced_words(report) -> list[str]:
+    """Each BOM line without a landed cost, by description and site, with why in fixed words."""
+    out = []
+    for cost in report.lines:
+        if cost.landed is not None and cost.landed.priced or cost.service_cost is not None:
+            continue
+        if cost.landed is not None and cost.landed.status in NOT_PRICED:
+            why = cost.landed.status
+        elif cost.problem in ("no offer", "no HS code — duty unknown", "every offer has expired"):
+            why = cost.problem
+        else:
+            why = "no landed cost (see the landed cost page)"
+        site = f" ({cost.line.site.name})" if cost.line.site_id else ""
+        out.append(f"{cost.line.description}{site}: {why}")
+    return out
 
 
 def timeline_freshness(plan: Plan, *, bom: Freshness | None = None, report=None) -> Freshness:
@@ -334,6 +361,9 @@ def plan_freshness(plan: Plan) -> list[Freshness]:
 
 
 OPTION = "option"
+# Facts of the plan that keep it from a plain publish (not results to recompute): a site
+# failing a facility check, a conditional duty still to confirm.
+FACILITY_CHECK, MEASURE = "facility_check", "measure"
 
 
 def option_choice(plan: Plan) -> Freshness | None:
@@ -364,6 +394,64 @@ def option_choice(plan: Plan) -> Freshness | None:
         "No option chosen: choose one under Placement (owned, cloud or hybrid). Until then "
         "the documents say no option is chosen and the quote prices the owned deployment.",
     )
+
+
+def facility_failures(plan: Plan) -> list[Freshness]:
+    """One open item per site whose facility check fails for the servers the plan puts there
+    (e.g. 11 racks needed, 10 available; one feed that cannot carry the rack alone)."""
+    if not apps.is_installed("planner.facility"):
+        return []
+    from planner.facility import selectors as fsel
+    from planner.facility import services as fsvc
+
+    try:
+        deployment = fsvc.plan_deployment(plan=plan)
+    except EngineInputError:
+        return []  # a catalog gap: the sites cannot be checked (the site pages and TCO say so)
+    items = []
+    for site in fsel.site_list(plan=plan):
+        report = fsvc.site_evaluate(plan=plan, site=site, deployment=deployment).report
+        failing = [c for c in report.checks if c.status == "fail"] if report else []
+        if failing:
+            items.append(
+                Freshness(
+                    FACILITY_CHECK,
+                    f"Facility check of {site.name}",
+                    FAILED,
+                    " ".join(f"{c.title}: {c.reason}" for c in failing),
+                    key=f"site-{site.pk}",
+                )
+            )
+    return items
+
+
+def measures_to_confirm(plan: Plan) -> list[Freshness]:
+    """One open item per BOM line whose landed cost leaves out a conditional duty (end use,
+    exemption, quota) that nobody has confirmed or excluded, with its exposure."""
+    if not apps.is_installed("sourcing"):
+        return []
+    from sourcing import services as ssvc  # sourcing imports freshness: a cycle at import
+
+    try:
+        report = ssvc.landed_cost_report(plan=plan, organisation=plan.organisation)
+    except (ssvc.SourcingError, EngineInputError):
+        return []  # the landed cost's own item says why
+    items = []
+    for cost in report.lines_to_confirm:
+        site = f" ({cost.line.site.name})" if cost.line.site_id else ""
+        for m in cost.landed.measures_to_confirm:
+            items.append(
+                Freshness(
+                    MEASURE,
+                    f"Duty to confirm on {cost.line.description}{site}",
+                    MISSING,
+                    f"{m.name} ({m.pct.normalize():f} %) depends on what the plan does not "
+                    f"hold ({m.condition}); it is not in the landed cost. If it applies it adds "
+                    f"{format_money(m.exposure.amount, m.exposure.currency)}.",
+                    key=f"line-{cost.line.pk}-{m.name}",
+                )
+            )
+    return items
 
 
 def open_items(plan: Plan) -> list[Freshness]:

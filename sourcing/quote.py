@@ -99,10 +99,12 @@ def quote_sell(*, plan: Plan, bom: dict[str, Any]) -> dict[str, Any]:
             priced = bool(row.get("priced", row.get("landed_net") is not None))
             quantity = row.get("quantity_ordered") or row["quantity"]
             cost = _amount(row.get("landed_net")) if priced else None
+            vat_kept = (_amount(row.get("vat_not_recoverable")) or Decimal(0)) if priced else 0
             lines.append(
                 quote_engine.CostLine(
                     key=row.get("part_key") or row["description"], category=row["category"],
                     description=row["description"], quantity=quantity, cost=cost,
+                    vat_not_recoverable=Decimal(vat_kept),
                 )
             )  # fmt: skip
     try:
@@ -153,4 +155,9 @@ def quote_sell(*, plan: Plan, bom: dict[str, Any]) -> dict[str, Any]:
         "goods_cost": str(totals.goods_cost),
         "margin": str(totals.margin),
         "unpriced_lines": totals.unpriced_lines,
+        "vat_not_recoverable": str(totals.vat_not_recoverable),
+        "has_vat_cost": bool(totals.vat_not_recoverable),
+        "vat_recovery_pct": str(plan.client.vat_recovery_pct),
+        "vat_treatment": plan.client.vat_treatment,
+        "total_to_client": str(totals.total_to_client),
     }

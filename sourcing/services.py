@@ -673,6 +673,16 @@ class LandedCostReport:
     reverse_charge_vat: lc.Money | None = None
     unpriced_lines: int = 0
     sites: list[SiteLandedCost] = field(default_factory=list)
+    vat_not_recoverable: lc.Money | None = None  # VAT the client bears, inside total_net
+    vat_recovery_pct: Decimal = Decimal(100)  # the client's, 0-100
+    vat_treatment: str = ""  # the client's VAT treatment in words
+    exposure_to_confirm: lc.Money | None = None  # conditional measures, if they all apply
+    measures_to_confirm: int = 0
+
+    @property
+    def lines_to_confirm(self) -> list[LineCost]:
+        """Lines whose landed cost leaves out a conditional measure still to confirm."""
+        return [c for c in self.lines if c.landed is not None and c.landed.measures_to_confirm]
 
 
 _OFFER_WARNING = re.compile(r"^(Pinned offer|Offer) (\d+) ")
@@ -752,6 +762,7 @@ def _choose(
             as_of=as_of,
             strategy=strategy,
             pinned_offer_id=str(line.pinned_offer_id) if pinned else None,
+            vat_recovery_pct=plan.client.vat_recovery_pct,
         )
     except lc.LandedCostError as exc:
         cost.problem = str(exc)
@@ -797,6 +808,7 @@ def _shipment(
                 allocation=settings.allocation,
             ),
             tariffs=tariffs, fx=fx, plan_currency=plan.currency, as_of=as_of, basis=basis,
+            vat_recovery_pct=plan.client.vat_recovery_pct,
         )  # fmt: skip
     except lc.LandedCostError as exc:
         group.error = str(exc)
@@ -890,6 +902,10 @@ def _landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
         total_gross=totals.gross, vat_recoverable=totals.vat_recoverable,
         complete=not problems, problems=problems, reverse_charge_vat=totals.reverse_charge_vat,
         unpriced_lines=totals.unpriced_lines, sites=site_costs,
+        vat_not_recoverable=totals.vat_not_recoverable,
+        vat_recovery_pct=plan.client.vat_recovery_pct, vat_treatment=plan.client.vat_treatment,
+        exposure_to_confirm=totals.exposure_to_confirm,
+        measures_to_confirm=totals.measures_to_confirm,
     )  # fmt: skip
 
 
@@ -976,6 +992,7 @@ def purchase_order_landed_cost(
             tariffs=selectors.tariff_rules(destination=order.destination_country),
             fx=selectors.fx_table(), plan_currency=plan.currency, as_of=as_of,
             basis=selectors.customs_valuation_rules(),
+            vat_recovery_pct=plan.client.vat_recovery_pct,
         )  # fmt: skip
     except lc.LandedCostError as exc:
         return None, str(exc)

@@ -108,6 +108,16 @@ class LandedCostOut(Schema):
     total_gross: Any
     vat_recoverable: Any
     reverse_charge_vat: Any
+    vat_not_recoverable: Any = Field(
+        None, description="VAT the client cannot recover (its VAT recovery): in total_net."
+    )
+    vat_recovery_pct: Any = Field(None, description="The client's VAT recovery, 0-100 %.")
+    exposure_to_confirm: Any = Field(
+        None,
+        description="What the conditional duties still to confirm (end use, exemption, quota) "
+        "would add if they apply; not in total_net. Each line lists its measures_to_confirm.",
+    )
+    measures_to_confirm: int = 0
     unpriced_lines: int
     lines: list[dict[str, Any]]
     shipments: list[dict[str, Any]]

@@ -7,6 +7,7 @@ service, so messages, defaults and the stale-edit rules are the pages' own.
 from __future__ import annotations
 
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Annotated, Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -28,7 +29,7 @@ from planner.api.common import (
     require_editor,
     sent_fields,
 )
-from planner.forms import PlanForm
+from planner.forms import ClientForm, PlanForm
 from planner.labels import workload_stack_label
 from planner.models import ApiToken, Client, Plan, Workload
 from planner.services import plan_save
@@ -70,6 +71,10 @@ class PlanIn(Versioned):
 class ClientOut(Schema):
     id: int
     name: str
+    vat_recovery: str = Field(..., description="full, partial or none.")
+    vat_recoverable_pct: str = Field(
+        ..., description="The share of VAT the client recovers, 0-100 (a decimal string)."
+    )
 
 
 class PlanOut(Schema):
@@ -89,12 +94,21 @@ class PlanOut(Schema):
 PLAN_NAMES = {"new_client": "client_name"}
 
 
+def client_ref(client: Client) -> dict[str, Any]:
+    return {
+        "id": client.pk,
+        "name": client.name,
+        "vat_recovery": client.vat_recovery,
+        "vat_recoverable_pct": f"{client.vat_recovery_pct.normalize():f}",
+    }
+
+
 def plan_out(plan: Plan) -> dict[str, Any]:
     return {
         "id": plan.pk,
         "version": plan.version,
         "name": plan.name,
-        "client": {"id": plan.client_id, "name": plan.client.name},
+        "client": client_ref(plan.client),
         "client_name": plan.client.name,
         "currency": plan.currency,
         "target_go_live": _iso(plan.target_go_live),
@@ -187,6 +201,90 @@ def plan_delete(request, plan_id: Id):
     require_editor(request)
     plan.delete()
     return Status(204, None)
+
+
+# --- Clients ----------------------------------------------------------------------------------
+
+
+class ClientIn(Versioned):
+    name: str | None = Field(None, max_length=200)
+    country: str | None = Field(None, max_length=2, description="ISO 3166 alpha-2, e.g. DE.")
+    contact_name: str | None = Field(None, max_length=200)
+    contact_email: str | None = Field(None, max_length=254)
+    vat_recovery: str | None = Field(
+        None,
+        max_length=10,
+        description="How much VAT the client recovers: full, partial or none (VAT-exempt, "
+        "e.g. a bank: the VAT it pays is a cost in the landed cost, TCO and quote).",
+    )
+    vat_recoverable_pct: Decimal | None = Field(
+        None,
+        allow_inf_nan=False,
+        description="Only with partial recovery: the share recovered, more than 0 and less "
+        "than 100.",
+    )
+    notes: str | None = Field(None, max_length=20_000)
+
+
+class ClientDetailOut(ClientOut):
+    version: int
+    country: str
+    contact_name: str
+    contact_email: str
+    notes: str
+
+
+def client_out(client: Client) -> dict[str, Any]:
+    return client_ref(client) | {
+        "version": client.version,
+        "country": client.country,
+        "contact_name": client.contact_name,
+        "contact_email": client.contact_email,
+        "notes": client.notes,
+    }
+
+
+def _client_write(request, payload: ClientIn, client: Client):
+    def factory(data=None, *, instance):
+        return ClientForm(data, instance=instance, organisation=request.organisation)
+
+    creating = client.pk is None
+    sent = {name: posted_value(value) for name, value in sent_fields(payload).items()}
+    try:
+        form = bound_form(factory, sent=sent, version=payload.version, instance=client)
+    except FormErrors as exc:
+        return Status(400, {"errors": exc.errors})
+    saved = form.save(commit=False)
+    saved.organisation = request.organisation
+    saved.save()
+    return Status(201 if creating else 200, client_out(saved))
+
+
+@router.get("/clients", **op({200: list[ClientDetailOut]}), summary="The organisation's clients")
+def client_list(request):
+    return [client_out(c) for c in selectors.client_list(organisation=request.organisation)]
+
+
+@router.post("/clients", **op({201: ClientDetailOut}), summary="Add a client")
+def client_create(request, payload: ClientIn):
+    require_editor(request)
+    return _client_write(request, payload, Client(organisation=request.organisation))
+
+
+@router.get("/clients/{client_id}", **op({200: ClientDetailOut}, 404), summary="One client")
+def client_read(request, client_id: Id):
+    return client_out(selectors.client_get(organisation=request.organisation, client_id=client_id))
+
+
+@router.patch(
+    "/clients/{client_id}",
+    **op({200: ClientDetailOut}, 404, 409),
+    summary="Change a client's fields (only those sent), e.g. its VAT recovery",
+)
+def client_update(request, client_id: Id, payload: ClientIn):
+    client = selectors.client_get(organisation=request.organisation, client_id=client_id)
+    require_editor(request)
+    return _client_write(request, payload, client)
 
 
 # --- Workloads --------------------------------------------------------------------------------

@@ -11,7 +11,10 @@ shipment (reference: ``facility_tco_sourcing.md`` C7)::
     duty           = customs_value × (MFN % + Σ applicable extra measures %) [+ surcharge on duty]
     import_vat     = (customs_value + duty [+ inland freight where the destination says]) × VAT %
     landed (gross) = goods + freight + insurance + duty + import_vat + brokerage + inland freight
-    landed (net)   = gross − import VAT when it is recoverable
+    landed (net)   = gross − VAT the buyer recovers
+    VAT recovered  = VAT × buyer's recovery % (0 when the rule says not recoverable); the rest
+                     is a cost to the buyer (a VAT-exempt bank recovers 0 %, Directive
+                     2006/112/EC Art. 135(1) and 168; a partly exempt buyer its pro-rata, Art. 173)
 
 Money. Every amount is a ``decimal.Decimal`` with an ISO 4217 currency code (:class:`Money`,
 :class:`ConvertedAmount`). Arithmetic is exact; nothing is rounded inside the engine except the
@@ -55,6 +58,7 @@ __all__ = [
     "FxRate",
     "FxTable",
     "LandedCostError",
+    "MeasureToConfirm",
     "LandedTotals",
     "LandedCostLine",
     "LineStatus",
@@ -668,6 +672,27 @@ class DutyComponent:
     source: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class MeasureToConfirm:
+    """A conditional measure (end use, exemption, quota) in force on a line but not confirmed:
+    left out of the duty, shown as "confirm" with what it would cost if it applies.
+
+    Attributes:
+        name: Legal name of the measure.
+        pct: Its ad valorem rate, % of the customs value.
+        condition: What decides whether it applies (e.g. the end use).
+        exposure: Extra cost to the buyer if it applies: the duty (customs value × pct) plus
+            the import VAT on that duty the buyer cannot recover.
+        source: Where the measure comes from.
+    """
+
+    name: str
+    pct: Decimal
+    condition: str
+    exposure: Money
+    source: str = ""
+
+
 def _applicable_measures(
     rule: TariffRule,
     origin: str,
@@ -676,6 +701,7 @@ def _applicable_measures(
     warnings: list[str],
     excluded: frozenset[str] = frozenset(),
     unconfirmed: list[ExtraMeasure] | None = None,
+    conditional: list[ExtraMeasure] | None = None,
 ) -> list[ExtraMeasure]:
     candidates = []
     for m in rule.extra_measures:
@@ -691,6 +717,8 @@ def _applicable_measures(
             continue
         if m.condition and m.name not in confirmed:
             warnings.append(f"{m.name} may apply ({m.condition}); not included unless confirmed")
+            if conditional is not None:
+                conditional.append(m)
             continue
         candidates.append(m)
     names = {m.name for m in candidates}
@@ -844,6 +872,11 @@ class LandedCostLine:
     supplier charges) or ``"intra-EU"`` (no duty, zero-rated; ``vat`` is 0 and
     ``reverse_charge_vat`` is what the buyer self-accounts and deducts, net cash 0).
     ``supply_rule_note`` is the sentence to show.
+
+    ``vat_recovered`` is the part of the VAT paid (or, intra-EU, self-accounted) that the buyer
+    deducts at its recovery %; ``vat_not_recovered`` the rest, a cost inside
+    ``landed_cost_net``. ``measures_to_confirm`` are conditional measures left out of the duty,
+    each with its exposure.
     """
 
     part_key: str
@@ -874,6 +907,17 @@ class LandedCostLine:
     supply_rule: SupplyRule = "import"
     supply_rule_note: str = ""
     reverse_charge_vat: Money | None = None
+    vat_recovered: Money | None = None
+    vat_not_recovered: Money | None = None
+    measures_to_confirm: tuple[MeasureToConfirm, ...] = ()
+
+    @property
+    def exposure_to_confirm(self) -> Money | None:
+        """What the measures still to confirm would add if they all apply (None: none)."""
+        if not self.measures_to_confirm:
+            return None
+        first, *rest = (m.exposure for m in self.measures_to_confirm)
+        return sum(rest, first)
 
     @property
     def priced(self) -> bool:
@@ -887,7 +931,9 @@ class ShipmentLandedCost:
 
     ``duty``, ``vat`` and ``vat_recoverable`` are what the buyer pays (DDP lines excluded);
     ``vat`` includes domestic VAT charged by suppliers, ``reverse_charge_vat`` is self-accounted
-    (no cash). When ``complete`` is False, ``unpriced_lines`` lines are not priced; the duty, VAT
+    (no cash); ``vat_not_recoverable`` is the VAT the buyer bears (inside the net landed cost);
+    ``exposure_to_confirm`` sums the lines' unconfirmed conditional measures
+    (``measures_to_confirm`` of them). When ``complete`` is False, ``unpriced_lines`` lines are not priced; the duty, VAT
     and landed totals then cover only the priced lines and must be shown as incomplete.
     """
 
@@ -911,6 +957,9 @@ class ShipmentLandedCost:
     valuation_source: str = ""
     unpriced_lines: int = 0
     reverse_charge_vat: Money | None = None
+    vat_not_recoverable: Money | None = None
+    exposure_to_confirm: Money | None = None
+    measures_to_confirm: int = 0
 
 
 def _weights(lines: Sequence[ShipmentLine], goods: Sequence[Money], method: AllocationMethod):
@@ -994,6 +1043,7 @@ def duty_components(
     warnings: list[str] | None = None,
     excluded: frozenset[str] = frozenset(),
     unconfirmed: list[ExtraMeasure] | None = None,
+    conditional: list[ExtraMeasure] | None = None,
 ) -> tuple[DutyComponent, ...]:
     """MFN duty, applicable extra measures and any surcharge on duty for one line.
 
@@ -1007,6 +1057,8 @@ def duty_components(
         excluded: Names of measures confirmed not to cover the line.
         unconfirmed: Receives every measure in force whose coverage is not confirmed; the
             caller must then treat the duty as unknown (the components omit them).
+        conditional: Receives every conditional measure in force that is not confirmed (left
+            out of the duty; the caller shows it as "confirm" with its exposure).
 
     Returns:
         The components; their sum is the duty (a lower bound when ``unconfirmed`` received any).
@@ -1014,7 +1066,14 @@ def duty_components(
     mfn = value.times(rule.duty_pct / 100)  # ad valorem on the customs value (reference C7)
     parts = [DutyComponent("MFN duty", rule.duty_pct, mfn, rule.source)]
     for m in _applicable_measures(
-        rule, origin, on, confirmed, [] if warnings is None else warnings, excluded, unconfirmed
+        rule,
+        origin,
+        on,
+        confirmed,
+        [] if warnings is None else warnings,
+        excluded,
+        unconfirmed,
+        conditional,
     ):
         parts.append(DutyComponent(m.name, m.pct, value.times(m.pct / 100), m.source))
     if rule.surcharge_on_duty_pct:
@@ -1026,6 +1085,37 @@ def duty_components(
     return tuple(parts)
 
 
+def _recovery_fraction(vat_recovery_pct: Decimal) -> Decimal:
+    if not (
+        isinstance(vat_recovery_pct, Decimal)
+        and vat_recovery_pct.is_finite()
+        and 0 <= vat_recovery_pct <= 100
+    ):
+        raise LandedCostError(
+            f"The buyer's VAT recovery must be between 0 and 100 %, not {vat_recovery_pct}."
+        )
+    return vat_recovery_pct / 100
+
+
+def _split_vat(vat: Money, deductible: bool, recovery: Decimal) -> tuple[Money, Money]:
+    """``(recovered, not recovered)``: the buyer deducts its recovery share of deductible VAT
+    (Directive 2006/112/EC Art. 168, pro-rata Art. 173); the rest is a cost."""
+    recovered = vat.times(recovery) if deductible else Money.zero(vat.currency)
+    return recovered, vat - recovered
+
+
+def _pct_words(fraction: Decimal) -> str:
+    return f"{(fraction * 100).normalize():f} %"
+
+
+def _deduction_words(deductible: bool, recovery: Decimal) -> str:
+    if not deductible or recovery == 0:
+        return " (not recoverable by the buyer: a cost)"
+    if recovery == 1:
+        return " (deductible)"
+    return f" ({_pct_words(recovery)} recoverable by the buyer, the rest a cost)"
+
+
 def shipment_landed_cost(
     shipment: Shipment,
     *,
@@ -1034,6 +1124,7 @@ def shipment_landed_cost(
     plan_currency: str,
     as_of: date,
     basis: dict[str, ValuationRule] | None = None,
+    vat_recovery_pct: Decimal = Decimal(100),
 ) -> ShipmentLandedCost:
     """Landed cost of every line of a shipment and of the shipment, in the plan currency.
 
@@ -1044,6 +1135,8 @@ def shipment_landed_cost(
         plan_currency: ISO 4217 code of the plan.
         as_of: Valuation date (offers must be quoted on or before it).
         basis: Customs value basis per destination (default :data:`CUSTOMS_VALUE_BASIS`).
+        vat_recovery_pct: Share of deductible VAT the buyer recovers, 0-100 (100: fully
+            recoverable; 0: VAT-exempt, all VAT is a cost).
 
     Returns:
         Lines and totals; expired offers and unapplied measures appear as warnings.
@@ -1054,6 +1147,7 @@ def shipment_landed_cost(
     """
     _check_currency(plan_currency)
     _check_shipment(shipment, as_of)
+    recovery = _recovery_fraction(vat_recovery_pct)
     valuation = (basis or CUSTOMS_VALUE_BASIS).get(normalise_country(shipment.destination))
     crosses_border = any(
         supply_rule(line.offer.ship_from_country, shipment.destination) == "import"
@@ -1143,6 +1237,9 @@ def shipment_landed_cost(
         gross: Money | None
         net: Money | None
         reverse_charge: Money | None = None
+        recovered: Money | None = None
+        not_recovered: Money | None = None
+        to_confirm: tuple[MeasureToConfirm, ...] = ()
         components: tuple[DutyComponent, ...] = ()
         basis_label = valuation.basis
         rule_source = rule.source if rule else ""
@@ -1167,21 +1264,29 @@ def shipment_landed_cost(
                 note = f"{label.capitalize()} ({ship_from} → {dest}): VAT rate unknown"
             elif kind == "domestic":
                 vat = vat_base.times(vat_pct / 100)
+                recovered, not_recovered = _split_vat(vat, vat_recoverable, recovery)
                 gross = paid + vat
-                net = gross - vat if vat_recoverable else gross
+                net = gross - recovered
                 note = (
                     f"Domestic supply ({ship_from} → {dest}): no customs duty, no import VAT; "
                     f"{dest} VAT {vat_pct} % charged by the supplier"
-                    + (" (deductible)" if vat_recoverable else "")
+                    + _deduction_words(vat_recoverable, recovery)
                 )
             else:
                 vat = zero
                 reverse_charge = vat_base.times(vat_pct / 100)
-                gross = net = paid
+                # Art. 168: the acquisition VAT is deductible only to the buyer's recovery %;
+                # the rest is paid with the return and stays a cost.
+                recovered, not_recovered = _split_vat(reverse_charge, vat_recoverable, recovery)
+                gross = net = paid + not_recovered
                 note = (
                     f"Intra-EU B2B supply ({ship_from} → {dest}): zero-rated, no customs duty; "
-                    f"reverse charge — buyer self-accounts {dest} VAT {vat_pct} % and deducts it "
-                    "(net cash 0)"
+                    f"reverse charge — buyer self-accounts {dest} VAT {vat_pct} % "
+                    + (
+                        "and deducts it (net cash 0)"
+                        if not not_recovered.amount
+                        else f"and deducts {_pct_words(recovery if vat_recoverable else 0)} of it"
+                    )
                 )
             notes.append(note)
         elif rule is None:
@@ -1199,13 +1304,23 @@ def shipment_landed_cost(
             )
             line_warnings: list[str] = []
             unconfirmed: list[ExtraMeasure] = []
+            conditional: list[ExtraMeasure] = []
             components = duty_components(
                 rule, cv, line.offer.origin_country, import_on, line.confirmed_measures,
-                line_warnings, line.excluded_measures, unconfirmed,
+                line_warnings, line.excluded_measures, unconfirmed, conditional,
             )  # fmt: skip
             notes.extend(line_warnings)
             warnings.extend(f"{line.offer.part_key}: {w}" for w in line_warnings)
             vat_recoverable = rule.vat_recoverable
+            # If it applies: its duty, plus the import VAT on that duty the buyer cannot recover.
+            kept_vat = Decimal(1) - (recovery if vat_recoverable else Decimal(0))
+            to_confirm = tuple(
+                MeasureToConfirm(
+                    m.name, m.pct, m.condition,
+                    cv.times(m.pct / 100).times(1 + rule.vat_pct / 100 * kept_vat), m.source,
+                )
+                for m in conditional
+            )  # fmt: skip
             if unconfirmed:
                 status, duty, vat, vat_base, gross, net = UNCONFIRMED, None, None, None, None, None
                 for m in unconfirmed:
@@ -1224,13 +1339,17 @@ def shipment_landed_cost(
                 vat = vat_base.times(rule.vat_pct / 100)
                 if buyer_pays_taxes:
                     gross = paid + duty + vat
+                    recovered, not_recovered = _split_vat(vat, vat_recoverable, recovery)
+                    if not_recovered.amount:
+                        note += _deduction_words(vat_recoverable, recovery)
                 else:
                     status = "DDP — taxes paid by seller"
                     notes.append(
                         "DDP: duty and import VAT are paid by the seller (importer of record)"
                     )
                     gross = paid
-                net = gross - vat if (vat_recoverable and buyer_pays_taxes) else gross
+                    recovered = not_recovered = zero
+                net = gross - recovered
         results.append(
             LandedCostLine(
                 part_key=line.offer.part_key,
@@ -1261,6 +1380,9 @@ def shipment_landed_cost(
                 supply_rule=kind,
                 supply_rule_note=note,
                 reverse_charge_vat=reverse_charge,
+                vat_recovered=recovered,
+                vat_not_recovered=not_recovered,
+                measures_to_confirm=to_confirm,
             )
         )
 
@@ -1281,7 +1403,8 @@ def shipment_landed_cost(
         customs_value=total(r.customs_value for r in results),
         duty=total(r.duty for r in known_taxes),
         vat=total(r.vat for r in known_taxes),
-        vat_recoverable=total(r.vat for r in known_taxes if r.vat_recoverable),
+        # Cash to reclaim: reverse-charge VAT is deducted in the return that declares it.
+        vat_recoverable=total(r.vat_recovered for r in known_taxes if r.supply_rule != "intra-EU"),
         landed_cost_gross=total(r.landed_cost_gross for r in results),
         landed_cost_net=total(r.landed_cost_net for r in results),
         complete=all(r.priced for r in results),
@@ -1289,6 +1412,9 @@ def shipment_landed_cost(
         valuation_source=valuation.source,
         unpriced_lines=sum(not r.priced for r in results),
         reverse_charge_vat=total(r.reverse_charge_vat for r in results),
+        vat_not_recoverable=total(r.vat_not_recovered for r in known_taxes),
+        exposure_to_confirm=total(r.exposure_to_confirm for r in results),
+        measures_to_confirm=sum(len(r.measures_to_confirm) for r in results),
     )
 
 
@@ -1353,6 +1479,7 @@ def choose_offer(
     pinned_offer_id: str | None = None,
     transit_days: int = 0,
     brokerage: Money | None = None,
+    vat_recovery_pct: Decimal = Decimal(100),
 ) -> OfferChoice:
     """Choose among offers for one part.
 
@@ -1374,6 +1501,7 @@ def choose_offer(
         pinned_offer_id: ``Offer.ident`` to use when ``strategy="pinned"``.
         transit_days: Days added to every lead time for the ready date.
         brokerage: Brokerage per shipment (default zero).
+        vat_recovery_pct: The buyer's VAT recovery, 0-100 (VAT it cannot recover is a cost).
 
     Returns:
         The choice, the alternative and every evaluation.
@@ -1399,8 +1527,9 @@ def choose_offer(
             brokerage=brokerage or Money.zero(plan_currency),
         )
         landed = shipment_landed_cost(
-            shipment, tariffs=tariffs, fx=fx, plan_currency=plan_currency, as_of=as_of
-        )
+            shipment, tariffs=tariffs, fx=fx, plan_currency=plan_currency, as_of=as_of,
+            vat_recovery_pct=vat_recovery_pct,
+        )  # fmt: skip
         ready = as_of + timedelta(days=offer.lead_time_days + transit_days)
         evaluations.append(OfferEvaluation(offer, landed, ready, offer.valid_until < as_of))
 
@@ -1460,6 +1589,9 @@ class LandedTotals:
         reverse_charge_vat: VAT self-accounted on intra-EU acquisitions (deducted: net 0).
         unpriced_lines: Lines whose duty or VAT is unknown (not in the totals).
         complete: True when nothing is unpriced.
+        vat_not_recoverable: VAT the buyer cannot recover (a cost, inside ``net``).
+        exposure_to_confirm: What the unconfirmed conditional measures would add if they apply.
+        measures_to_confirm: How many such measures (one per line and measure).
     """
 
     net: Money
@@ -1468,6 +1600,9 @@ class LandedTotals:
     reverse_charge_vat: Money
     unpriced_lines: int
     complete: bool
+    vat_not_recoverable: Money
+    exposure_to_confirm: Money
+    measures_to_confirm: int
 
 
 def landed_totals(
@@ -1490,26 +1625,37 @@ def landed_totals(
         The totals; ``complete`` only when no line is unpriced.
     """
     zero = Money.zero(currency)
-    net = gross = recoverable = reverse = zero
+    net = gross = recoverable = reverse = kept = exposure = zero
     unpriced = unpriced_lines
+    to_confirm = 0
     for s in shipments:
         net, gross = net + s.landed_cost_net, gross + s.landed_cost_gross
         recoverable = recoverable + s.vat_recoverable
         reverse = reverse + (s.reverse_charge_vat or zero)
+        kept = kept + (s.vat_not_recoverable or zero)
+        exposure = exposure + (s.exposure_to_confirm or zero)
+        to_confirm += s.measures_to_confirm
         unpriced += s.unpriced_lines
     for amount in local:
         net, gross = net + amount, gross + amount
-    return LandedTotals(net, gross, recoverable, reverse, unpriced, unpriced == 0)
+    return LandedTotals(
+        net, gross, recoverable, reverse, unpriced, unpriced == 0, kept, exposure, to_confirm
+    )
 
 
 def plan_landed_totals(sites: Iterable[LandedTotals], currency: str) -> LandedTotals:
     """The plan's landed cost: the sum of its sites' (each site landed into its own country)."""
     zero = Money.zero(currency)
-    net = gross = recoverable = reverse = zero
-    unpriced = 0
+    net = gross = recoverable = reverse = kept = exposure = zero
+    unpriced = to_confirm = 0
     for t in sites:
         net, gross = net + t.net, gross + t.gross
         recoverable = recoverable + t.vat_recoverable
         reverse = reverse + t.reverse_charge_vat
+        kept = kept + t.vat_not_recoverable
+        exposure = exposure + t.exposure_to_confirm
+        to_confirm += t.measures_to_confirm
         unpriced += t.unpriced_lines
-    return LandedTotals(net, gross, recoverable, reverse, unpriced, unpriced == 0)
+    return LandedTotals(
+        net, gross, recoverable, reverse, unpriced, unpriced == 0, kept, exposure, to_confirm
+    )

@@ -12,6 +12,12 @@ quantity`` with both unit prices in minor units, so a 0 % markup is a margin of 
 (rounding a unit price is not a margin). BOM lines of the ``service`` category (installation,
 burn-in, support) are services: the quote groups them with the consultancy's own fees, not
 with the hardware.
+
+VAT the client cannot recover (a VAT-exempt or partly exempt buyer) is inside the landed cost
+but is not marked up: a line's markup applies to its cost less that VAT, and the VAT is added
+to the client's total at cost (a tax passed on, not a sale). Quote total to the client =
+sell prices + fees + VAT the client cannot recover; the cost basis (goods cost + that VAT) is
+then the landed cost, the TCO capex.
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ class CostLine:
     description: str
     quantity: int
     cost: Decimal | None
+    vat_not_recoverable: Decimal = Decimal(0)  # inside ``cost``; passed on without markup
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,16 +86,18 @@ class SellLine:
     markup_source: str
     unit_sell: Decimal | None
     sell: Decimal | None
+    vat_not_recoverable: Decimal = Decimal(0)
 
     @property
     def is_service(self) -> bool:
         return self.category == SERVICE_CATEGORY
 
     def margin_in(self, currency: str) -> Decimal | None:
-        """(unit sell − unit cost) × quantity, both unit prices in minor units: 0 at 0 %."""
+        """(unit sell − unit cost) × quantity, both unit prices in minor units: 0 at 0 %. The
+        cost is without the VAT the client cannot recover (passed on at cost, not a margin)."""
         if self.sell is None or self.cost is None or not self.quantity:
             return None
-        unit_cost = round_money(self.cost / self.quantity, currency)
+        unit_cost = round_money((self.cost - self.vat_not_recoverable) / self.quantity, currency)
         return (self.unit_sell - unit_cost) * self.quantity
 
 
@@ -116,11 +125,13 @@ class QuoteTotals:
     goods_sell: Decimal  # priced lines only
     fees: Decimal
     total_sell: Decimal
-    goods_cost: Decimal  # priced lines only
+    goods_cost: Decimal  # priced lines only, without the VAT the client cannot recover
     margin: Decimal  # on goods, at unit-price rounding (0 at a 0 % markup)
     unpriced_lines: int
     hardware_sell: Decimal = Decimal(0)  # priced hardware lines
     services_sell: Decimal = Decimal(0)  # priced BOM service lines
+    vat_not_recoverable: Decimal = Decimal(0)  # priced lines only, at cost
+    total_to_client: Decimal = Decimal(0)  # total_sell + vat_not_recoverable
 
     @property
     def services_and_fees(self) -> Decimal:
@@ -135,13 +146,20 @@ def sell_line(line: CostLine, markups: Markups, currency: str) -> SellLine:
     """A line's sell price: unit cost × (1 + markup), rounded to minor units, × quantity."""
     if line.quantity < 0:
         raise QuoteError(f"Quantity of {line.description} cannot be negative.")
+    if line.vat_not_recoverable < 0 or (
+        line.cost is not None and line.vat_not_recoverable > line.cost
+    ):
+        raise QuoteError(
+            f"The VAT not recoverable on {line.description} must lie between 0 and its cost."
+        )
     pct, source = markups.for_line(line.key, line.category)
     unit_sell = sell = None
     if line.cost is not None and line.quantity:
-        unit_sell = round_money(line.cost / line.quantity * (1 + pct / HUNDRED), currency)
+        marked = line.cost - line.vat_not_recoverable
+        unit_sell = round_money(marked / line.quantity * (1 + pct / HUNDRED), currency)
         sell = unit_sell * line.quantity
     return SellLine(line.key, line.category, line.description, line.quantity, line.cost, pct,
-                    source, unit_sell, sell)  # fmt: skip
+                    source, unit_sell, sell, line.vat_not_recoverable)  # fmt: skip
 
 
 def quote_totals(lines: list[SellLine], fees: list[Fee], currency: str) -> QuoteTotals:
@@ -149,12 +167,14 @@ def quote_totals(lines: list[SellLine], fees: list[Fee], currency: str) -> Quote
     priced = [x for x in lines if x.sell is not None]
     hardware_sell, services_sell = group_sells((x.category, x.sell) for x in priced)
     goods_sell = hardware_sell + services_sell
-    goods_cost = sum((x.cost for x in priced), Decimal(0))
+    vat = round_money(sum((x.vat_not_recoverable for x in priced), Decimal(0)), currency)
+    goods_cost = sum((x.cost - x.vat_not_recoverable for x in priced), Decimal(0))
     margin = sum((x.margin_in(currency) or Decimal(0) for x in priced), Decimal(0))
     fee_total = sum((f.amount(currency) for f in fees), Decimal(0))
     unpriced = sum(1 for x in lines if x.sell is None and x.quantity)
-    return QuoteTotals(goods_sell, fee_total, goods_sell + fee_total, goods_cost, margin,
-                       unpriced, hardware_sell, services_sell)  # fmt: skip
+    total = goods_sell + fee_total
+    return QuoteTotals(goods_sell, fee_total, total, goods_cost, margin, unpriced,
+                       hardware_sell, services_sell, vat, total + vat)  # fmt: skip
 
 
 def group_sells(lines: Iterable[tuple[str, Decimal | None]]) -> tuple[Decimal, Decimal]:

@@ -1060,12 +1060,18 @@ def _tco_capex(
         )
         return hardware, CAPEX_ESTIMATED
     ccy = fx["currency"]
+    vat_kept = report.vat_not_recoverable
+    vat_words = (
+        f", the VAT the client cannot recover ({vat_kept.amount:,.2f})"
+        if vat_kept is not None and vat_kept.amount
+        else ""
+    )
     basis.append(
         f"Capex basis: {CAPEX_FROM_BOM}. The owned option buys the BOM at landed cost, "
         f"{capex.total_amount:,.2f} {ccy} (servers {capex.server_amount:,.0f}, network "
         f"{capex.network_amount:,.0f}, storage {capex.storage_amount:,.0f}, racks, PDUs and "
         f"spare parts {capex.other_hardware_amount:,.0f}, services "
-        f"{capex.services_amount:,.0f}, freight, insurance, brokerage and duty "
+        f"{capex.services_amount:,.0f}, freight, insurance, brokerage{vat_words} and duty "
         f"{capex.shipping_amount:,.0f} {ccy}): the quote's cost basis before markup. Its spare "
         "parts replace the spares percentage"
         + (f"; {_support_words(capex, ccy)}." if capex.support_amount else ".")

@@ -4,7 +4,7 @@ from .invitations import Invitation, InvitationState
 from .jobs import Job, JobStatus
 from .operations import OperationsPlan
 from .organisations import Membership, Organisation, Role
-from .plans import Client, Plan, Precision, Serving, Workload, WorkloadKind
+from .plans import Client, Plan, Precision, Serving, VatRecovery, Workload, WorkloadKind
 from .tokens import ApiToken
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "Precision",
     "Serving",
     "Role",
+    "VatRecovery",
     "Workload",
     "WorkloadKind",
 ]

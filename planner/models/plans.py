@@ -7,6 +7,8 @@ turns it into candidate configurations and the consultant's choice is kept on it
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
@@ -27,8 +29,21 @@ from .organisations import stack_version_validator
 currency_validator = RegexValidator(r"^[A-Z]{3}$", "Use a three-letter ISO 4217 code, e.g. EUR.")
 
 
+class VatRecovery(models.TextChoices):
+    """How much of the VAT it pays the client deducts (Directive 2006/112/EC Art. 168-173)."""
+
+    FULL = "full", "Full: VAT-registered, fully taxable"
+    PARTIAL = "partial", "Partial: a percentage (pro-rata, Art. 173)"
+    NONE = "none", "None: VAT-exempt (e.g. a bank or insurer), VAT is a cost"
+
+
 class Client(VersionedModel):
-    """A consultancy's client (the company a plan is for)."""
+    """A consultancy's client (the company a plan is for).
+
+    ``vat_recovery`` says how much of the VAT it pays on the plan's purchases the client
+    deducts; the rest is a cost in the landed cost, the TCO and the quote.
+    ``vat_recoverable_pct`` is the percentage when recovery is partial (empty otherwise).
+    """
 
     organisation = models.ForeignKey(
         "planner.Organisation", on_delete=models.CASCADE, related_name="clients"
@@ -40,6 +55,21 @@ class Client(VersionedModel):
     contact_name = models.CharField(max_length=200, blank=True)
     contact_email = models.EmailField(blank=True)
     notes = models.TextField(blank=True)
+    vat_recovery = models.CharField(
+        "VAT recovery",
+        max_length=10,
+        choices=VatRecovery.choices,
+        default=VatRecovery.FULL,
+        help_text="How much of the VAT it pays the client can deduct.",
+    )
+    vat_recoverable_pct = models.DecimalField(
+        "VAT recoverable, %",
+        max_digits=5,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="Only for partial recovery: the client's deductible share, e.g. 30.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -47,11 +77,49 @@ class Client(VersionedModel):
         constraints = [
             models.UniqueConstraint(
                 fields=["organisation", "name"], name="unique_client_name_per_organisation"
-            )
+            ),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(
+                        vat_recovery="partial",
+                        vat_recoverable_pct__gt=0,
+                        vat_recoverable_pct__lt=100,
+                    )
+                    | (
+                        models.Q(vat_recovery__in=("full", "none"))
+                        & models.Q(vat_recoverable_pct__isnull=True)
+                    )
+                ),
+                name="client_vat_recoverable_pct_only_when_partial",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def vat_recovery_pct(self) -> Decimal:
+        """The share of deductible VAT the client recovers, 0-100."""
+        if self.vat_recovery == VatRecovery.NONE:
+            return Decimal(0)
+        if self.vat_recovery == VatRecovery.PARTIAL and self.vat_recoverable_pct is not None:
+            return Decimal(self.vat_recoverable_pct)
+        return Decimal(100)
+
+    @property
+    def vat_treatment(self) -> str:
+        """The VAT treatment in words, for the quote."""
+        if self.vat_recovery == VatRecovery.NONE:
+            return (
+                f"{self.name} is VAT-exempt and recovers no VAT: the VAT paid on these goods is "
+                "part of its cost."
+            )
+        if self.vat_recovery == VatRecovery.PARTIAL:
+            return (
+                f"{self.name} recovers {self.vat_recovery_pct.normalize():f} % of the VAT it "
+                "pays; the rest of the VAT on these goods is part of its cost."
+            )
+        return f"{self.name} is VAT-registered and recovers the VAT it pays in full."
 
 
 class Plan(VersionedModel):

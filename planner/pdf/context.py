@@ -138,6 +138,7 @@ class CostSheetContext:
     total_duty: Decimal
     total_vat: Decimal
     total_vat_recoverable: Decimal
+    total_vat_not_recoverable: Decimal
     total_gross: Decimal
     total_net: Decimal
     complete: bool
@@ -154,6 +155,10 @@ class CostSheetContext:
     unpriced_lines: int = 0  # lines left out of the totals (the totals are then incomplete)
     # the snapshot's quote.sell (markups, margin); unavailable in revisions without one
     sell: schema.Sell = field(default_factory=lambda: schema.Sell(available=False))
+    vat_treatment: str = ""
+    # conditional duties left out of the landed cost: (line, measure) and their total exposure
+    measures_to_confirm: tuple[tuple[str, schema.MeasureToConfirm], ...] = ()
+    exposure_to_confirm: Decimal = Decimal(0)
 
     @property
     def offers_expired(self) -> bool:
@@ -224,6 +229,7 @@ def cost_sheet_context(snapshot: dict | Snapshot, **head) -> CostSheetContext:
         total_duty=total("duty"),
         total_vat=total("vat"),
         total_vat_recoverable=total("vat_recoverable"),
+        total_vat_not_recoverable=_amount(bom.vat_not_recoverable) or Decimal(0),
         total_gross=_amount(bom.total_gross) or Decimal(0),
         total_net=_amount(bom.total_net) or Decimal(0),
         complete=bom.complete,
@@ -239,6 +245,13 @@ def cost_sheet_context(snapshot: dict | Snapshot, **head) -> CostSheetContext:
         reason=bom.reason or "",
         unpriced_lines=bom.unpriced_count,
         sell=quote.sell or schema.Sell(available=False),
+        vat_treatment=snap.plan.client.vat_treatment,
+        measures_to_confirm=tuple(
+            (row.description + (f" ({row.site})" if row.site else ""), m)
+            for row in bom.lines
+            for m in row.measures_to_confirm
+        ),
+        exposure_to_confirm=_amount(bom.exposure_to_confirm) or Decimal(0),
     )
 
 
@@ -293,6 +306,9 @@ class QuoteContext:
     service_lines: tuple[SellLine, ...] = ()  # BOM services (installation, burn-in, support)
     # payment milestones, delivery, warranty: the one source every page of the quote prints
     commercial: schema.CommercialTerms | None = None
+    vat_treatment: str = ""  # the client's VAT treatment in words ("" in older revisions)
+    vat_not_recoverable: Decimal = Decimal(0)  # VAT the client bears, at cost
+    total_to_client: Decimal | None = None  # total + vat_not_recoverable
 
     @property
     def complete(self) -> bool:
@@ -363,6 +379,9 @@ def quote_context(snapshot: dict | Snapshot, **head) -> QuoteContext:
         available=bom.available and sell.available,
         reason=(bom.reason or "") or (sell.reason or ""),
         deployment=snap.deployment if snap.deployment.available else None,
+        vat_treatment=sell.vat_treatment or snap.plan.client.vat_treatment,
+        vat_not_recoverable=sell.vat_not_recoverable,
+        total_to_client=sell.client_total,
     )
 
 

@@ -18,9 +18,11 @@ import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from planner.labels import count_range, headroom_rule
+from planner.money import format_money
 
 logger = logging.getLogger(__name__)
 
@@ -385,6 +387,22 @@ def _monitoring_spares_support(s: dict) -> _Finding:
     return found
 
 
+def measures_to_confirm(bom: dict) -> list[str]:
+    """One sentence per conditional duty (end use, exemption, quota) a BOM line leaves out of
+    its landed cost: "confirm", with what it would cost if it applies (never a silent 0 %)."""
+    out = []
+    for row in bom.get("lines", []):
+        for m in row.get("measures_to_confirm") or ():
+            where = f" for {row['site']}" if row.get("site") else ""
+            exposure = m["exposure"]
+            out.append(
+                f"Confirm {m['name']} ({Decimal(m['pct']).normalize():f} %) on "
+                f"{row['description']}{where}: {m['condition']}. If it applies it adds "
+                f"{format_money(exposure['amount'], exposure['currency'])}."
+            )
+    return out
+
+
 def _logistics_owner(s: dict) -> _Finding:
     orders = s.get("purchase_orders")
     bom = s.get("bom")
@@ -402,6 +420,8 @@ def _logistics_owner(s: dict) -> _Finding:
     if not _available(bom):
         found.fail("No priced BOM: the shipments cannot be read from the plan.")
         return found
+    for fact in measures_to_confirm(bom):
+        found.fail(fact)
     for shipment in bom.get("shipments", []):
         if shipment.get("cross_border") and shipment["supplier"] not in ordered:
             found.fail(

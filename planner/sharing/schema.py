@@ -80,6 +80,9 @@ class Client(Part):
     country: str = ""
     contact_name: str = ""
     contact_email: str = ""
+    vat_recovery: str = "full"  # revisions before the setting: VAT taken as fully recovered
+    vat_recovery_pct: Decimal = Decimal(100)
+    vat_treatment: str = ""
 
 
 class PlanInfo(Part):
@@ -211,6 +214,15 @@ class Tco(Section):
 # --- Sourcing ---------------------------------------------------------------------------------
 
 
+class MeasureToConfirm(Part):
+    """A conditional duty left out of the line's landed cost, with its exposure."""
+
+    name: str
+    pct: Decimal
+    condition: str = ""
+    exposure: Money
+
+
 class BomLine(Part):
     description: str
     category: str = ""
@@ -231,6 +243,8 @@ class BomLine(Part):
     duty: Money | None = None
     vat: Money | None = None
     landed_net: Money | None = None
+    vat_not_recoverable: Money | None = None  # inside landed_net (the client's VAT cost)
+    measures_to_confirm: list[MeasureToConfirm] = Field(default_factory=list)
     site: str = ""  # the site the units go to ("" = plan-wide; revisions before sites: "")
     destination: str = ""  # the country the line is landed into
 
@@ -273,6 +287,10 @@ class Bom(Section):
     totals: dict[str, Money] = Field(default_factory=dict)
     total_net: Money | None = None
     total_gross: Money | None = None
+    vat_not_recoverable: Money | None = None
+    vat_recovery_pct: Decimal = Decimal(100)
+    exposure_to_confirm: Money | None = None
+    measures_to_confirm: int = 0
     offers_valid_until: IsoDate = None
     sites: list[BomSite] = Field(default_factory=list)
 
@@ -401,6 +419,15 @@ class Sell(Section):
     goods_cost: Decimal | None = None
     margin: Decimal | None = None
     unpriced_lines: int = 0
+    vat_not_recoverable: Decimal = Decimal(0)  # passed on at cost, no markup
+    vat_recovery_pct: Decimal = Decimal(100)
+    vat_treatment: str = ""
+    total_to_client: Decimal | None = None  # total_sell + vat_not_recoverable
+
+    @property
+    def client_total(self) -> Decimal:
+        """What the client pays for the quote, VAT it cannot recover included."""
+        return self.total_sell if self.total_to_client is None else self.total_to_client
 
     @classmethod
     def at_landed_cost(cls, bom: Bom) -> Sell:

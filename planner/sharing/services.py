@@ -107,9 +107,11 @@ def publish_blockers(*, plan: Plan) -> list[Freshness]:
     Other checks that refuse a plain publish append their items here, as :class:`Freshness`
     rows (kind, label, state, reason).
     """
-    items = freshness.open_items(plan)
+    items = freshness.open_items(plan)  # an unpriced BOM line makes the landed cost "failed"
     if (undecided := freshness.option_choice(plan)) is not None:
         items.append(undecided)  # publishing without a chosen option prompts like a stale result
+    items += freshness.facility_failures(plan)  # e.g. 11 racks needed, 10 available
+    items += freshness.measures_to_confirm(plan)  # a conditional duty nobody confirmed
     return items
 
 

@@ -457,6 +457,8 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
             "supply_rule": "",
             "supply_rule_note": "",
             "reverse_charge_vat": None,
+            "vat_not_recoverable": None,
+            "measures_to_confirm": [],
             "priced": False,
             "site": line.site.name if line.site_id else "",
             "destination": cost.destination,
@@ -485,6 +487,16 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
                 supply_rule=landed.supply_rule,
                 supply_rule_note=landed.supply_rule_note,
                 reverse_charge_vat=_money(landed.reverse_charge_vat),
+                vat_not_recoverable=_money(landed.vat_not_recovered),
+                measures_to_confirm=[
+                    {
+                        "name": m.name,
+                        "pct": str(m.pct),
+                        "condition": m.condition,
+                        "exposure": _money(m.exposure),
+                    }
+                    for m in landed.measures_to_confirm
+                ],
                 priced=landed.priced,
             )
             by_currency[landed.unit_price.currency] += goods_original
@@ -546,6 +558,10 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
         "totals": {k: {"amount": str(v), "currency": ccy} for k, v in totals.items()},
         "total_net": _money(report.total_net),
         "total_gross": _money(report.total_gross),
+        "vat_not_recoverable": _money(report.vat_not_recoverable),
+        "vat_recovery_pct": str(report.vat_recovery_pct),
+        "exposure_to_confirm": _money(report.exposure_to_confirm),
+        "measures_to_confirm": report.measures_to_confirm,
         "offers_valid_until": _iso(min(valid_until)) if valid_until else None,
         "sites": _bom_sites(plan, report),
         "spares_mode": settings.spares_mode,
@@ -714,6 +730,9 @@ def plan_snapshot(*, plan: Plan, number: int | None = None, today: date | None =
                 "country": client.country,
                 "contact_name": client.contact_name,
                 "contact_email": client.contact_email,
+                "vat_recovery": client.vat_recovery,
+                "vat_recovery_pct": str(client.vat_recovery_pct),
+                "vat_treatment": client.vat_treatment,
             },
         },
         "workloads": workloads,

@@ -23,7 +23,9 @@ def test_publish_share_comment_approve_and_download(browser, page, live_server, 
     page.click("nav.plan-nav >> text=Client review")
     page.wait_for_url(re.compile(r"/review/$"))
 
-    # Publishing what revision 1 already holds makes no new revision.
+    # The demo fails its A/B feed check at both sites: each publish ticks "with these open
+    # items". Publishing what revision 1 already holds makes no new revision.
+    page.get_by_label("Publish with these open items").check()
     page.get_by_test_id("publish").click()
     page.wait_for_url(re.compile(r"/review/revisions/1/$"))
     assert "Nothing changed since revision 1" in page.content()
@@ -31,6 +33,7 @@ def test_publish_share_comment_approve_and_download(browser, page, live_server, 
     Plan.objects.filter(pk=plan.pk).update(notes="Board pack: the Frankfurt option is added.")
     page.goto(f"{base}/plans/{plan.pk}/review/")
     page.fill("#id_publish_note", "Second revision for the board")
+    page.get_by_label("Publish with these open items").check()
     page.get_by_test_id("publish").click()
     page.wait_for_url(re.compile(r"/review/revisions/2/$"))
     assert "Revision 2" in page.locator("h2").first.inner_text()

@@ -52,13 +52,17 @@ def test_the_headline_is_the_chosen_option_and_says_so_when_none_is(client, plan
         chosen_key="", chosen_kind="", chosen_label=""
     )
     blockers = services.publish_blockers(plan=plan)
-    assert [(b.kind, b.state_label) for b in blockers] == [("option", "not chosen")]
+    assert [(b.kind, b.state_label) for b in blockers if b.kind != "facility_check"] == [
+        ("option", "not chosen")
+    ]
     with pytest.raises(services.PublishBlocked):
         services.revision_publish(plan=plan, user=consultant, note="undecided")
     undecided = services.revision_publish(
         plan=plan, user=consultant, note="undecided", with_open_items=True
     )
-    assert [i["kind"] for i in undecided.snapshot["open_items"]] == ["option"]
+    # (the demo also fails its A/B feed check at both sites: published as open items too)
+    kinds = [i["kind"] for i in undecided.snapshot["open_items"]]
+    assert [k for k in kinds if k != "facility_check"] == ["option"]
 
     # The share page says no option is chosen and names the owned option the quote prices;
     # it never heads with the cheapest option's figure.
@@ -87,6 +91,6 @@ def test_the_headline_is_the_chosen_option_and_says_so_when_none_is(client, plan
     PlacementDecision.objects.filter(plan=plan).update(
         chosen_key="hybrid", chosen_kind="hybrid", chosen_label="Hybrid"
     )
-    [item] = services.publish_blockers(plan=plan)
+    [item] = [b for b in services.publish_blockers(plan=plan) if b.kind != "facility_check"]
     assert (item.kind, item.state, item.label) == ("option", "failed", "Quote of the chosen option")
     assert "not of the chosen option" in item.reason

@@ -42,7 +42,9 @@ def priced(plan, consultant):
                             unit="days", unit_price=D("1200"))  # fmt: skip
     QuoteFee.objects.create(plan=plan, kind="support", description="Support", quantity=3,
                             unit="years", unit_price=D("9500"))  # fmt: skip
-    revision = services.revision_publish(plan=plan, user=consultant, note="with markups")
+    revision = services.revision_publish(
+        plan=plan, user=consultant, note="with markups", with_open_items=True
+    )
     return revision
 
 

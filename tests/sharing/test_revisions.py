@@ -34,7 +34,9 @@ def test_the_demo_has_a_published_revision_link_comment_approval_and_sign_offs(p
 def test_publishing_numbers_revisions_per_plan_and_records_who(plan, consultant):
     plan.notes = "Reviewed with the client."
     plan.save()
-    second = services.revision_publish(plan=plan, user=consultant, note="After review")
+    second = services.revision_publish(
+        plan=plan, user=consultant, note="After review", with_open_items=True
+    )
     assert second.number == 2
     assert second.published_by == consultant
     assert second.snapshot["quote"]["number"].endswith("-R2")

@@ -34,7 +34,8 @@ def test_a_published_snapshot_is_of_the_current_version_and_reads_typed(stored, 
     assert chat.chosen.replicas == plan.workloads.get(name=chat.name).chosen_replicas
     assert snap.bom.available and snap.bom.total_net.currency == plan.currency
     assert snap.tco.cheapest_option is not None
-    assert snap.open_items == []
+    # The demo fails its A/B feed check at both sites: published with those open items.
+    assert {i.kind for i in snap.open_items} == {"facility_check"}
 
 
 def test_a_version_1_revision_still_loads_and_renders(stored):
@@ -52,7 +53,8 @@ def test_a_version_1_revision_still_loads_and_renders(stored):
         pdf_context.cost_sheet_context(stored, **head).total_net
     )
     # Comparing an old revision with a new one reads both typed.
-    assert [c for c in compare(old, stored).changes] == []
+    # (version 1 had no open items: the demo's, its failing A/B feed check, are the only change)
+    assert [c for c in compare(old, stored).changes if c.area != "Open items"] == []
 
 
 def test_an_old_unavailable_section_with_exception_text_still_loads(stored):
@@ -89,5 +91,5 @@ def test_publish_validates_and_stores_nothing_when_the_snapshot_is_invalid(
     plan.notes = "A change to publish."
     plan.save()
     with pytest.raises(services.PublishFailed, match=r"timeline\.go_live"):
-        services.revision_publish(plan=plan, user=consultant)
+        services.revision_publish(plan=plan, user=consultant, with_open_items=True)
     assert PlanRevision.objects.filter(plan=plan).count() == 1

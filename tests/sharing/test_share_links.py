@@ -216,7 +216,7 @@ def test_a_revision_link_stays_on_its_revision_and_latest_follows(client, plan, 
     )
     plan.notes = "Second pass."
     plan.save()
-    services.revision_publish(plan=plan, user=consultant)
+    services.revision_publish(plan=plan, user=consultant, with_open_items=True)
     assert client.get(_url(pinned)).context["revision"].number == 1
     assert client.get(_url(link)).context["revision"].number == 2
 
@@ -302,7 +302,7 @@ def test_decisions_record_the_revision_and_keep_history(client, signed_in, link,
 def test_a_decision_on_an_outdated_page_is_refused(client, link, plan, consultant):
     plan.notes = "Second pass."
     plan.save()
-    services.revision_publish(plan=plan, user=consultant)
+    services.revision_publish(plan=plan, user=consultant, with_open_items=True)
     stale = {"revision_number": 1, "kind": "approved", "name": "Sanne", "note": ""}
     response = client.post(_url(link, "sharing:public_decision"), stale)
     assert response.status_code == 400 and "Revision 2 was published" in response.content.decode()

@@ -110,7 +110,7 @@ def test_a_new_revision_shows_through_a_latest_link_at_once(client, link, plan, 
     client.get(_url(link))
     plan.name = "Renamed before revision 2"
     plan.save()
-    services.revision_publish(plan=plan, user=consultant, note="Second")
+    services.revision_publish(plan=plan, user=consultant, note="Second", with_open_items=True)
     page = client.get(_url(link)).content.decode()
     assert 'data-testid="revision-number">2<' in page
     assert "Renamed before revision 2" in page

@@ -30,7 +30,9 @@ def test_review_page_lists_revisions_links_comments_and_decisions(signed_in, pla
 def test_publish_and_share(signed_in, plan):
     plan.notes = "Second pass."
     plan.save()
-    response = signed_in.post(reverse("sharing:publish", args=[plan.pk]), {"note": "v2"})
+    response = signed_in.post(
+        reverse("sharing:publish", args=[plan.pk]), {"note": "v2", "with_open_items": "on"}
+    )
     assert response.status_code == 302
     assert response.url == reverse("sharing:revision", args=[plan.pk, 2])
     assert PlanRevision.objects.get(plan=plan, number=2).note == "v2"
