@@ -401,8 +401,6 @@ def facility_failures(plan: Plan) -> list[Freshness]:
     (e.g. 11 racks needed, 10 available; one feed that cannot carry the rack alone)."""
     if not apps.is_installed("planner.facility"):
         return []
-    from planner.facility import selectors as fsel
-    from planner.facility import services as fsvc
 
     try:
         deployment = fsvc.plan_deployment(plan=plan)
@@ -430,7 +428,6 @@ def measures_to_confirm(plan: Plan) -> list[Freshness]:
     exemption, quota) that nobody has confirmed or excluded, with its exposure."""
     if not apps.is_installed("sourcing"):
         return []
-    from sourcing import services as ssvc  # sourcing imports freshness: a cycle at import
 
     try:
         report = ssvc.landed_cost_report(plan=plan, organisation=plan.organisation)
