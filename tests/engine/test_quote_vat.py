@@ -14,8 +14,12 @@ def test_vat_the_client_cannot_recover_is_passed_on_at_cost():
     markups = Markups(global_pct=D(10))
     server = sell_line(CostLine("s", "server", "Server", 2, D("2380"), D("380")), markups, "EUR")
     rack = sell_line(CostLine("r", "rack", "Rack", 1, D("566.50"), D("66.50")), markups, "EUR")
-    assert (server.unit_sell, server.sell, server.margin) == (D("1100.00"), D("2200.00"), D(200))
-    assert (rack.sell, rack.margin) == (D("550.00"), D(50))
+    assert (server.unit_sell, server.sell, server.margin_in("EUR")) == (
+        D("1100.00"),
+        D("2200.00"),
+        D(200),
+    )
+    assert (rack.sell, rack.margin_in("EUR")) == (D("550.00"), D(50))
     totals = quote_totals([server, rack], [Fee("design", "Design", D(2), "days", D(1000))], "EUR")
     assert totals.goods_sell == D("2750.00")
     assert totals.total_sell == D("4750.00")  # + 2,000 of fees

@@ -112,3 +112,24 @@ def test_a_plan_file_carries_the_clients_recovery(org_a, org_b, consultant_a, ca
     document["client"] |= {"name": "Other", "vat_recovery": "none", "vat_recoverable_pct": "10"}
     with pytest.raises(portable.PortableError):
         portable.plan_import(document, organisation=org_b)
+
+
+def test_the_client_api_keeps_to_its_organisation(client, org_a, org_b, consultant_a, owner_b):
+    """Another organisation's client is not found (404) to read or change, a viewer may read
+    but not write (403), and no token is 401."""
+    from tests.conftest import make_member
+
+    theirs = Client.objects.create(organisation=org_b, name="Their bank")
+    mine = Client.objects.create(organisation=org_a, name="Our bank")
+    api = Api(client, _token(org_a, consultant_a))
+    assert api.get(f"/clients/{theirs.pk}").status_code == 404
+    assert api.patch(f"/clients/{theirs.pk}", {"name": "Taken"}).status_code == 404
+    assert "Their bank" not in api.get("/clients").content.decode()
+    theirs.refresh_from_db()
+    assert theirs.name == "Their bank"
+
+    viewer = Api(client, _token(org_a, make_member(org_a, "viewer_a", "viewer")))
+    assert viewer.get(f"/clients/{mine.pk}").status_code == 200
+    assert viewer.patch(f"/clients/{mine.pk}", {"name": "X"}).status_code == 403
+    assert viewer.post("/clients", {"name": "New"}).status_code == 403
+    assert Api(client, None).get("/clients").status_code == 401

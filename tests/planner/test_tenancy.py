@@ -214,6 +214,11 @@ API_TENANT_URLS = {
     "api:site_split_update",
     "api:tco_settings_read",
     "api:tco_settings_update",
+    # tests/planner/test_client_vat_recovery.py
+    "api:client_create",
+    "api:client_list",
+    "api:client_read",
+    "api:client_update",
     # tests/api/test_sourcing.py
     "api:bom_line_add",
     "api:bom_line_read",

@@ -74,7 +74,8 @@ def test_two_publishers_at_once_make_one_revision_on_postgresql(postgres, demo):
         try:
             fresh = Plan.objects.get(pk=plan.pk)
             barrier.wait(timeout=30)
-            revision = services.revision_publish(plan=fresh, user=user)
+            # the demo publishes with its open items (its sites' failing power checks)
+            revision = services.revision_publish(plan=fresh, user=user, with_open_items=True)
             outcomes.append(f"published {revision.number}")
         except services.NothingToPublish as exc:
             outcomes.append(f"nothing since {exc.revision.number}")
