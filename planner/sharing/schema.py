@@ -26,7 +26,14 @@ from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
 
 from planner.sharing.models import SNAPSHOT_SCHEMA_VERSION
 
@@ -181,7 +188,10 @@ class TcoOption(Part):
     cost_per_million_output_tokens_usd: float | None = None
     cumulative_usd: list[float | None] = Field(default_factory=list)
     lines_usd: dict[str, list[float | None]] = Field(default_factory=dict)
-    workloads: list[WorkloadCost] = Field(default_factory=list)
+    # None in a section built from a TCO run stored before per-workload costs: none known
+    workloads: Annotated[list[WorkloadCost], BeforeValidator(lambda v: v or [])] = Field(
+        default_factory=list
+    )
 
     def workload_cost(self, workload_id: object) -> WorkloadCost | None:
         """The workload's own costs in this option (by its id), None when the run has none."""
