@@ -66,3 +66,6 @@ def test_every_server_platform_of_the_catalog_gets_a_bom_that_fits(catalog):
                 assert included >= switch_gbps, where
             walked.append((server.slug, scale_out, included))
     assert len(walked) == 2 * len(servers)
+    # The walk covers the DGX systems that ship with 400G ConnectX-7 and platforms that do not.
+    assert ("nvidia-dgx-b200", True, 400) in walked and ("nvidia-dgx-h100", False, 400) in walked
+    assert any(included is None for _, _, included in walked)
