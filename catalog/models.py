@@ -128,6 +128,13 @@ class ServerPlatform(Sourced):
     max_power_kw = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0)])
     cooling = models.CharField(max_length=10, choices=Cooling.choices, blank=True)
     network_ports = models.CharField(max_length=200, blank=True)
+    # A platform sold with its NICs (e.g. a DGX's ConnectX-7) gets none added to its BOM.
+    nics_included_gbps = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Port speed of the NICs the platform ships with (Gb/s)."
+    )
+    nics_included_source = models.TextField(
+        blank=True, help_text="Where the included NICs are stated (document, page)."
+    )
     list_price_usd = models.DecimalField(
         max_digits=14, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
     )

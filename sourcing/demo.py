@@ -75,6 +75,8 @@ NL_PART_OFFERS = [
     ("storage-nvme-7.68tb", D("820"), 28, "KR", ()),
     ("nic-eth-front-end", D("690"), 30, "TW", ((16, D("655")),)),
     ("switch-eth-front-end", D("14800"), 42, "TW", ()),
+    # The front-end links' optics run at its switches' 100G (fictional demo price, as above).
+    ("optic-100g-qsfp28", D("120"), 30, "CN", ((100, D("110")),)),
 ]
 # USD from the US distributor (FCA): faster optics (backordered in Europe), and servers.
 # Its optics are made in Thailand and its fibre cables in Mexico: into the US they carry no
@@ -86,6 +88,7 @@ US_PART_OFFERS = [
     ("pdu-3ph-208v-60a", D("2650"), 21, "US", ()),
     ("pdu-3ph-208v-30a", D("1900"), 21, "US", ()),
     ("switch-eth-front-end", D("16200"), 35, "US", ()),
+    ("optic-100g-qsfp28", D("135"), 21, "TH", ()),
 ]
 SERVICES = [("installation", D("2400")), ("burn-in", D("900")), ("support", D("11500"))]
 FALLBACK_SERVERS = ("nvidia-dgx-h100", "nvidia-dgx-h200")

@@ -78,7 +78,12 @@ DEFAULT_PART_SLUGS = {
     "storage": "storage-nvme-7.68tb",
 }
 # The front-end network's parts (single-server replicas need no scale-out fabric).
-FRONT_END_PART_SLUGS = {"nic": "nic-eth-front-end", "switch": "switch-eth-front-end"}
+FRONT_END_PART_SLUGS = {
+    "nic": "nic-eth-front-end",
+    "switch": "switch-eth-front-end",
+    "optic": "optic-100g-qsfp28",
+    "cable": "cable-fiber-mpo",
+}
 # HS codes of items the catalog has no HS field for (reference C1): complete GPU servers
 # 8471.50 (CBP NY N360000, 2026); GPU boards/modules 8473.30 (CBP NY N338976, 2024).
 DEFAULT_HS_BY_CATEGORY = {"server": "8471.50", "accelerator": "8473.30"}
@@ -158,8 +163,9 @@ def _resolve(part_key: str) -> dict:
     return {"part": part, "hs_code": part.hs_code if part else ""}
 
 
-def _server_for(platform) -> tuple[str, str, bool]:
-    """(slug, name, accelerators sold separately) of a pooled platform's catalog server."""
+def _server_for(platform) -> tuple[str, str, bool, int | None]:
+    """(slug, name, accelerators sold separately, port speed of the NICs it ships with or
+    None) of a pooled platform's catalog server."""
     server = None
     if not platform.key.startswith("generic-"):
         server = ServerPlatform.objects.filter(slug=platform.key).first()
@@ -174,8 +180,8 @@ def _server_for(platform) -> tuple[str, str, bool]:
         )
     if server is None:
         slug = f"generic-{platform.accelerator_slug}-x{platform.accelerators_per_server}"
-        return slug, platform.name, False
-    return server.slug, str(server), server.accelerator_id is None
+        return slug, platform.name, False, None
+    return server.slug, str(server), server.accelerator_id is None, server.nics_included_gbps
 
 
 _PDU_SLUG = re.compile(r"^pdu-(?P<phase>[13])ph-(?P<volts>\d+)v-(?P<amps>\d+)a$")
@@ -232,7 +238,7 @@ def _deployment_inputs(plan: Plan, settings: SourcingSettings):
             pdu_slug, pdu_description = _pdu_for(site)
         for pool in site_pool.pools:
             platform = pool.platform
-            slug, name, separate = _server_for(platform)
+            slug, name, separate, nics_included_gbps = _server_for(platform)
             racks = racks_by_kind.get(platform.name)
             if racks is None:
                 racks = racks_needed(pool.servers, settings.servers_per_rack)
@@ -253,23 +259,38 @@ def _deployment_inputs(plan: Plan, settings: SourcingSettings):
                     pdu_slug=pdu_slug,
                     pdu_description=pdu_description,
                     site_key="" if site is None else site_pool.site_key,
+                    nics_included_gbps=nics_included_gbps,
                 )
             )
     return inputs
 
 
 def _fabric(settings: SourcingSettings) -> bom_engine.FabricSpec:
-    def slug(category: str, fallback: str) -> str:
-        part = _part(DEFAULT_PART_SLUGS[category], category)
-        return part.slug if part else fallback
+    """The leaf radix and each network's catalog parts with their port speeds."""
+
+    def part(slug: str, category: str) -> Part:
+        return _part(slug, category) or Part(slug=slug, category=category)
+
+    def network(slugs: dict, nic_key: str, nic_description: str, tier: str):
+        nic, switch = part(slugs["nic"], "nic"), part(slugs["switch"], "switch")
+        optic, cable = part(slugs["optic"], "optic"), part(slugs["cable"], "cable")
+        return bom_engine.LinkParts(
+            nic_key or f"nic:{nic.slug}",
+            nic_description,
+            nic.port_speed_gbps,
+            switch.slug,
+            switch.port_speed_gbps,
+            optic.slug,
+            optic.port_speed_gbps,
+            cable.slug,
+            cable.port_speed_gbps,
+            tier,
+        )
 
     return bom_engine.FabricSpec(
         leaf_radix=settings.leaf_radix,
-        switch_slug=slug("switch", "switch-64p"),
-        optic_slug=slug("optic", "optic-400g"),
-        cable_slug=slug("cable", "fibre-cable"),
-        front_end_switch_slug=FRONT_END_PART_SLUGS["switch"],
-        front_end_nic_slug=FRONT_END_PART_SLUGS["nic"],
+        scale_out=network(DEFAULT_PART_SLUGS, "nic:scale-out", "Scale-out NIC", ""),
+        front_end=network(FRONT_END_PART_SLUGS, "", "Front-end Ethernet NIC", "Front-end "),
     )
 
 

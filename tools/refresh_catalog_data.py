@@ -96,6 +96,10 @@ keeps what the catalog added:
   its source where one was found (DGX H100 270,000 USD, SemiAnalysis sale-price estimate of May
   2023; DGX B200 515,000 USD, a reseller price quoted in March 2025). These are estimates, not
   vendor list prices, and say so; a plan's own supplier offer always takes precedence.
+- **servers.csv** `nics_included_gbps`, `nics_included_source`: the port speed of the NICs a
+  platform ships with, and where that is stated (DGX H100, H200 and B200: eight single-port
+  ConnectX-7 at up to 400 Gb/s plus two dual-port front-end NICs, NVIDIA DGX BasePOD reference
+  architecture). The generated BOM adds no NIC to such a platform.
 """
 
 

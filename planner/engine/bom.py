@@ -21,6 +21,9 @@ with one NIC per accelerator. Either network is sized the same way:
   ``spines = ceil(leaves × radix / 2 / radix)``; a two-tier fabric holds at most
   ``radix × radix / 2`` NIC ports (each spine port goes to a different leaf).
 * every link has one cable and two optics (one at each end).
+
+Fit rule (:class:`LinkParts`): the NIC, optics and cable of a link run at the port speed of
+the switch it ends on; a server platform that ships with its own NICs gets no NIC line.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ __all__ = [
     "FabricPlan",
     "FabricSpec",
     "GeneratedBom",
+    "LinkParts",
     "SiteSubtotal",
     "SparesPolicy",
     "ServicesPolicy",
@@ -83,6 +87,9 @@ class DeploymentInput:
             per server by default) for requests and management.
         pdu_slug: Catalog slug of the PDU matching the site's voltage, phase and breaker.
         pdu_description: Its description ("Rack PDU, 3-phase 208 V 30 A").
+        nics_included_gbps: Port speed of the NICs the server platform ships with (e.g. a
+            DGX's ConnectX-7 at 400 Gb/s); such a server gets no NIC line. ``None``: the NICs
+            are bought as parts.
         site_key: Key of the site the units go to (e.g. ``"site-12"``); the lines it yields
             belong to that site and are never merged with another site's (each site is
             bought, shipped and landed on its own). ``""`` = no site entered.
@@ -105,6 +112,7 @@ class DeploymentInput:
     pdu_slug: str = "rack"
     pdu_description: str = "Rack PDU"
     site_key: str = ""
+    nics_included_gbps: int | None = None
 
     @property
     def effective_nics_per_server(self) -> int:
@@ -116,22 +124,91 @@ class DeploymentInput:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkParts:
+    """The parts of one network's links, each with the port speed it runs at (Gb/s).
+
+    Fit rule: the NIC, the optics and the cable of a link run at the port speed of the switch
+    the link ends on. A speed of ``None`` is a part with no speed of its own (a passive fibre
+    cable carries any rate its transceivers drive).
+
+    Attributes:
+        nic_key: Part key of the NIC bought for this network (``"nic:<slug>"``).
+        nic_description: Its line description.
+        nic_gbps: NIC port speed.
+        switch_slug: Catalog slug of the switch (the same model serves as leaf and spine).
+        switch_port_gbps: Switch port speed.
+        optic_slug: Catalog slug of the transceiver at each end of a link.
+        optic_gbps: Transceiver speed.
+        cable_slug: Catalog slug of the cable of a link.
+        cable_gbps: Cable speed, ``None`` for a passive fibre.
+        tier: Prefix of the switch descriptions (``"Front-end "`` or ``""``).
+    """
+
+    nic_key: str
+    nic_description: str
+    nic_gbps: int | None
+    switch_slug: str
+    switch_port_gbps: int | None
+    optic_slug: str
+    optic_gbps: int | None
+    cable_slug: str
+    cable_gbps: int | None = None
+    tier: str = ""
+
+    def mismatches(self, included_nic_gbps: int | None = None) -> list[str]:
+        """What does not fit, in words; empty when every link part runs at the switch port
+        speed. ``included_nic_gbps``: the speed of the NICs the server ships with (no NIC is
+        bought), which may run a port slower but not faster than they are rated."""
+        port = self.switch_port_gbps
+        found: list[str] = []
+        if port is None:
+            return [f"{self.switch_slug} has no port speed"]
+        if included_nic_gbps is not None:
+            if included_nic_gbps < port:
+                found.append(
+                    f"the server's own {included_nic_gbps}G NICs are slower than the "
+                    f"{port}G switch ports"
+                )
+        elif self.nic_gbps != port:
+            found.append(f"NIC {self.nic_gbps}G ≠ switch port {port}G")
+        if self.optic_gbps != port:
+            found.append(f"optic {self.optic_slug} {self.optic_gbps}G ≠ switch port {port}G")
+        if self.cable_gbps is not None and self.cable_gbps != port:
+            found.append(f"cable {self.cable_slug} {self.cable_gbps}G ≠ switch port {port}G")
+        return found
+
+
+# Defaults: a 400G scale-out fabric (one 400G NIC per GPU, as in the 8 x 400G HGX systems
+# of catalog/data/servers.csv) and a 100G front-end Ethernet network (catalog/data/parts.csv).
+SCALE_OUT_400G = LinkParts(
+    "nic:scale-out", "Scale-out NIC", 400, "switch-64p", 400, "optic-400g", 400, "fibre-cable"
+)
+FRONT_END_100G = LinkParts(
+    "nic:nic-eth-front-end",
+    "Front-end Ethernet NIC",
+    100,
+    "switch-eth-front-end",
+    100,
+    "optic-100g-qsfp28",
+    100,
+    "fibre-cable",
+    tier="Front-end ",
+)
+
+
+@dataclass(frozen=True, slots=True)
 class FabricSpec:
-    """Switch and link parts of the scale-out fabric.
+    """Switch radix and the link parts of the scale-out and the front-end networks.
 
     Attributes:
         leaf_radix: Ports per switch (e.g. 64 × 400G). Leaves use half down, half up.
-        switch_slug: Catalog slug of the switch (the same model serves as leaf and spine).
-        optic_slug: Catalog slug of the optical transceiver.
-        cable_slug: Catalog slug of the fibre cable.
+        scale_out: Parts of the rail-optimised fabric (replicas spanning servers).
+        front_end: Parts of the front-end network (single-server replicas).
     """
 
     leaf_radix: int = 64
-    switch_slug: str = "switch-64p"
-    optic_slug: str = "optic-400g"
-    cable_slug: str = "fibre-cable"
-    front_end_switch_slug: str = "switch-eth-front-end"
-    front_end_nic_slug: str = "nic-eth-front-end"
+    scale_out: LinkParts = SCALE_OUT_400G
+    front_end: LinkParts = FRONT_END_100G
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,16 +343,11 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
     s, a, n = d.servers, d.accelerators_per_server, d.effective_nics_per_server
     at = f"{d.site}: " if d.site else ""
     lines: list[BomLine] = []
-    if d.scale_out:
-        nic_key, nic_desc, switch_slug, tier = (
-            "nic:scale-out",
-            "Scale-out NIC",
-            spec.switch_slug,
-            "",
-        )
-    else:
-        nic_key, nic_desc = f"nic:{spec.front_end_nic_slug}", "Front-end Ethernet NIC"
-        switch_slug, tier = spec.front_end_switch_slug, "Front-end "
+    net = spec.scale_out if d.scale_out else spec.front_end
+    misfit = net.mismatches(d.nics_included_gbps)
+    if misfit:
+        raise BomError(f"Deployment {d.key}: the network parts do not fit: {'; '.join(misfit)}.")
+    switch_slug, tier = net.switch_slug, net.tier
     server_desc = d.server_name + (
         " (without accelerators)" if d.accelerators_sold_separately else ""
     )
@@ -311,16 +383,17 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
             if d.scale_out
             else " (front-end network: every replica fits one server)"
         )
-    lines.append(
-        BomLine(
-            nic_key,
-            "nic",
-            nic_desc,
-            s * n,
-            nic_reason,
-            (("servers", s), ("NICs per server", n)),
+    if d.nics_included_gbps is None:
+        lines.append(
+            BomLine(
+                net.nic_key,
+                "nic",
+                net.nic_description,
+                s * n,
+                nic_reason,
+                (("servers", s), ("NICs per server", n)),
+            )
         )
-    )
     fabric = plan_fabric(s * n, spec)
     ports = (("servers", s), ("NICs per server", n), ("leaf radix", spec.leaf_radix))
     if fabric.tiers == 1:
@@ -362,7 +435,7 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
             link_text += f" + {fabric.spine_links} leaf–spine"
         lines.append(
             BomLine(
-                f"optic:{spec.optic_slug}",
+                f"optic:{net.optic_slug}",
                 "optic",
                 "Optical transceiver",
                 2 * fabric.links,
@@ -372,7 +445,7 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
         )
         lines.append(
             BomLine(
-                f"cable:{spec.cable_slug}",
+                f"cable:{net.cable_slug}",
                 "cable",
                 "Fibre cable",
                 fabric.links,

@@ -1,10 +1,13 @@
 """Bill of materials: fabric sizing, spares, services and regeneration, checked by hand."""
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
 
 from planner.engine.bom import (
+    FRONT_END_100G,
+    SCALE_OUT_400G,
     BomError,
     BomLine,
     DeploymentInput,
@@ -210,7 +213,9 @@ def test_single_server_replicas_get_a_front_end_network_per_site_and_site_pdus()
     assert f["switch:switch-eth-front-end:leaf"].description == "Front-end leaf switch (64-port)"
     # 3 + 2 links → 6 + 4 optics. Racks 3 and 2; PDUs by each site's electrics, 2 per rack,
     # each only at its own site.
-    assert (f["optic:optic-400g"].quantity, a["optic:optic-400g"].quantity) == (6, 4)
+    # The front-end links run at its switch's 100G port speed: 100G optics, never 400G ones.
+    assert (f["optic:optic-100g-qsfp28"].quantity, a["optic:optic-100g-qsfp28"].quantity) == (6, 4)
+    assert "optic:optic-400g" not in f and "optic:optic-400g" not in a
     assert (f["rack:42u"].quantity, a["rack:42u"].quantity) == (3, 2)
     assert f["pdu:pdu-3ph-415v-32a"].quantity == 6 and "pdu:pdu-3ph-208v-30a" not in f
     assert a["pdu:pdu-3ph-208v-30a"].quantity == 4 and "pdu:pdu-3ph-415v-32a" not in a
@@ -260,3 +265,43 @@ def test_regenerate_matches_lines_by_site_and_part():
     assert by_site["site-2"].quantity == 2 and by_site["site-2"].origin == "generated"
     assert changes == ("Rack: 2 → 3 (Frankfurt: 2 racks → Frankfurt: 3 racks)",
                        "Rack: manual quantity 4 kept (generated 3)")  # fmt: skip
+
+
+def test_a_server_with_its_own_nics_gets_none_and_every_link_runs_at_the_port_speed():
+    # DGX B200: 8 single-port ConnectX-7 at up to 400 Gb/s ship in the box (NVIDIA DGX
+    # BasePOD reference architecture). 4 servers × 8 = 32 ports ≤ 64 → one 400G leaf, 32 links,
+    # 64 400G optics, 32 cables; no NIC line.
+    d = _deployment(servers=4, server_slug="dgx-b200", storage_per_server=0)
+    lines = _by_key(
+        generate_bom([replace(d, nics_included_gbps=400)], spares=SparesPolicy("none")).lines
+    )
+    assert not [k for k in lines if k.startswith("nic:")]
+    assert lines["switch:switch-64p:leaf"].quantity == 1
+    assert (lines["optic:optic-400g"].quantity, lines["cable:fibre-cable"].quantity) == (64, 32)
+    # The same servers with single-server replicas: 4 front-end ports on one 100G switch,
+    # 4 links → 8 100G optics and 4 cables, still no NIC line.
+    front = _by_key(
+        generate_bom(
+            [replace(d, nics_included_gbps=400, scale_out=False)], spares=SparesPolicy("none")
+        ).lines
+    )
+    assert not [k for k in front if k.startswith("nic:")]
+    assert front["switch:switch-eth-front-end:leaf"].quantity == 1
+    assert front["optic:optic-100g-qsfp28"].quantity == 8
+    assert "optic:optic-400g" not in front
+
+
+@pytest.mark.parametrize(
+    ("net", "included", "words"),
+    [
+        (replace(SCALE_OUT_400G, optic_gbps=100), None, "optic optic-400g 100G ≠ switch port 400G"),
+        (replace(FRONT_END_100G, optic_gbps=400), None, "≠ switch port 100G"),
+        (replace(SCALE_OUT_400G, nic_gbps=100), None, "NIC 100G ≠ switch port 400G"),
+        (replace(SCALE_OUT_400G, cable_gbps=200), None, "cable fibre-cable 200G"),
+        (SCALE_OUT_400G, 200, "own 200G NICs are slower than the 400G switch ports"),
+    ],
+)
+def test_parts_that_do_not_fit_are_refused(net, included, words):
+    spec = FabricSpec(scale_out=net, front_end=net)
+    with pytest.raises(BomError, match=words):
+        generate_bom([_deployment(nics_included_gbps=included)], fabric=spec)

@@ -49,16 +49,15 @@ def test_maintenance_comes_from_the_boms_support_line(sourced_plan):
 
 def test_network_capex_is_the_boms_network_lines(sourced_plan):
     build = services.tco_inputs_build(plan=sourced_plan)
-    # Every replica fits one server, so the pooled deployment buys the front-end network.
-    nic = _qty(sourced_plan, "nic:nic-eth-front-end")
+    # Every replica fits one server, so the pooled deployment buys the front-end network:
+    # its switch, 100G optics and cables; the DGX servers ship with their own NICs.
+    assert not BomLine.objects.filter(plan=sourced_plan, category="nic").exists()
     switch = _qty(sourced_plan, "switch:switch-eth-front-end:leaf")
-    optic = _qty(sourced_plan, "optic:optic-400g")
+    optic = _qty(sourced_plan, "optic:optic-100g-qsfp28")
     cable = _qty(sourced_plan, "cable:cable-fiber-mpo")
-    nic_eur = 655 if nic >= 16 else 690  # the Dutch offer's price break
     expected = (
-        nic * nic_eur * EUR_USD
-        + switch * min(14_800 * EUR_USD, 16_200)  # Dutch EUR offer vs US USD offer
-        + optic * min((740 if optic >= 100 else 780) * EUR_USD, 690 if optic >= 100 else 720)
+        switch * min(14_800 * EUR_USD, 16_200)  # Dutch EUR offer vs US USD offer
+        + optic * min((110 if optic >= 100 else 120) * EUR_USD, 135)
         + cable * 95 * EUR_USD
     )
     assert build.inputs.hardware.network_usd == pytest.approx(expected)

@@ -183,9 +183,11 @@ def test_two_workloads_on_one_platform_over_two_sites_agree_on_every_page(
     assert lines[("Ashburn", "pdu:pdu-3ph-208v-60a")].quantity == 4
     assert ("Ashburn", "pdu:pdu-3ph-415v-32a") not in lines
     assert ("Frankfurt", "pdu:pdu-3ph-208v-60a") not in lines
-    assert lines[("Frankfurt", "nic:nic-eth-front-end")].quantity == 2
-    assert lines[("Ashburn", "nic:nic-eth-front-end")].quantity == 2
-    assert not any(key == "nic:scale-out" for _, key in lines)
+    # The DGX H100 ships with its front-end NICs (2 dual-port ConnectX-7): none added; each
+    # site's 2 front-end links take 4 100G optics.
+    assert not any(key.startswith("nic:") for _, key in lines)
+    assert lines[("Frankfurt", "optic:optic-100g-qsfp28")].quantity == 4
+    assert lines[("Ashburn", "optic:optic-100g-qsfp28")].quantity == 4
     assert lines[("plan", "service:installation")].quantity == 4
     # Per-site BOM counts equal the deployment's per-site counts.
     per_site = _deployment_per_site(plan)

@@ -2,7 +2,7 @@
 
 import html
 import re
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 from django.urls import reverse
@@ -64,7 +64,9 @@ def test_target_compared_with_the_chosen_placement_on_page_and_checklist(client,
         assert compared.met is met
         raw = client.get(url).content.decode()
         page = _text_of(raw)
-        assert f"Target: {target:.5f} EUR per request" in page
+        # The page rounds half up (Django's floatformat), not half to even as format() does.
+        shown = target.quantize(Decimal("0.00001"), rounding=ROUND_HALF_UP)
+        assert f"Target: {shown} EUR per request" in page
         assert f"{cost:.5f} EUR per request" in page
         panel = raw.split('data-testid="cost-target"')[1].split("</section>")[0]
         assert "USD" not in panel

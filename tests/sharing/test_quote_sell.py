@@ -70,7 +70,7 @@ def test_sell_prices_by_hand_from_the_snapshot(priced):
     assert D(server["sell"]) == D(server["unit_sell"]) * bom["NVIDIA DGX B200"]["quantity_ordered"]
     assert sell["Rack"]["markup_source"] == "line"
     assert D(sell["Rack"]["unit_sell"]) == expected_unit("Rack", 25)
-    assert sell["Front-end Ethernet NIC"]["markup_source"] == "global"
+    assert sell["Optical transceiver"]["markup_source"] == "global"
     quote = priced.snapshot["quote"]["sell"]
     goods = sum(D(x["sell"]) for x in quote["lines"])
     assert D(quote["fees_total"]) == D("12") * 1200 + 3 * D("9500")  # 42,900.00

@@ -91,7 +91,10 @@ def offers_a(suppliers_a, catalog):
             nl, part=part["nic-400g"], unit_price=D("1150"), lead_time_days=42,
             breaks=[(16, D("1090"))],
         ),
-        "optic": make_offer(nl, part=part["optic-400g"], unit_price=D("780"), lead_time_days=60),
+        "optic": make_offer(
+            nl, part=part["optic-400g"], unit_price=D("780"), lead_time_days=60,
+            origin_country="TW", breaks=[(32, D("740"))],
+        ),
         "rack": make_offer(
             nl, part=part["rack-42u"], unit_price=D("1650"), lead_time_days=21,
             origin_country="NL",

@@ -25,10 +25,9 @@ def test_generate_from_the_chosen_configuration(client, consultant_a, plan_a, se
         "nvidia-dgx-h100",
         "8471.50",
     )
-    nic = lines["nic:scale-out"]
-    assert nic.quantity == 16 and nic.reason.startswith("2 servers × 8 NICs")
-    assert nic.part.slug == "nic-400g" and nic.hs_code == "8517.62"
-    # 16 NIC ports fit one 64-port switch: one leaf, 16 links, 32 optics, 16 cables.
+    # A DGX H100 ships with eight 400G ConnectX-7: no NIC line, but their 2 × 8 = 16 ports
+    # fit one 64-port switch: one leaf, 16 links, 32 optics, 16 cables.
+    assert not [k for k in lines if k.startswith("nic:")]
     assert lines["switch:switch-ib-64x400g:leaf"].quantity == 1
     assert lines["optic:optic-400g"].quantity == 32
     assert lines["cable:cable-fiber-mpo"].quantity == 16
@@ -36,12 +35,12 @@ def test_generate_from_the_chosen_configuration(client, consultant_a, plan_a, se
     pdu = lines["pdu:pdu-3ph-415v-32a"]  # no site entered: the catalog's default PDU
     assert pdu.quantity == 2 and "A/B feeds" in pdu.reason
     assert lines["storage:storage-nvme-7.68tb"].quantity == 4
-    assert lines["spare:nic:scale-out"].quantity == 1  # 5 % of 16, rounded up
+    assert lines["spare:optic:optic-400g"].quantity == 2  # 5 % of 32 = 1.6, rounded up
     assert {lines[k].service for k in lines if k.startswith("service:")} == {
         "installation", "burn-in", "support",
     }  # fmt: skip
     page = client.get(reverse("sourcing:bom", args=[plan_a.pk])).content.decode()
-    assert "2 servers × 8 NICs" in page and "Bill of materials generated" in page
+    assert "16 NIC ports fit one 64-port switch" in page and "Bill of materials generated" in page
 
 
 def test_regenerate_keeps_manual_lines_and_overrides_and_says_what_changed(
@@ -49,10 +48,10 @@ def test_regenerate_keeps_manual_lines_and_overrides_and_says_what_changed(
 ):
     bom_generate(plan=plan_a, user=consultant_a)
     client.force_login(consultant_a)
-    nic = _lines(plan_a)["nic:scale-out"]
+    optic = _lines(plan_a)["optic:optic-400g"]
     client.post(
-        reverse("sourcing:bom_line_edit", args=[plan_a.pk, nic.pk]),
-        {f"line{nic.pk}-quantity": "20", f"line{nic.pk}-hs_code": "8517.62"},
+        reverse("sourcing:bom_line_edit", args=[plan_a.pk, optic.pk]),
+        {f"line{optic.pk}-quantity": "20", f"line{optic.pk}-hs_code": "8517.62"},
     )
     client.post(
         reverse("sourcing:bom_line_add", args=[plan_a.pk]),
@@ -66,12 +65,12 @@ def test_regenerate_keeps_manual_lines_and_overrides_and_says_what_changed(
 
     lines = _lines(plan_a)
     assert lines["server:nvidia-dgx-h100"].quantity == 4
-    assert lines["nic:scale-out"].quantity == 20  # the hand-set quantity stays
-    assert lines["nic:scale-out"].origin == "override"
-    assert lines["nic:scale-out"].generated_quantity == 32
+    assert lines["optic:optic-400g"].quantity == 20  # the hand-set quantity stays
+    assert lines["optic:optic-400g"].origin == "override"
+    assert lines["optic:optic-400g"].generated_quantity == 64  # 4 × 8 links × 2 optics
     assert lines["manual:console server"].quantity == 1
     assert any("NVIDIA DGX H100: 2 → 4 (servers 2 → 4)" in c for c in changes)
-    assert any("manual quantity 20 kept (generated 32)" in c for c in changes)
+    assert any("manual quantity 20 kept (generated 64)" in c for c in changes)
     history = client.get(reverse("sourcing:history", args=[plan_a.pk])).content.decode()
     assert "servers 2 → 4" in history and "Console server" in history
 
@@ -93,35 +92,35 @@ def test_removing_a_generated_line_keeps_it_out_after_regeneration(
 def test_negative_quantity_is_refused_next_to_the_field(client, consultant_a, plan_a, settings_a):
     bom_generate(plan=plan_a, user=consultant_a)
     client.force_login(consultant_a)
-    nic = _lines(plan_a)["nic:scale-out"]
+    optic = _lines(plan_a)["optic:optic-400g"]
 
     response = client.post(
-        reverse("sourcing:bom_line_edit", args=[plan_a.pk, nic.pk]),
-        {f"line{nic.pk}-quantity": "-3", f"line{nic.pk}-hs_code": "8517.62"},
+        reverse("sourcing:bom_line_edit", args=[plan_a.pk, optic.pk]),
+        {f"line{optic.pk}-quantity": "-3", f"line{optic.pk}-hs_code": "8517.62"},
     )
 
     assert response.status_code == 400
     assert "Cannot be negative." in response.content.decode()
     assert 'value="-3"' in response.content.decode()
-    nic.refresh_from_db()
-    assert nic.quantity == 16
+    optic.refresh_from_db()
+    assert optic.quantity == 32
 
 
 def test_htmx_edit_swaps_the_bom_section(client, consultant_a, plan_a, settings_a):
     bom_generate(plan=plan_a, user=consultant_a)
     client.force_login(consultant_a)
-    nic = _lines(plan_a)["nic:scale-out"]
+    optic = _lines(plan_a)["optic:optic-400g"]
 
     response = client.post(
-        reverse("sourcing:bom_line_edit", args=[plan_a.pk, nic.pk]),
-        {f"line{nic.pk}-quantity": "18", f"line{nic.pk}-hs_code": "8517.62"},
+        reverse("sourcing:bom_line_edit", args=[plan_a.pk, optic.pk]),
+        {f"line{optic.pk}-quantity": "18", f"line{optic.pk}-hs_code": "8517.62"},
         HTTP_HX_REQUEST="true",
     )
 
     content = response.content.decode()
     assert response.status_code == 200
     assert content.lstrip().startswith('<section id="bom-section">')
-    assert "manual override (generated: 16" in content
+    assert "manual override (generated: 32" in content
 
 
 def test_without_a_chosen_configuration_the_page_says_so(client, consultant_a, plan_a):

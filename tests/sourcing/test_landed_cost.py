@@ -46,8 +46,8 @@ def test_cheapest_valid_offer_with_fx_freight_insurance_and_vat(sourced_plan, or
 def test_price_breaks_domestic_supply_and_unpriced_lines(sourced_plan, org_a):
     report = landed_cost_report(plan=sourced_plan, organisation=org_a)
 
-    nic = _cost(report, "nic:scale-out")
-    assert nic.landed.unit_price.amount == D("1090")  # break from 16 units
+    optic = _cost(report, "optic:optic-400g")
+    assert optic.landed.unit_price.amount == D("740")  # break from 32 units
     # The Dutch distributor delivers to a Dutch site: a domestic supply, whatever the origin —
     # no customs duty, no import VAT, no brokerage; 21 % Dutch VAT charged, recoverable.
     rack = _cost(report, "rack:42u").landed
@@ -56,7 +56,7 @@ def test_price_breaks_domestic_supply_and_unpriced_lines(sourced_plan, org_a):
     assert rack.vat.amount == rack.goods.amount * D("0.21")
     assert rack.landed_cost_net.amount == rack.goods.amount
     assert "Domestic supply (NL → NL)" in rack.supply_rule_note
-    assert nic.landed.supply_rule == "domestic" and nic.landed.origin_country == "TW"
+    assert optic.landed.supply_rule == "domestic" and optic.landed.origin_country == "TW"
     # The US-shipped servers cross the border: import VAT on CIF.
     assert _cost(report, "server:nvidia-dgx-h100").landed.supply_rule == "import"
     # Lines without an offer are not priced and counted.

@@ -184,8 +184,8 @@ def test_daily_check_flags_overdue_steps_slips_and_expiring_offers(
         order=order, user=consultant_a,
         changes={"ordered_actual": date(2026, 8, 3), "shipped_actual": date(2026, 11, 11)},
     )  # fmt: skip
-    offers_a["nic"].valid_until = date.today() + timedelta(days=5)
-    offers_a["nic"].save()
+    offers_a["optic"].valid_until = date.today() + timedelta(days=5)
+    offers_a["optic"].save()
 
     assert sourcing_daily_check.delay().get() >= 1
 
@@ -196,10 +196,10 @@ def test_daily_check_flags_overdue_steps_slips_and_expiring_offers(
     assert "shipped on 2026-11-11, 10 days later than expected 2026-11-01" in text
     assert "Go-live moved from 2026-11-24 to 2026-12-04 (+10 days)" in text
     assert "PO-001 from US Dist: supplier lead time" in text
-    assert f"expires on {offers_a['nic'].valid_until}" in text
+    assert f"expires on {offers_a['optic'].valid_until}" in text
     # A fixed problem is resolved at the next check.
-    offers_a["nic"].valid_until = date(2030, 1, 1)
-    offers_a["nic"].save()
+    offers_a["optic"].valid_until = date(2030, 1, 1)
+    offers_a["optic"].save()
     sourcing_daily_check.delay()
     expiring = SourcingFlag.objects.get(plan=sourced_plan, kind="offer_expiring")
     assert expiring.resolved_at is not None

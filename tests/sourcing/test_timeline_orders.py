@@ -148,7 +148,7 @@ def test_create_an_order_from_the_page(client, consultant_a, sourced_plan, suppl
 
     order = PurchaseOrder.objects.get(plan=sourced_plan)
     assert response.status_code == 302
-    assert {line.description for line in order.lines.all()} >= {"Scale-out NIC", "Rack"}
+    assert {line.description for line in order.lines.all()} >= {"Optical transceiver", "Rack"}
     assert order.reference == "PO-001" and order.logistics_owner == "Joris"
     again = client.post(reverse("sourcing:orders", args=[sourced_plan.pk]), {"supplier": nl.pk})
     assert again.status_code == 400 and "No BOM line left to order" in again.content.decode()
