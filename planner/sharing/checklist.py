@@ -158,7 +158,8 @@ def chosen_tco_option(s: dict) -> tuple[dict | None, str]:
     key, kind = placement.get("chosen_key") or "", placement.get("chosen_kind") or ""
     if not key and not kind:
         return None, "No placement chosen yet, so no option to take the cost from."
-    from planner.pdf.context import headline_option  # the one rule every document uses
+    # the one rule every document uses; pdf.context imports this module at its top (a cycle)
+    from planner.pdf.context import headline_option
 
     typed = headline_option(tco, placement)
     option = typed.model_dump() if typed is not None else None  # the rules read plain dicts

@@ -194,28 +194,31 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
     )
 
 
-@owner_required
-@require_http_methods(["GET", "POST"])
-def serving_defaults(request: HttpRequest) -> HttpResponse:
-    """The serving stack new workloads are sized for (each workload can change its own)."""
-    form = ServingDefaultsForm(request.POST or None, instance=request.organisation)
+def _organisation_settings(request: HttpRequest, form_class, template: str, saved: str):
+    """An owner's page of organisation-wide settings: the form on the organisation's row,
+    saved unless someone saved it since, then back to the organisation page."""
+    form = form_class(request.POST or None, instance=request.organisation)
     if request.method == "POST" and form.is_valid():
         try:
             form.save()
         except StaleEditError as exc:
             form.add_stale_error(exc)
         else:
-            messages.success(
-                request,
-                "Serving stack saved; new workloads are sized for it, existing ones keep "
-                "their own." + form.merge_note,
-            )
+            messages.success(request, saved + form.merge_note)
             return redirect("organisation")
-    return render(
+    status = 400 if form.is_bound and form.errors else 200
+    return render(request, template, {"form": form}, status=status)
+
+
+@owner_required
+@require_http_methods(["GET", "POST"])
+def serving_defaults(request: HttpRequest) -> HttpResponse:
+    """The serving stack new workloads are sized for (each workload can change its own)."""
+    return _organisation_settings(
         request,
+        ServingDefaultsForm,
         "serving_defaults.html",
-        {"form": form},
-        status=400 if form.is_bound and form.errors else 200,
+        "Serving stack saved; new workloads are sized for it, existing ones keep their own.",
     )
 
 
@@ -223,21 +226,9 @@ def serving_defaults(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def quote_terms(request: HttpRequest) -> HttpResponse:
     """The terms and validity printed on the organisation's quotes."""
-    form = QuoteTermsForm(request.POST or None, instance=request.organisation)
-    if request.method == "POST" and form.is_valid():
-        try:
-            form.save()
-        except StaleEditError as exc:
-            form.add_stale_error(exc)
-        else:
-            messages.success(
-                request,
-                "Quote terms saved; they apply to revisions published from now." + form.merge_note,
-            )
-            return redirect("organisation")
-    return render(
+    return _organisation_settings(
         request,
+        QuoteTermsForm,
         "quote_terms.html",
-        {"form": form},
-        status=400 if form.is_bound and form.errors else 200,
+        "Quote terms saved; they apply to revisions published from now.",
     )
