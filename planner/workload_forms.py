@@ -6,7 +6,8 @@ from django.forms.models import ModelChoiceIterator
 from catalog.models import ModelArchitecture
 from planner.cost_target import cost_target_in_plan_currency
 from planner.engine.network import REGIONS
-from planner.models import Workload, WorkloadKind
+from planner.engine.specs import PRECISIONS
+from planner.models import Precision, Workload, WorkloadKind
 from planner.traffic_forms import TrafficHelperMixin
 from planner.versioning import VersionedFormMixin
 
@@ -114,6 +115,12 @@ class PlainModelChoiceIterator(ModelChoiceIterator):
 
 
 class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
+    # The precisions the engine sizes (INT8 is stored on older rows but has no step model:
+    # saving one answered 500 when the sweep refused it).
+    precision = forms.ChoiceField(
+        choices=[(value, label) for value, label in Precision.choices if value in PRECISIONS],
+        help_text="INT4 is weight-only; FP8 and FP4 need hardware that has them.",
+    )
     daily_profile = DailyProfileField(
         label="Daily profile (share of peak per UTC hour)",
         help_text="24 values from 0 to 1, starting at 00:00 UTC.",
