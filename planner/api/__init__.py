@@ -16,6 +16,7 @@ or Infinity: a figure the engine cannot bound is ``null`` and ``notes`` says why
 
 import json
 import logging
+from typing import Literal
 
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, RequestDataTooBig
 from django.db.models import ProtectedError
@@ -26,10 +27,12 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.renderers import JSONRenderer
 from ninja.security import HttpBearer, SessionAuth
 
+from planner.api.common import InSchema
 from planner.engine import limits
 from planner.engine.errors import EngineInputError
 from planner.engine.estimate import EstimateRequest
 from planner.engine.limits import finite_or_none
+from planner.engine.specs import PRECISIONS
 from planner.models import ApiToken, Membership
 from planner.models.tokens import token_digest
 from planner.sizing import SizingInputError, estimate_as_dict, estimate_run
@@ -78,8 +81,9 @@ api = NinjaAPI(
     version="1",
     description="Estimates from the calibrated sizing engine. Authenticate with the session "
     "or `Authorization: Bearer <organisation API token>`. Every error has one shape, "
-    '`{"errors": {"<field | body | auth | __all__>": ["message"]}}`, with status 400 (bad '
-    "input or unreadable body), 401 (no valid credentials), 403 (CSRF check of a session "
+    '`{"errors": {"<field | body | auth | __all__>": ["message"]}}`, with status 400 (a '
+    "request whose shape this document refuses, or an unreadable body), 422 (well formed, "
+    "but a rule of the domain refuses it: the message says which), 401 (no valid credentials), 403 (CSRF check of a session "
     "request failed) or 500 (unexpected fault, logged). No number is ever NaN or Infinity: a "
     "figure the engine cannot bound is null and `notes` says why.",
     urls_namespace="api",
@@ -92,7 +96,7 @@ LATENCY = limits.ENGINE_LATENCY_MS
 SLUG = r"^[a-z0-9][a-z0-9._-]*$"  # catalog slugs; keeps NUL and other bytes out of queries
 
 
-class EstimateIn(Schema):
+class EstimateIn(InSchema):
     model: str = Field(
         ...,
         description="Model slug, e.g. llama-3.1-70b.",
@@ -104,18 +108,18 @@ class EstimateIn(Schema):
         ..., description="Accelerator slug, e.g. h100-sxm.", pattern=SLUG, max_length=120
     )
     accelerators: int = Field(..., ge=1, le=100_000, description="Accelerators in total.")
-    precision: str = Field(..., description="bf16, fp8, int4 or fp4.", max_length=8)
+    precision: Literal[PRECISIONS] = Field(  # type: ignore[valid-type]
+        ..., description="bf16, fp8, int4 (weight-only) or fp4."
+    )
     input_tokens: int = Field(..., ge=1, le=10_000_000)
     output_tokens: int = Field(..., ge=1, le=10_000_000)
     tensor_parallel: int | None = Field(None, ge=1, description="Chosen by the engine if omitted.")
-    scenario: str | None = Field(
-        None,
-        description="offline or server; server when a target or a request rate is given.",
-        max_length=10,
+    scenario: Literal["offline", "server"] | None = Field(
+        None, description="offline or server; server when a target or a request rate is given."
     )
     ttft_ms: float | None = Field(None, gt=0, le=LATENCY.high, allow_inf_nan=False)
     tpot_ms: float | None = Field(None, gt=0, le=LATENCY.high, allow_inf_nan=False)
-    percentile: int = Field(99, description="95 or 99.")
+    percentile: Literal[95, 99] = Field(99, description="95 or 99.")
     request_rate: float | None = Field(
         None,
         gt=0,
@@ -355,16 +359,24 @@ CONFLICT = {409: ErrorOut}
 
 @api.post(
     "/estimate",
-    response={200: EstimateOut, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 500: ErrorOut},
+    response={
+        200: EstimateOut,
+        400: ErrorOut,
+        401: ErrorOut,
+        403: ErrorOut,
+        422: ErrorOut,
+        500: ErrorOut,
+    },
     summary="Estimate throughput and latency of N accelerators serving one model",
     openapi_extra={
         "responses": {
-            400: {
-                "description": "A field is invalid, the body is not JSON, or the engine "
-                "refuses the estimate (the message says why)."
-            },
+            400: {"description": "A field's shape is invalid, or the body is not JSON."},
             401: {"description": "No session of a member and no valid Bearer token."},
             403: {"description": "A session request without a valid CSRF token."},
+            422: {
+                "description": "A slug that is not in the catalog, or a configuration the "
+                "engine refuses to size (the message says why)."
+            },
             500: {"description": "Unexpected fault (logged)."},
         }
     },
@@ -398,9 +410,9 @@ def estimate_endpoint(request, payload: EstimateIn):
     try:
         return Status(200, estimate_as_dict(estimate_run(engine_request)))
     except SizingInputError as exc:
-        return Status(400, {"errors": {exc.field: [str(exc)]}})
+        return Status(422, {"errors": {exc.field: [str(exc)]}})
     except EngineInputError as exc:
-        return Status(400, {"errors": {"__all__": [str(exc)]}})
+        return Status(422, {"errors": {"__all__": [str(exc)]}})
 
 
 # The plan endpoints (imported last: they use the schemas and handlers above).

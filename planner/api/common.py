@@ -13,13 +13,21 @@ left, or became a viewer, can only read).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
+from django import forms
 from django.core.exceptions import PermissionDenied
 from ninja import Field, Schema
-from pydantic import ConfigDict, model_validator
+from pydantic import ConfigDict, ValidationInfo, field_validator
 
 from planner import selectors
+from planner.api.contract import apply_form_contract, is_lookup, read_decimal
+from planner.input_rules import (
+    MULTI_LINE_PATTERN,
+    SINGLE_LINE_PATTERN,
+    control_character,
+    control_character_message,
+)
 from planner.models import ApiToken, Membership, Plan
 from planner.versioning import LOADED_VERSION, VERSIONING_FIELDS, _as_posted
 
@@ -27,16 +35,21 @@ MAX_PK = 2**31 - 1  # PostgreSQL integer: larger ids cannot exist (and would fai
 VIEWER_MESSAGE = "Viewers can read plans but not change them."
 
 ERROR_TEXT = {
-    400: "A field is invalid (messages per field, the page's own), the body is not JSON, or "
-    "an id in the path is out of range.",
+    400: "The request's shape is wrong, as this document describes it (a type, a required "
+    "field, a length, a range, a closed set, an unknown field), the body is not JSON, or an id "
+    "in the path is out of range. Messages per field, the pages' own.",
     401: "No session of a member and no valid Bearer token.",
     403: "A viewer (or a token of one) tried to change something, or a session request "
     "failed the CSRF check.",
     404: "No such object in your organisation (another organisation's ids read the same).",
     409: "The object changed since the `version` you sent; the message names the fields.",
+    422: "The request is well formed but a rule of the domain refuses its content, which this "
+    "document cannot express: a rule across fields (payment shares that do not add up to "
+    "100 %), a catalog slug or other name that is not there, a configuration the engine "
+    "cannot size, or a step the plan is not ready for. The message says which.",
     500: "Unexpected fault (logged).",
 }
-ALWAYS = (400, 401, 403, 500)
+ALWAYS = (400, 401, 403, 422, 500)
 
 
 def op(ok: dict, *extra: int) -> dict:
@@ -51,33 +64,74 @@ def op(ok: dict, *extra: int) -> dict:
     }
 
 
+def _strings(value: Any):
+    """Every string in a request value, dict keys included (nested schemas check their own)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def _text_rule_schema(schema: dict[str, Any], model: type) -> None:
+    """Writes the text rule into the document: each free string gets the pattern that keeps
+    control characters out (``planner.input_rules``); strings with their own pattern, a closed
+    set or a format are already narrower."""
+    apply_form_contract(schema, model)
+    multiline = getattr(model, "multiline_fields", frozenset())
+
+    def narrow(node: dict[str, Any], pattern: str) -> None:
+        for branch in node.get("anyOf", [node]):
+            if branch.get("type") == "string" and not {"pattern", "enum", "const", "format"} & set(
+                branch
+            ):
+                branch["pattern"] = pattern
+            if branch.get("type") == "array" and isinstance(branch.get("items"), dict):
+                narrow(branch["items"], pattern)
+            if branch.get("type") == "object" and isinstance(
+                branch.get("additionalProperties"), dict
+            ):
+                branch["propertyNames"] = {"pattern": SINGLE_LINE_PATTERN}
+                narrow(branch["additionalProperties"], pattern)
+
+    for name, node in schema.get("properties", {}).items():
+        narrow(node, MULTI_LINE_PATTERN if name in multiline else SINGLE_LINE_PATTERN)
+
+
 class InSchema(Schema):
-    """A request body: unknown fields are refused (a typo must not be silently ignored)."""
+    """A request body: unknown fields are refused (a typo must not be silently ignored), and
+    its text follows the forms' rule (``planner.input_rules``): valid Unicode and no control
+    characters, except tab and line breaks in the fields named in ``multiline_fields``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_text_rule_schema)
+    multiline_fields: ClassVar[frozenset[str]] = frozenset()
+    # The page's form the body is bound to, whose rules the document states
+    # (planner.api.contract); API names that differ from the form's (None: not a form field);
+    # True on a create, whose fields without a default are required.
+    contract_form: ClassVar[type | None] = None
+    contract_names: ClassVar[dict[str, str | None]] = {}
+    contract_create: ClassVar[bool] = False
+    contract_optional: ClassVar[frozenset[str]] = frozenset()  # a create fills them itself
 
-    @model_validator(mode="after")
-    def _encodable(self):
-        """Text the database can store: no lone surrogates (JSON allows them, UTF-8 not)."""
-
-        def bad(value: Any) -> bool:
-            if isinstance(value, str):
-                try:
-                    value.encode("utf-8")
-                except UnicodeEncodeError:
-                    return True
-                return False
-            if isinstance(value, dict):
-                return any(bad(k) or bad(v) for k, v in value.items())
-            if isinstance(value, list | tuple):
-                return any(bad(v) for v in value)
-            if isinstance(value, Schema):
-                return bad(value.model_dump())
-            return False
-
-        if bad(self.model_dump()):
-            raise ValueError("Text must be valid Unicode (a lone surrogate was sent).")
-        return self
+    @field_validator("*", mode="after")
+    @classmethod
+    def _text_rules(cls, value: Any, info: ValidationInfo) -> Any:
+        multiline = info.field_name in cls.multiline_fields
+        for text in _strings(value):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(
+                    "Text must be valid Unicode (a lone surrogate was sent)."
+                ) from None
+            character = control_character(text, multiline=multiline)
+            if character is not None:
+                raise ValueError(control_character_message(character))
+        return value
 
 
 class Versioned(InSchema):
@@ -115,6 +169,11 @@ def plan_get(request, plan_id: int) -> Plan:
     return selectors.plan_get(organisation=request.organisation, plan_id=plan_id)
 
 
+class PostedNumber(str):
+    """A JSON number as posted text: a decimal field reads it to its places
+    (:func:`planner.api.contract.read_decimal`), where a string is read exactly."""
+
+
 def posted_value(value: Any) -> Any:
     """A JSON value as a browser would post it into the matching form field."""
     if value is None:
@@ -122,7 +181,7 @@ def posted_value(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return repr(value)
+        return PostedNumber(repr(value))
     return str(value)
 
 
@@ -131,12 +190,41 @@ def sent_fields(payload: Schema) -> dict[str, Any]:
     return payload.model_dump(exclude_unset=True, exclude={"version"})
 
 
-class FormErrors(Exception):
-    """A form refused the data: ``errors`` is field → messages, in the API's field names."""
+# Django's codes for a value of the wrong shape: the OpenAPI document states each of these
+# (type, required, length, range, closed choice, text rule), so a schema-valid request never
+# meets one. Any other code (a model's clean(), a rule across fields, a lookup) is the
+# domain's: 422.
+SHAPE_CODES = frozenset(
+    {
+        "required", "invalid", "max_length", "min_length", "max_value", "min_value",
+        "step_size", "max_digits", "max_decimal_places", "max_whole_digits",
+        "null_characters_not_allowed", "control_characters", "invalid_choice", "invalid_list",
+    }
+)  # fmt: skip
 
-    def __init__(self, errors: dict[str, list[str]]) -> None:
+
+class FormErrors(Exception):
+    """A form refused the data: ``errors`` is field → messages, in the API's field names;
+    ``status`` 400 when a message is about shape (:data:`SHAPE_CODES`), else 422."""
+
+    def __init__(self, errors: dict[str, list[str]], *, status: int = 400) -> None:
         super().__init__("invalid")
         self.errors = errors
+        self.status = status
+
+
+def refusal_status(form) -> int:
+    """400 when the form refused a value's shape, 422 when only domain rules refused it.
+
+    A choice among rows (a catalog part, a supplier: ``ModelChoiceField``) is a lookup, not
+    a shape: its ``invalid_choice`` is the domain's.
+    """
+    for name, errors in form.errors.as_data().items():
+        lookup = is_lookup(form, name)
+        for error in errors:
+            if error.code in SHAPE_CODES and not (lookup and error.code == "invalid_choice"):
+                return 400
+    return 422
 
 
 def bound_form(
@@ -155,6 +243,10 @@ def bound_form(
         if name not in VERSIONING_FIELDS and not field.disabled
     }
     data.update(sent)
+    for name, value in data.items():
+        field = current.fields.get(name)
+        if isinstance(value, PostedNumber) and isinstance(field, forms.DecimalField):
+            data[name] = read_decimal(value, field)
     if version is not None and instance.pk is not None:
         data[LOADED_VERSION] = str(version)
     form = form_factory(data, instance=instance)
@@ -168,7 +260,8 @@ def bound_form(
                 name: [str(message) for message in messages]
                 for name, messages in form.errors.items()
                 if name not in VERSIONING_FIELDS
-            }
+            },
+            status=refusal_status(form),
         )
     return form
 

@@ -94,7 +94,7 @@ def bom_generate(request, plan_id: Id):
     try:
         changes = sourcing_services.bom_generate(plan=plan, user=actor(request))
     except sourcing_services.SourcingError as exc:
-        return Status(400, {"errors": {"__all__": [str(exc)]}})
+        return Status(422, {"errors": {"__all__": [str(exc)]}})
     return Status(200, {"changes": list(changes), "lines": _bom(plan)})
 
 
@@ -234,7 +234,7 @@ def revision_publish(request, plan_id: Id, payload: PublishIn):
     except sharing_services.NothingToPublish as exc:
         return Status(200, revision_out(exc.revision) | {"published": False})
     except sharing_services.SharingError as exc:
-        return Status(400, {"errors": {exc.field or "__all__": [str(exc)]}})
+        return Status(422, {"errors": {exc.field or "__all__": [str(exc)]}})
     return Status(201, revision_out(revision) | {"published": True})
 
 
@@ -306,7 +306,7 @@ def share_link_create(request, plan_id: Id, payload: ShareLinkIn):
         revision = PlanRevision.objects.filter(plan=plan, number=payload.revision).first()
         if revision is None:
             message = f"The plan has no revision {payload.revision}."
-            return Status(400, {"errors": {"revision": [message]}})
+            return Status(422, {"errors": {"revision": [message]}})
     try:
         link = sharing_services.share_link_create(
             plan=plan,
@@ -316,7 +316,7 @@ def share_link_create(request, plan_id: Id, payload: ShareLinkIn):
             note=payload.note,
         )
     except sharing_services.SharingError as exc:
-        return Status(400, {"errors": {exc.field or "__all__": [str(exc)]}})
+        return Status(422, {"errors": {exc.field or "__all__": [str(exc)]}})
     return Status(201, share_link_out(request, link))
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from ninja import Router, Status
 
 from planner.api.common import op, plan_get, require_editor
+from planner.api.contract import NON_BLANK_PATTERN
 from planner.api.plans import Id, PlanOut, actor, plan_out
 from planner.portable import (
     FORMAT,
@@ -26,10 +27,17 @@ DOCUMENT_SCHEMA = {
     "client, plan, workloads (with site splits), sites, TCO, placement, sourcing and quote "
     "settings, quote fees, BOM lines and the suppliers' offers. Version 1 files still import.",
     "required": ["format", "version", "client", "plan"],
+    "additionalProperties": False,
     "properties": {
         "format": {"type": "string", "enum": [FORMAT]},
         "version": {"type": "integer", "enum": list(READABLE_VERSIONS)},
-        "client": {"type": "object"},
+        "client": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "pattern": NON_BLANK_PATTERN}
+            },
+        },
         "plan": {"type": "object"},
         "workloads": {"type": "array", "items": {"type": "object"}},
         "sites": {"type": "array", "items": {"type": "object"}},
@@ -71,7 +79,10 @@ def plan_import_endpoint(request):
     require_editor(request)
     try:
         document = plan_document_parse(request.body)
-        plan = plan_import(document, organisation=request.organisation, user=actor(request))
-    except PortableError as exc:
+    except PortableError as exc:  # not JSON, too large or too deep: its shape
         return Status(400, {"errors": exc.errors})
+    try:
+        plan = plan_import(document, organisation=request.organisation, user=actor(request))
+    except PortableError as exc:  # a document whose content the plan's rules refuse
+        return Status(422, {"errors": exc.errors})
     return Status(201, plan_out(plan))

@@ -7,7 +7,6 @@ service, so messages, defaults and the stale-edit rules are the pages' own.
 from __future__ import annotations
 
 from datetime import date, datetime
-from decimal import Decimal
 from typing import Annotated, Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -29,16 +28,17 @@ from planner.api.common import (
     require_editor,
     sent_fields,
 )
+from planner.api.contract import DECIMAL_TEXT_PATTERN, Number
 from planner.forms import ClientForm, PlanForm
 from planner.labels import workload_stack_label
 from planner.models import ApiToken, Client, Plan, Workload
 from planner.services import plan_save
-from planner.workload_forms import WorkloadForm
+from planner.workload_forms import COLD_START_FIELDS, STACK_FIELDS, WorkloadForm
 
 router = Router(tags=["plans"])
 
 Id = Annotated[int, Path(ge=1, le=MAX_PK)]
-Finite = Annotated[float, Field(allow_inf_nan=False)]
+Finite = Number  # a JSON number (planner.api.contract)
 
 
 def actor(request) -> AbstractBaseUser | None:
@@ -56,6 +56,9 @@ def _iso(value: date | datetime | None) -> str | None:
 
 
 class PlanIn(Versioned):
+    contract_form = PlanForm
+    contract_optional = frozenset({"client"})  # or client_name: a new client
+    contract_names = {"client_name": "new_client"}
     client: int | None = Field(None, ge=1, le=MAX_PK, description="An existing client's id.")
     client_name: str | None = Field(
         None,
@@ -154,7 +157,7 @@ def _plan_write(request, payload: PlanIn, plan: Plan):
             factory, sent=_plan_sent(request, payload), version=payload.version, instance=plan
         )
     except FormErrors as exc:
-        return Status(400, {"errors": renamed(exc.errors, PLAN_NAMES)})
+        return Status(exc.status, {"errors": renamed(exc.errors, PLAN_NAMES)})
     saved = plan_save(form=form, organisation=request.organisation, user=actor(request))
     return Status(201 if creating else 200, plan_out(saved))
 
@@ -165,12 +168,18 @@ def plan_list(request):
     return [plan_out(plan) for plan in plans]
 
 
+class PlanCreateIn(PlanIn):
+    """A new plan: the fields without a default are required."""
+
+    contract_create = True
+
+
 @router.post(
     "/plans",
     **op({201: PlanOut}),
     summary="Create a plan (for an existing client, or a new one by `client_name`)",
 )
-def plan_create(request, payload: PlanIn):
+def plan_create(request, payload: PlanCreateIn):
     require_editor(request)
     return _plan_write(request, payload, Plan(organisation=request.organisation))
 
@@ -207,6 +216,7 @@ def plan_delete(request, plan_id: Id):
 
 
 class ClientIn(Versioned):
+    contract_form = ClientForm
     name: str | None = Field(None, max_length=200)
     country: str | None = Field(None, max_length=2, description="ISO 3166 alpha-2, e.g. DE.")
     contact_name: str | None = Field(None, max_length=200)
@@ -217,11 +227,12 @@ class ClientIn(Versioned):
         description="How much VAT the client recovers: full, partial or none (VAT-exempt, "
         "e.g. a bank: the VAT it pays is a cost in the landed cost, TCO and quote).",
     )
-    vat_recoverable_pct: Decimal | None = Field(
-        None,
-        allow_inf_nan=False,
-        description="Only with partial recovery: the share recovered, more than 0 and less "
-        "than 100.",
+    vat_recoverable_pct: Number | Annotated[str, Field(pattern=DECIMAL_TEXT_PATTERN)] | None = (
+        Field(
+            None,
+            description="Only with partial recovery: the share recovered, more than 0 and less "
+            "than 100.",
+        )
     )
     notes: str | None = Field(None, max_length=20_000)
 
@@ -253,7 +264,7 @@ def _client_write(request, payload: ClientIn, client: Client):
     try:
         form = bound_form(factory, sent=sent, version=payload.version, instance=client)
     except FormErrors as exc:
-        return Status(400, {"errors": exc.errors})
+        return Status(exc.status, {"errors": exc.errors})
     saved = form.save(commit=False)
     saved.organisation = request.organisation
     saved.save()
@@ -265,8 +276,14 @@ def client_list(request):
     return [client_out(c) for c in selectors.client_list(organisation=request.organisation)]
 
 
+class ClientCreateIn(ClientIn):
+    """A new client: the fields without a default are required."""
+
+    contract_create = True
+
+
 @router.post("/clients", **op({201: ClientDetailOut}), summary="Add a client")
-def client_create(request, payload: ClientIn):
+def client_create(request, payload: ClientCreateIn):
     require_editor(request)
     return _client_write(request, payload, Client(organisation=request.organisation))
 
@@ -293,6 +310,9 @@ SLUG = r"^[a-z0-9][a-z0-9._-]*$"
 
 
 class WorkloadIn(Versioned):
+    contract_form = WorkloadForm
+    # Left empty, the organisation's default stack and the cold-start convention apply.
+    contract_optional = frozenset({*STACK_FIELDS, *COLD_START_FIELDS})
     name: str | None = Field(None, max_length=120)
     kind: str | None = Field(None, max_length=20, description="chat, rag, code or batch.")
     model: str | None = Field(
@@ -323,8 +343,8 @@ class WorkloadIn(Versioned):
     peak_requests_per_s: Finite | None = None
     headroom_pct: int | None = None
     n_plus_one: bool | None = None
-    daily_profile: list[Finite] | None = Field(
-        None, max_length=100, description="24 shares of peak (0-1), one per UTC hour."
+    daily_profile: list[Annotated[Number, Field(ge=0, le=1)]] | None = Field(
+        None, min_length=24, max_length=24, description="24 shares of peak (0-1), one per UTC hour."
     )
     users_by_region: dict[str, Finite] | None = Field(
         None, max_length=50, description="Region key → share of users in %, adding to 100."
@@ -447,7 +467,7 @@ def _workload_write(request, payload: WorkloadIn, workload: Workload):
             instance=workload,
         )
     except FormErrors as exc:
-        return Status(400, {"errors": renamed(exc.errors, WORKLOAD_NAMES)})
+        return Status(exc.status, {"errors": renamed(exc.errors, WORKLOAD_NAMES)})
     with catalog_version_pinned(), transaction.atomic():
         saved = form.save() if creating else sizing.workload_save(form=form)
     return Status(201 if creating else 200, workload_out(saved))
@@ -463,12 +483,18 @@ def workload_list(request, plan_id: Id):
     return [workload_out(w) for w in selectors.workload_list(plan=plan)]
 
 
+class WorkloadCreateIn(WorkloadIn):
+    """A new workload: the fields without a default are required."""
+
+    contract_create = True
+
+
 @router.post(
     "/plans/{plan_id}/workloads",
     **op({201: WorkloadOut}, 404, 409),
     summary="Add a workload (peak_concurrency or peak_requests_per_s)",
 )
-def workload_create(request, plan_id: Id, payload: WorkloadIn):
+def workload_create(request, plan_id: Id, payload: WorkloadCreateIn):
     plan = plan_get(request, plan_id)
     require_editor(request)
     return _workload_write(request, payload, Workload.new_in(plan))

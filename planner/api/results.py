@@ -119,7 +119,7 @@ def candidates(
         try:
             result = sizing.workload_sweep(workload, all_precisions=all_precisions)
         except EngineInputError as exc:
-            return Status(400, {"errors": {"__all__": [str(exc)]}})
+            return Status(422, {"errors": {"__all__": [str(exc)]}})
     best = sizing.candidate_key(result.best) if result.best else None
     chosen = sizing.chosen_key(workload)
     rows = []
@@ -185,12 +185,12 @@ def choose(request, plan_id: Id, workload_id: Id, payload: ChooseIn):
         try:
             result = sizing.workload_sweep(workload, all_precisions=precision != workload.precision)
         except EngineInputError as exc:
-            return Status(400, {"errors": {"__all__": [str(exc)]}})
+            return Status(422, {"errors": {"__all__": [str(exc)]}})
         candidate = sizing.candidate_find(result, key)
         if candidate is None or not candidate.feasible:
             reason = candidate.infeasible_reason if candidate else "it is not a candidate"
             message = f"That configuration cannot be chosen: {reason}."
-            return Status(400, {"errors": {"key": [message]}})
+            return Status(422, {"errors": {"key": [message]}})
         workload = sizing.workload_choose(workload=workload, candidate=candidate)
     warning = ""
     try:
@@ -388,7 +388,7 @@ def tco_run_start(request, plan_id: Id):
     try:
         run, _ = facility_services.tco_run_request(plan=plan, user=actor(request))
     except facility_services.TcoNotReady as exc:
-        return Status(400, {"errors": {"__all__": [str(exc)]}})
+        return Status(422, {"errors": {"__all__": [str(exc)]}})
     run.refresh_from_db()
     return Status(202, _run_out(run, stale=False))
 

@@ -10,7 +10,7 @@ outdated ``version``) are the pages' own. The pages' per-row form fields (``resi
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Annotated, Any
 
 from django.db import transaction
@@ -19,6 +19,7 @@ from ninja import Field, Router, Schema, Status
 from planner import selectors
 from planner.api.common import (
     FormErrors,
+    InSchema,
     Versioned,
     bound_form,
     op,
@@ -27,6 +28,7 @@ from planner.api.common import (
     require_editor,
     sent_fields,
 )
+from planner.api.contract import NON_BLANK_PATTERN, Number
 from planner.api.plans import Finite, Id, actor, workload_get
 from planner.engine import limits
 from planner.facility import selectors as facility_selectors
@@ -79,6 +81,7 @@ TCO_FIELDS = list(TcoSettingsForm._meta.fields)
 
 
 class TcoSettingsIn(Versioned):
+    contract_form = TcoSettingsForm
     horizon_months: int | None = None
     server_price_usd: Finite | None = None
     network_usd: Finite | None = None
@@ -183,7 +186,7 @@ def tco_settings_update(request, plan_id: Id, payload: TcoSettingsIn):
             )
         except FormErrors as exc:
             transaction.set_rollback(True)  # a refused edit stores nothing
-            return Status(400, {"errors": exc.errors})
+            return Status(exc.status, {"errors": exc.errors})
         saved = facility_services.tco_settings_save(plan=plan, form=form)
     return Status(200, tco_settings_out(saved))
 
@@ -192,6 +195,7 @@ def tco_settings_update(request, plan_id: Id, payload: TcoSettingsIn):
 
 
 class PlacementSettingsIn(Versioned):
+    contract_form = PlacementSettingsForm
     network_share_pct: int | None = Field(
         None, description="Share of the tightest TTFT target the network round trip may take."
     )
@@ -205,6 +209,8 @@ class PlacementSettingsIn(Versioned):
 
 
 class PlacementChoiceIn(Versioned):
+    contract_form = PlacementChoiceForm
+    contract_names = {"key": "option"}
     key: str = Field(..., max_length=200, description="An option's key from GET .../placement.")
     reason: str = Field(..., max_length=20_000, description="Why; printed in the plan report.")
 
@@ -295,7 +301,7 @@ def placement_settings_update(request, plan_id: Id, payload: PlacementSettingsIn
         "residency", residency, {str(w.pk) for w in workloads}, "No workload {key} on this plan."
     )
     if unknown:
-        return Status(400, {"errors": unknown})
+        return Status(422, {"errors": unknown})
     data |= {f"residency_{k}": posted_value(v) for k, v in residency.items()}
     with transaction.atomic():
         decision = facility_services.placement_decision_for_edit(plan=plan)
@@ -309,7 +315,9 @@ def placement_settings_update(request, plan_id: Id, payload: PlacementSettingsIn
             )
         except FormErrors as exc:
             transaction.set_rollback(True)  # a refused edit stores nothing
-            return Status(400, {"errors": _form_errors(exc.errors, {"residency_": "residency"})})
+            return Status(
+                exc.status, {"errors": _form_errors(exc.errors, {"residency_": "residency"})}
+            )
         decision = facility_services.placement_settings_save(
             plan=plan, form=form, decision=decision
         )
@@ -330,7 +338,7 @@ def placement_choose(request, plan_id: Id, payload: PlacementChoiceIn):
         if evaluation.result is None:
             why = evaluation.catalog_gap or "The plan has no workloads to place yet."
             transaction.set_rollback(True)  # a refused edit stores nothing
-            return Status(400, {"errors": {"key": [why]}})
+            return Status(422, {"errors": {"key": [why]}})
         options = evaluation.result.options
 
         def factory(data=None, *, instance):
@@ -346,7 +354,7 @@ def placement_choose(request, plan_id: Id, payload: PlacementChoiceIn):
             )
         except FormErrors as exc:
             transaction.set_rollback(True)  # a refused edit stores nothing
-            return Status(400, {"errors": _form_errors(exc.errors, {"option": "key"})})
+            return Status(exc.status, {"errors": _form_errors(exc.errors, {"option": "key"})})
         decision = facility_services.placement_choice_save(
             plan=plan,
             user=actor(request),
@@ -405,7 +413,7 @@ def _split_write(plan, workload, shares: dict[str, Any], version: int | None):
         "No owned or colocation site {key} on this plan (only those hold servers).",
     )
     if unknown:
-        return Status(400, {"errors": unknown})
+        return Status(422, {"errors": unknown})
     with transaction.atomic():
         split = facility_services.site_split_for_edit(workload=workload)
 
@@ -420,7 +428,7 @@ def _split_write(plan, workload, shares: dict[str, Any], version: int | None):
             if "__all__" in errors:
                 errors.setdefault("shares", []).extend(errors.pop("__all__"))
             transaction.set_rollback(True)  # a refused edit stores nothing
-            return Status(400, {"errors": errors})
+            return Status(exc.status, {"errors": errors})
         split = facility_services.site_split_save(form=form, split=split)
     return Status(200, site_split_out(workload, split, sites))
 
@@ -462,16 +470,22 @@ def site_split_clear(request, plan_id: Id, workload_id: Id):
 
 
 # A markup in % on landed cost, in the range the form and the quote engine take (0-1000).
-MarkupPct = Annotated[
-    float,
-    Field(allow_inf_nan=False, ge=limits.MARKUP_PCT.low, le=limits.MARKUP_PCT.high),
-]
+MarkupPct = Annotated[Number, Field(ge=limits.MARKUP_PCT.low, le=limits.MARKUP_PCT.high)]
 
 
-class PaymentMilestoneIn(Schema):
-    pct: Annotated[Decimal, Field(gt=0, le=100, max_digits=5, decimal_places=2)]
+def _cents(pct: float) -> Decimal:
+    """A share sent as a JSON number, to the 0.01 % the terms are written in."""
+    return Decimal(repr(pct)).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN).normalize()
+
+
+class PaymentMilestoneIn(InSchema):
+    pct: Annotated[Number, Field(ge=0.01, le=100, description="Rounded half-even to 0.01.")]
     when: str = Field(
-        ..., min_length=1, max_length=200, pattern=r"^[^\n\r]*$", description="e.g. 'on delivery'."
+        ...,
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK_PATTERN,
+        description="e.g. 'on delivery'.",
     )
 
 
@@ -481,6 +495,7 @@ class PaymentMilestoneOut(Schema):
 
 
 class QuoteSettingsIn(Versioned):
+    contract_form = QuoteSettingsForm
     markup_pct: MarkupPct | None = Field(None, description="Global markup on landed cost, %.")
     category_markups: dict[str, MarkupPct | None] | None = Field(
         None,
@@ -582,7 +597,7 @@ def quote_settings_update(request, plan_id: Id, payload: QuoteSettingsIn):
         "No BOM line of category '{key}' on this plan.",
     ) | _bad_keys("line_markups", by_line or {}, set(keys), "No BOM line '{key}' on this plan.")
     if errors:
-        return Status(400, {"errors": errors})
+        return Status(422, {"errors": errors})
     data = {
         name: posted_value(sent[name])
         for name in (
@@ -593,8 +608,7 @@ def quote_settings_update(request, plan_id: Id, payload: QuoteSettingsIn):
     }  # fmt: skip
     if sent.get("payment_milestones") is not None:  # the form reads them one a line
         data["payment_milestones"] = "\n".join(
-            f"{Decimal(str(m['pct'])).normalize():f} % {m['when']}"
-            for m in sent["payment_milestones"]
+            f"{_cents(m['pct']):f} % {m['when']}" for m in sent["payment_milestones"]
         )
     if by_category is not None:
         data |= {f"category_{c}": posted_value(by_category.get(c)) for c in categories}
@@ -616,7 +630,7 @@ def quote_settings_update(request, plan_id: Id, payload: QuoteSettingsIn):
         except FormErrors as exc:
             prefixes = {"category_": "category_markups", "line_": "line_markups"}
             transaction.set_rollback(True)  # a refused edit stores nothing
-            return Status(400, {"errors": _form_errors(exc.errors, prefixes)})
+            return Status(exc.status, {"errors": _form_errors(exc.errors, prefixes)})
         saved = form.save()
     return Status(200, quote_settings_out(saved, lines))
 
@@ -625,6 +639,7 @@ def quote_settings_update(request, plan_id: Id, payload: QuoteSettingsIn):
 
 
 class QuoteFeeIn(Versioned):
+    contract_form = QuoteFeeForm
     kind: str | None = Field(
         None, max_length=20, description="design, installation, project_management, support, other."
     )
@@ -671,7 +686,7 @@ def _fee_write(plan, payload: QuoteFeeIn, fee: QuoteFee):
             instance=fee,
         )
     except FormErrors as exc:
-        return Status(400, {"errors": exc.errors})
+        return Status(exc.status, {"errors": exc.errors})
     with transaction.atomic():
         saved = form.save(commit=False)
         if creating:
@@ -695,12 +710,18 @@ def quote_fee_list(request, plan_id: Id):
     return [quote_fee_out(f) for f in quote.quote_fee_list(plan=plan)]
 
 
+class QuoteFeeCreateIn(QuoteFeeIn):
+    """A new fee: the fields without a default are required."""
+
+    contract_create = True
+
+
 @router.post(
     "/plans/{plan_id}/quote-fees",
     **op({201: QuoteFeeOut}, 404),
     summary="Add a service or fee (support in whole years, a lump sum as quantity 1)",
 )
-def quote_fee_create(request, plan_id: Id, payload: QuoteFeeIn):
+def quote_fee_create(request, plan_id: Id, payload: QuoteFeeCreateIn):
     plan = plan_get(request, plan_id)
     require_editor(request)
     return _fee_write(plan, payload, QuoteFee(plan=plan))

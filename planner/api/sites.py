@@ -40,6 +40,7 @@ class UpgradeIn(InSchema):
 
 
 class SiteIn(Versioned):
+    contract_form = SiteForm
     name: str | None = Field(None, max_length=120)
     kind: str | None = Field(None, max_length=20, description="owned, colocation, cloud_region.")
     region_key: str | None = Field(None, max_length=20)
@@ -158,7 +159,7 @@ def _site_write(request, plan, payload: SiteIn, site: Site):
             instance=site,
         )
     except FormErrors as exc:
-        return Status(400, {"errors": exc.errors})
+        return Status(exc.status, {"errors": exc.errors})
     with transaction.atomic():
         saved = facility_services.site_save(plan=plan, form=form)
     return Status(201 if creating else 200, site_out(saved))
@@ -175,12 +176,18 @@ def site_list(request, plan_id: Id):
     return [site_out(s) for s in facility_selectors.site_list(plan=plan)]
 
 
+class SiteCreateIn(SiteIn):
+    """A new site: the fields without a default are required."""
+
+    contract_create = True
+
+
 @router.post(
     "/plans/{plan_id}/sites",
     **op({201: SiteOut}, 404, 409),
     summary="Add a site (unsent fields take the page's defaults)",
 )
-def site_create(request, plan_id: Id, payload: SiteIn):
+def site_create(request, plan_id: Id, payload: SiteCreateIn):
     plan = plan_get(request, plan_id)
     require_editor(request)
     return _site_write(request, plan, payload, Site(plan=plan))

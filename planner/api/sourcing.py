@@ -33,10 +33,12 @@ from planner.api.common import (
     op,
     plan_get,
     posted_value,
+    refusal_status,
     renamed,
     require_editor,
     sent_fields,
 )
+from planner.api.contract import DECIMAL_TEXT_PATTERN, Number
 from planner.api.delivery import BomLineOut, bom_line_out
 from planner.api.plans import Id, actor
 from sourcing import selectors, services
@@ -54,7 +56,8 @@ router = Router(tags=["suppliers and orders"])
 
 SLUG = r"^[a-z0-9][a-z0-9._-]*$"
 # Bounded only against absurd values; the form says what it refuses (negative, too many digits).
-Money = Annotated[Decimal, Field(allow_inf_nan=False, ge=-(10**15), le=10**15)]
+# A JSON number (rounded to the field's places) or a decimal as text (read exactly).
+Money = Number | Annotated[str, Field(pattern=DECIMAL_TEXT_PATTERN, max_length=40)]
 
 
 def _text(value: Any) -> Any:
@@ -76,6 +79,7 @@ def _iso(value: date | None) -> str | None:
 
 
 class SupplierIn(Versioned):
+    contract_form = SupplierForm
     name: str | None = Field(None, max_length=200)
     country: str | None = Field(None, max_length=2, description="ISO 3166 code, e.g. NL.")
     contact_name: str | None = Field(None, max_length=200)
@@ -121,7 +125,7 @@ def _supplier_write(request, payload: SupplierIn, supplier: Supplier):
     try:
         form = bound_form(factory, sent=sent, version=payload.version, instance=supplier)
     except FormErrors as exc:
-        return Status(400, {"errors": exc.errors})
+        return Status(exc.status, {"errors": exc.errors})
     saved = form.save(commit=False)
     saved.organisation = request.organisation
     saved.save()
@@ -133,8 +137,14 @@ def supplier_list(request):
     return [supplier_out(s) for s in selectors.supplier_list(organisation=request.organisation)]
 
 
+class SupplierCreateIn(SupplierIn):
+    """A new supplier: the fields without a default are required."""
+
+    contract_create = True
+
+
 @router.post("/suppliers", **op({201: SupplierOut}), summary="Add a supplier")
-def supplier_create(request, payload: SupplierIn):
+def supplier_create(request, payload: SupplierCreateIn):
     require_editor(request)
     return _supplier_write(request, payload, Supplier(organisation=request.organisation))
 
@@ -188,6 +198,8 @@ class PriceBreakIn(InSchema):
 
 
 class OfferIn(Versioned):
+    contract_form = OfferForm
+    contract_names = {"price_breaks": "price_breaks_text"}
     item: str | None = Field(
         None,
         max_length=140,
@@ -329,7 +341,7 @@ def _offer_write(payload: OfferIn, offer: Offer, initial: dict | None = None):
     creating = offer.pk is None
     data, unknown = _offer_sent(payload)
     if unknown:
-        return Status(400, {"errors": unknown})
+        return Status(422, {"errors": unknown})
 
     def factory(posted=None, *, instance):
         return OfferForm(posted, instance=instance, initial=initial)
@@ -337,7 +349,7 @@ def _offer_write(payload: OfferIn, offer: Offer, initial: dict | None = None):
     try:
         form = bound_form(factory, sent=data, version=payload.version, instance=offer)
     except FormErrors as exc:
-        return Status(400, {"errors": renamed(exc.errors, OFFER_NAMES)})
+        return Status(exc.status, {"errors": renamed(exc.errors, OFFER_NAMES)})
     saved = _offer_save(form)
     saved.refresh_from_db()  # money as stored (4 decimal places), as a later read gives it
     return Status(201 if creating else 200, offer_out(saved))
@@ -358,12 +370,18 @@ def offer_list(request, supplier_id: Id):
     return [offer_out(o) for o in offers]
 
 
+class OfferCreateIn(OfferIn):
+    """A new offer: the fields without a default are required."""
+
+    contract_create = True
+
+
 @router.post(
     "/suppliers/{supplier_id}/offers",
     **op({201: OfferOut}, 404),
     summary="Add an offer (origin country defaults to the supplier's)",
 )
-def offer_create(request, supplier_id: Id, payload: OfferIn):
+def offer_create(request, supplier_id: Id, payload: OfferCreateIn):
     supplier = _supplier(request, supplier_id)
     require_editor(request)
     return _offer_write(payload, Offer(supplier=supplier), {"origin_country": supplier.country})
@@ -404,6 +422,8 @@ def offer_delete(request, offer_id: Id):
 
 
 class BomLineAddIn(InSchema):
+    contract_form = BomLineAddForm
+    contract_create = True
     part: str | None = Field(None, max_length=120, pattern=SLUG, description="A part's slug.")
     server: str | None = Field(None, max_length=120, pattern=SLUG, description="A server's slug.")
     service: str | None = Field(None, max_length=20, description="installation, support, …")
@@ -414,6 +434,7 @@ class BomLineAddIn(InSchema):
 
 
 class BomLineIn(Versioned):
+    contract_form = BomLineForm
     quantity: int | None = Field(
         None, ge=-MAX_PK, le=MAX_PK, description="On a generated line: a hand-set override."
     )
@@ -447,7 +468,9 @@ def bom_line_add(request, plan_id: Id, payload: BomLineAddIn):
     for name in ("part", "server"):
         form.fields[name].to_field_name = "slug"  # the API names catalog rows by slug
     if not form.is_valid():
-        return Status(400, {"errors": {k: list(v) for k, v in form.errors.items()}})
+        return Status(
+            refusal_status(form), {"errors": {k: list(v) for k, v in form.errors.items()}}
+        )
     data = form.cleaned_data
     try:
         line = services.bom_line_add(
@@ -456,7 +479,7 @@ def bom_line_add(request, plan_id: Id, payload: BomLineAddIn):
             server=data["server"], service=data["service"], hs_code=data["hs_code"],
         )  # fmt: skip
     except services.SourcingError as exc:
-        return Status(400, {"errors": {"__all__": [str(exc)]}})
+        return Status(422, {"errors": {"__all__": [str(exc)]}})
     return Status(201, line_out(line))
 
 
@@ -496,7 +519,7 @@ def bom_line_update(request, plan_id: Id, line_id: Id, payload: BomLineIn):
     try:
         form = bound_form(factory, sent=sent, version=payload.version, instance=line)
     except FormErrors as exc:
-        return Status(400, {"errors": exc.errors})
+        return Status(exc.status, {"errors": exc.errors})
     services.bom_line_update(
         line=line, user=actor(request), quantity=form.cleaned_data["quantity"],
         pinned_offer=form.cleaned_data["pinned_offer"], hs_code=form.cleaned_data["hs_code"],
@@ -521,6 +544,8 @@ def bom_line_remove(request, plan_id: Id, line_id: Id):
 
 
 class PurchaseOrderCreateIn(InSchema):
+    contract_form = PurchaseOrderCreateForm
+    contract_create = True
     supplier: int = Field(
         ..., ge=1, le=MAX_PK, description="The supplier whose chosen offers to order."
     )
@@ -531,6 +556,7 @@ STEP_FIELDS = tuple(f for _, e, a in ORDER_STEPS for f in (e, a))
 
 
 class PurchaseOrderIn(Versioned):
+    contract_form = PurchaseOrderForm
     status: str | None = Field(None, max_length=12, description="planned, ordered, shipped, …")
     logistics_owner: str | None = Field(None, max_length=200)
     shipping_mode: str | None = Field(None, max_length=3, description="air or sea.")
@@ -653,7 +679,9 @@ def order_create(request, plan_id: Id, payload: PurchaseOrderCreateIn):
         {k: _text(v) for k, v in sent_fields(payload).items()}, suppliers=suppliers
     )
     if not form.is_valid():
-        return Status(400, {"errors": {k: list(v) for k, v in form.errors.items()}})
+        return Status(
+            refusal_status(form), {"errors": {k: list(v) for k, v in form.errors.items()}}
+        )
     try:
         order = services.purchase_order_create(
             plan=plan, organisation=request.organisation,
@@ -661,7 +689,7 @@ def order_create(request, plan_id: Id, payload: PurchaseOrderCreateIn):
             logistics_owner=form.cleaned_data["logistics_owner"].strip(),
         )  # fmt: skip
     except services.SourcingError as exc:
-        return Status(400, {"errors": {"supplier": [str(exc)]}})
+        return Status(422, {"errors": {"supplier": [str(exc)]}})
     return Status(201, order_out(selectors.purchase_order_get(plan=plan, order_id=order.pk)))
 
 
@@ -691,7 +719,7 @@ def order_update(request, plan_id: Id, order_id: Id, payload: PurchaseOrderIn):
     try:
         form = bound_form(factory, sent=sent, version=payload.version, instance=order)
     except FormErrors as exc:
-        return Status(400, {"errors": exc.errors})
+        return Status(exc.status, {"errors": exc.errors})
     values = {n: form.cleaned_data[n] for n in form.changed_data}
     order.refresh_from_db()  # compare against what is stored, not the bound form
     services.purchase_order_update(order=order, changes=values, user=actor(request))
