@@ -19,6 +19,7 @@ from planner.engine import limits
 from planner.engine import tco as te
 from planner.engine.network import REGIONS
 from planner.engine.placement import OPTION_KINDS
+from planner.input_rules import NOTES_MAX_LENGTH
 from planner.models.jobs import Job, JobStatus
 from planner.validation import date_constraint, date_in_range, in_range, range_constraint
 from planner.versioning import VersionedModel
@@ -204,7 +205,7 @@ class Site(VersionedModel):
     pdus_per_rack = models.PositiveSmallIntegerField(
         default=2, validators=in_range(limits.DEVICES_PER_RACK)
     )
-    notes = models.TextField(blank=True)
+    notes = models.TextField(blank=True, max_length=NOTES_MAX_LENGTH)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
