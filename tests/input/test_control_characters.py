@@ -169,3 +169,21 @@ def test_a_field_a_form_adds_after_it_is_built_gets_the_rule_too():
     )
     assert not form.is_valid()
     assert form.errors["col_timestamp"] == [BEL_MESSAGE]
+
+
+def test_staff_editing_the_catalog_in_the_admin_get_the_same_rule(client, demo):
+    from django.contrib.auth.models import User
+
+    from catalog.models import Accelerator
+
+    staff = User.objects.create_superuser("catalog-staff", "staff@example.com", "x" * 16)
+    client.force_login(staff)
+    accelerator = Accelerator.objects.order_by("pk").first()
+    url = reverse("admin:catalog_accelerator_change", args=[accelerator.pk])
+    form = _edit_form(client, url, lambda f: f.attrs.get("id") == "accelerator_form")
+    response = client.post(url, form.data | {"name": "H100\x1b[0m"})
+    assert response.status_code == 200  # the admin shows its form again with the error
+    assert ESC_MESSAGE in html.unescape(response.content.decode())
+    name = accelerator.name
+    accelerator.refresh_from_db()
+    assert accelerator.name == name

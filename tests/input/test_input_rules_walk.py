@@ -6,7 +6,13 @@ defined there and fails on one that bypasses the rules: a form without
 a number field without both a lower and an upper bound (on the form field, or on the model
 field a ModelForm validates through). A field that has a reason not to is named in
 :data:`ALLOWED` with that reason; a new form gets the rules by deriving from
-``InputForm``/``InputModelForm``, and this test says so when it does not.
+``InputForm``/``InputModelForm``, and this test says so when it does not. The admin's forms
+(every project admin and inline) go through the same rules.
+
+Fields a form adds in its own ``__init__`` are not seen here (a class has none of them); they
+get the text rule when the form is cleaned (``InputRulesMixin.full_clean``) and are declared
+with their length or range in the form (the traffic log's columns, the quote's markups, the
+site split's shares, the residency rules).
 """
 
 from __future__ import annotations
@@ -144,3 +150,21 @@ def test_every_field_has_its_length_or_range(form_class):
 def test_every_allowance_names_a_real_field():
     fields = {f"{f.__name__}.{name}" for f in FORMS for name in f.base_fields}
     assert set(ALLOWED) - fields == set()
+
+
+def _project_admins():
+    """Every admin (and its inlines) of a project model registered on the admin site."""
+    from django.contrib import admin
+
+    for model, model_admin in admin.site._registry.items():
+        if model.__module__.startswith(PACKAGES):
+            yield f"{model.__name__} admin", model_admin
+            for inline in model_admin.inlines:
+                yield f"{model.__name__} admin, {inline.__name__}", inline
+
+
+def test_every_admin_form_has_the_input_rules():
+    admins = list(_project_admins())
+    assert len(admins) >= 30  # the walk sees the project's admins
+    bypassing = [name for name, a in admins if not issubclass(a.form, InputRulesMixin)]
+    assert bypassing == [], "derive them from planner.admin_tenancy.InputRulesAdmin/Inline"
