@@ -113,6 +113,9 @@ VOLTAGE_V = Limit(1, 1_000, "V", "low-voltage feeds are at most 1000 V")
 AMPERAGE_A = Limit(1, 1_000, "A", "a rack feed's breaker is at most 1000 A")
 DELTA_T_F = Limit(1, 100, "°F", "server air rises between 1 and 100 °F")
 POWER_USD_PER_KWH = Limit(0, 10, "USD/kWh", "no grid tariff reaches 10 USD per kWh")
+# The TCO's cloud prices (planner.engine.tco.CloudPricing takes the same 0-1 as a fraction).
+CLOUD_DISCOUNT_PCT = Limit(0, 100, "%", "a discount takes off part of the on-demand price, "
+                           "at most all of it (spot reaches about 90 %)")  # fmt: skip
 
 # --- Sourcing ----------------------------------------------------------------------------------
 # A markup is what the consultancy adds to its landed cost; selling below cost is a discount,

@@ -246,3 +246,24 @@ def test_a_decimal_exactly_at_a_fractional_bound_is_accepted():
             validator(lowest)  # no error
         with pytest.raises(ValidationError):
             in_range(limit)[0](below)
+
+
+@pytest.mark.parametrize("field", ["commit_1yr_discount_pct", "spot_discount_pct"])
+@pytest.mark.parametrize("value", ["-5", "101"])
+def test_a_cloud_discount_outside_0_to_100_is_refused_with_its_reason(
+    demo, signed_in, field, value
+):
+    plan = demo[0]
+    url = reverse("facility:tco", args=[plan.pk])
+    assert signed_in.get(url).status_code == 200  # the page makes the plan's TCO settings
+    plan.refresh_from_db()
+    before = getattr(plan.tco_settings, field)
+    response = _post_changed(
+        signed_in, url, {field: value}, lambda f: f.attrs.get("data-testid") == "tco-settings"
+    )
+    assert response.status_code == 400
+    assert "Between 0 and 100 %: a discount takes off part of the on-demand price" in (
+        response.content.decode()
+    )
+    plan.tco_settings.refresh_from_db()
+    assert getattr(plan.tco_settings, field) == before
