@@ -152,7 +152,7 @@ class BomLineAddForm(InputForm):
 
 
 class SupplierForm(VersionedFormMixin, InputModelForm):
-    website = forms.URLField(required=False, assume_scheme="https")
+    website = forms.URLField(required=False, assume_scheme="https", max_length=200)  # the model's
 
     class Meta:
         model = Supplier
