@@ -15,11 +15,13 @@ from catalog.models import (
     PricePoint,
     ServerPlatform,
 )
-from planner.admin_tenancy import TenantAdmin
+from planner.admin_tenancy import InputRulesAdmin, TenantAdmin
+from planner.input_rules import InputModelForm
 
 
 class PricePointInline(GenericTabularInline):
     model = PricePoint
+    form = InputModelForm
     extra = 0
     can_delete = False
     readonly_fields = ("field", "value_usd", "as_of", "source", "recorded_at")
@@ -29,7 +31,7 @@ class PricePointInline(GenericTabularInline):
         return False
 
 
-class PricedAdmin(admin.ModelAdmin):
+class PricedAdmin(InputRulesAdmin):
     """Keeps the old price in the history when staff change a price here."""
 
     price_field = ""
@@ -41,7 +43,7 @@ class PricedAdmin(admin.ModelAdmin):
 
 
 @admin.register(Accelerator)
-class AcceleratorAdmin(admin.ModelAdmin):
+class AcceleratorAdmin(InputRulesAdmin):
     list_display = [c.attr for c in KINDS["accelerators"].columns] + ["as_of"]
     list_filter = ["vendor", "memory_type"]
     search_fields = ["name", "slug"]
@@ -49,7 +51,7 @@ class AcceleratorAdmin(admin.ModelAdmin):
 
 
 @admin.register(ModelArchitecture)
-class ModelArchitectureAdmin(admin.ModelAdmin):
+class ModelArchitectureAdmin(InputRulesAdmin):
     list_display = [c.attr for c in KINDS["models"].columns]
     list_filter = ["attention_kind"]
     search_fields = ["name", "slug"]

@@ -6,11 +6,12 @@ from catalog.csv_io import MAX_IMPORT_BYTES
 from catalog.kinds import KINDS
 from catalog.models import Accelerator
 from planner.charts import PRECISION_FIELDS
+from planner.input_rules import InputForm
 
 MIN_COMPARED, MAX_COMPARED = 2, 4
 
 
-class CompareForm(forms.Form):
+class CompareForm(InputForm):
     a = forms.MultipleChoiceField(
         label="Accelerators (2 to 4)",
         choices=(),
@@ -42,7 +43,7 @@ class CompareForm(forms.Form):
         return self.cleaned_data.get("precision") or "bf16"
 
 
-class CatalogUploadForm(forms.Form):
+class CatalogUploadForm(InputForm):
     kind = forms.ChoiceField(
         label="What the file holds",
         choices=[(key, kind.title) for key, kind in KINDS.items()],

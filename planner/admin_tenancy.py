@@ -11,6 +11,10 @@ model owned by an organisation derives from :class:`TenantAdmin` (or, for inline
   cannot build a valid row anyway);
 - (with ``admin.RelatedOnlyFieldListFilter`` in ``list_filter``) offers filters only over the
   values the user can see.
+
+Every admin class of the project, tenant data or shared reference data, derives from
+:class:`InputRulesAdmin` or :class:`InputRulesInline`: what staff type goes through the same
+input rules as the app's own forms (``planner.input_rules``).
 """
 
 from __future__ import annotations
@@ -19,8 +23,22 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from planner.input_rules import InputModelForm
 
-class TenantAdmin(admin.ModelAdmin):
+
+class InputRulesAdmin(admin.ModelAdmin):
+    """An admin whose add and change forms go through the shared input rules."""
+
+    form = InputModelForm
+
+
+class InputRulesInline(admin.TabularInline):
+    """An inline whose rows go through the shared input rules."""
+
+    form = InputModelForm
+
+
+class TenantAdmin(InputRulesAdmin):
     """Read-only admin for a model owned by an organisation, scoped by membership.
 
     ``organisation_path`` is the lookup from the model to its ``Organisation`` ("" when the
@@ -51,7 +69,7 @@ class TenantAdmin(admin.ModelAdmin):
         return self._superuser_edit(request)
 
 
-class TenantInline(admin.TabularInline):
+class TenantInline(InputRulesInline):
     """An inline of organisation data shown under a :class:`TenantAdmin`: read-only."""
 
     extra = 0

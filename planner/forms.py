@@ -4,6 +4,7 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
+from planner.input_rules import ROW_ID_MAX, InputForm, InputModelForm, InputRulesMixin
 from planner.models import Client, Organisation, Plan, Role, VatRecovery
 from planner.models.organisations import payment_lines
 from planner.portable import MAX_BYTES, PortableError, plan_document_parse, plan_import
@@ -11,14 +12,14 @@ from planner.validation import IsoDateInput
 from planner.versioning import VersionedFormMixin
 
 
-class InviteForm(forms.Form):
+class InviteForm(InputForm):
     """An owner invites a person by e-mail; they join when they accept the e-mailed link."""
 
     email = forms.EmailField(label="E-mail")
     role = forms.ChoiceField(choices=Role.choices, initial=Role.CONSULTANT)
 
 
-class InvitationSignupForm(UserCreationForm):
+class InvitationSignupForm(InputRulesMixin, UserCreationForm):
     """A new account for the invited address (the e-mail is the invitation's, not typed)."""
 
     class Meta(UserCreationForm.Meta):
@@ -46,15 +47,15 @@ class InvitationSignupForm(UserCreationForm):
         return user
 
 
-class MemberRoleForm(VersionedFormMixin, forms.Form):
+class MemberRoleForm(VersionedFormMixin, InputForm):
     role = forms.ChoiceField(choices=Role.choices)
 
 
-class OrganisationSwitchForm(forms.Form):
-    organisation = forms.IntegerField(min_value=1)
+class OrganisationSwitchForm(InputForm):
+    organisation = forms.IntegerField(min_value=1, max_value=ROW_ID_MAX)
 
 
-class ClientForm(VersionedFormMixin, forms.ModelForm):
+class ClientForm(VersionedFormMixin, InputModelForm):
     class Meta:
         model = Client
         fields = [
@@ -111,7 +112,7 @@ class ClientForm(VersionedFormMixin, forms.ModelForm):
         return name
 
 
-class PlanForm(VersionedFormMixin, forms.ModelForm):
+class PlanForm(VersionedFormMixin, InputModelForm):
     """A plan for an existing client, or for a new client named here."""
 
     new_client = forms.CharField(
@@ -169,13 +170,13 @@ class PlanForm(VersionedFormMixin, forms.ModelForm):
         super()._post_clean()
 
 
-class ApiTokenForm(forms.Form):
+class ApiTokenForm(InputForm):
     name = forms.CharField(
         max_length=100, help_text="What the token is for, e.g. 'CI sizing checks'."
     )
 
 
-class ServingDefaultsForm(VersionedFormMixin, forms.ModelForm):
+class ServingDefaultsForm(VersionedFormMixin, InputModelForm):
     """The serving stack, version and KV-cache dtype new workloads of the organisation take."""
 
     class Meta:
@@ -192,7 +193,7 @@ class ServingDefaultsForm(VersionedFormMixin, forms.ModelForm):
         }
 
 
-class QuoteTermsForm(VersionedFormMixin, forms.ModelForm):
+class QuoteTermsForm(VersionedFormMixin, InputModelForm):
     class Meta:
         model = Organisation
         fields = ["quote_terms", "quote_validity_days"]
@@ -216,7 +217,7 @@ class QuoteTermsForm(VersionedFormMixin, forms.ModelForm):
         return days
 
 
-class PlanFileForm(forms.Form):
+class PlanFileForm(InputForm):
     """A portable plan file to rebuild as a new plan of the organisation (all or nothing)."""
 
     ERRORS_SHOWN = 10  # a hostile file can hold thousands of bad rows: the first few say enough

@@ -6,8 +6,10 @@ and hide text from a reader. A single-line field refuses all of them; a multi-li
 (a ``Textarea``) keeps tab, line feed and carriage return. Lengths and ranges come from the
 fields themselves (``max_length``, ``planner.validation.in_range``).
 
-Forms get the rule by construction: every project form inherits :class:`InputRulesMixin`
-(``tests/input/test_input_rules_walk.py`` fails on one that does not). The API documents the
+Forms get the rule by construction: every project form derives from :class:`InputForm` or
+:class:`InputModelForm` (or puts :class:`InputRulesMixin` first in its bases);
+``tests/input/test_input_rules_walk.py`` fails on one that does not, on a text field without a
+maximum length and on a number without a lower and an upper bound. The API documents the
 same rule as a ``pattern`` on its strings (:data:`SINGLE_LINE_PATTERN`) and checks it in
 ``planner.api.common.InSchema``.
 """
@@ -65,17 +67,40 @@ def is_multiline(field: forms.Field) -> bool:
     return isinstance(field.widget, forms.Textarea)
 
 
+# A row's id or number as the database's integer holds it: a larger one cannot exist.
+ROW_ID_MAX = 2**31 - 1
+# Free text kept with a row (notes, terms): about ten printed pages; the API says the same.
+NOTES_MAX_LENGTH = 20_000
+
+
 class InputRulesMixin:
     """Puts the shared text rule on every text field of a form (declared or from a model).
 
-    Each bound form deep-copies its fields, so adding the validator here never leaks into
-    the class's ``base_fields`` or another form.
+    The rule is added when the form is built and again before it is cleaned, so a field a
+    subclass adds in its own ``__init__`` after ``super().__init__()`` gets it too. Each bound
+    form deep-copies its fields, so adding the validator never leaks into the class's
+    ``base_fields`` or another form.
     """
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.apply_input_rules()
+
+    def apply_input_rules(self) -> None:
         for field in self.fields.values():
             if isinstance(field, forms.CharField):
                 rule = NoControlCharacters(multiline=is_multiline(field))
                 if rule not in field.validators:
                     field.validators.append(rule)
+
+    def full_clean(self) -> None:
+        self.apply_input_rules()
+        super().full_clean()
+
+
+class InputForm(InputRulesMixin, forms.Form):
+    """The base of every plain form of the project: the shared input rules built in."""
+
+
+class InputModelForm(InputRulesMixin, forms.ModelForm):
+    """The base of every model form of the project: the shared input rules built in."""

@@ -2,12 +2,13 @@
 
 from django import forms
 
+from planner.input_rules import InputModelForm
 from planner.models import OperationsPlan
 from planner.models.operations import TOPICS
 from planner.versioning import VersionedFormMixin
 
 
-class OperationsPlanForm(VersionedFormMixin, forms.ModelForm):
+class OperationsPlanForm(VersionedFormMixin, InputModelForm):
     class Meta:
         model = OperationsPlan
         fields = [f"{key}_{part}" for key, _ in TOPICS for part in ("owner", "how")] + ["notes"]

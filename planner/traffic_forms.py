@@ -14,6 +14,7 @@ from django import forms
 
 from planner.engine import demand, limits
 from planner.engine.errors import EngineInputError
+from planner.input_rules import InputForm
 from planner.validation import in_range
 
 TRAFFIC_FIELDS = (
@@ -27,7 +28,7 @@ TRAFFIC_FIELDS = (
 PERIODS = [("day", "Daily active users"), ("month", "Monthly active users")]
 
 
-class TrafficHelperMixin(forms.Form):
+class TrafficHelperMixin(InputForm):
     """Fields and checks mixed into the workload form (a ModelForm of ``Workload``)."""
 
     traffic_users = forms.FloatField(

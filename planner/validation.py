@@ -9,6 +9,8 @@ unchanged save would erase the date).
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -36,12 +38,18 @@ def _number(value: float):
     return int(value) if float(value).is_integer() else value
 
 
+def _bound(value: float) -> int | Decimal:
+    """A limit's bound as a validator compares it: 0.01 as Decimal("0.01"), because the float
+    0.01 is slightly more than 0.01 and would refuse a decimal field's 0.01 at the bound."""
+    return int(value) if float(value).is_integer() else Decimal(str(value))
+
+
 def in_range(limit: Limit) -> list:
     """Min and max validators whose message gives the range and the reason."""
     message = limit.message().replace("%", "%%")  # Django formats messages with %
     return [
-        MinValueValidator(_number(limit.low), message=message),
-        MaxValueValidator(_number(limit.high), message=message),
+        MinValueValidator(_bound(limit.low), message=message),
+        MaxValueValidator(_bound(limit.high), message=message),
     ]
 
 

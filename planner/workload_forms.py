@@ -7,6 +7,7 @@ from catalog.models import ModelArchitecture
 from planner.cost_target import cost_target_in_plan_currency
 from planner.engine.network import REGIONS
 from planner.engine.specs import PRECISIONS
+from planner.input_rules import InputModelForm
 from planner.models import Precision, Workload, WorkloadKind
 from planner.traffic_forms import TrafficHelperMixin
 from planner.versioning import VersionedFormMixin
@@ -40,7 +41,21 @@ COLD_START_FIELDS = ("weights_read_gb_per_s", "engine_start_s")
 STACK_FIELDS = ("serving_stack", "kv_cache_dtype")
 
 
-class DailyProfileField(forms.CharField):
+class ParsedTextField(forms.CharField):
+    """Text a subclass parses into a value (its ``parse(text)``): the text rules (length, no
+    control characters) apply to the text typed, before parsing, not to the parsed value."""
+
+    def to_python(self, value):
+        text = super().to_python(value)
+        super().run_validators(text)
+        return self.parse(text)
+
+    def run_validators(self, value) -> None:
+        if isinstance(value, str):  # the parsed value was checked as text in to_python
+            super().run_validators(value)
+
+
+class DailyProfileField(ParsedTextField):
     """24 comma-separated shares of peak traffic (0-1), one per UTC hour."""
 
     def prepare_value(self, value):
@@ -48,8 +63,7 @@ class DailyProfileField(forms.CharField):
             return ", ".join(f"{v:g}" for v in value)
         return value
 
-    def to_python(self, value) -> list[float]:
-        text = super().to_python(value)
+    def parse(self, text: str) -> list[float]:
         parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
         try:
             shares = [float(p) for p in parts]
@@ -66,7 +80,7 @@ class DailyProfileField(forms.CharField):
         return shares
 
 
-class RegionSharesField(forms.CharField):
+class RegionSharesField(ParsedTextField):
     """``region: percent`` pairs, e.g. ``eu-west: 60, us-east: 40``; shares add to 100."""
 
     def prepare_value(self, value):
@@ -74,8 +88,7 @@ class RegionSharesField(forms.CharField):
             return ", ".join(f"{k}: {v:g}" for k, v in value.items())
         return value
 
-    def to_python(self, value) -> dict[str, float]:
-        text = super().to_python(value)
+    def parse(self, text: str) -> dict[str, float]:
         shares: dict[str, float] = {}
         for part in [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]:
             key, sep, number = part.partition(":")
@@ -114,7 +127,7 @@ class PlainModelChoiceIterator(ModelChoiceIterator):
             yield self.choice(obj)
 
 
-class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
+class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, InputModelForm):
     # The precisions the engine sizes (INT8 is stored on older rows but has no step model:
     # saving one answered 500 when the sweep refused it).
     precision = forms.ChoiceField(
@@ -123,11 +136,13 @@ class WorkloadForm(TrafficHelperMixin, VersionedFormMixin, forms.ModelForm):
     )
     daily_profile = DailyProfileField(
         label="Daily profile (share of peak per UTC hour)",
+        max_length=1_000,  # 24 numbers with room for long decimals
         help_text="24 values from 0 to 1, starting at 00:00 UTC.",
         widget=forms.TextInput(attrs={"class": "wide"}),
     )
     region_shares = RegionSharesField(
         label="Users by region (%)",
+        max_length=1_000,  # every region with its share
         required=False,
         help_text="e.g. eu-west: 60, us-east: 40. Regions: " + ", ".join(REGIONS),
         widget=forms.TextInput(attrs={"class": "wide"}),

@@ -5,7 +5,7 @@ is shown read-only, and only to staff of the owning organisation (planner.admin_
 from django.contrib import admin
 from django.db import models
 
-from planner.admin_tenancy import TenantAdmin, TenantInline
+from planner.admin_tenancy import InputRulesAdmin, InputRulesInline, TenantAdmin, TenantInline
 from sourcing.models import (
     BomLine,
     CustomsValuation,
@@ -25,13 +25,13 @@ from sourcing.models import (
 )
 
 
-class TariffMeasureInline(admin.TabularInline):
+class TariffMeasureInline(InputRulesInline):
     model = TariffMeasure
     extra = 0
 
 
 @admin.register(TariffRule)
-class TariffRuleAdmin(admin.ModelAdmin):
+class TariffRuleAdmin(InputRulesAdmin):
     list_display = ("destination", "hs_prefix", "description", "duty_pct", "vat_pct",
                     "vat_recoverable", "valid_from", "valid_to")  # fmt: skip
     list_filter = ("destination", "vat_recoverable")
@@ -40,7 +40,7 @@ class TariffRuleAdmin(admin.ModelAdmin):
 
 
 @admin.register(CustomsValuation)
-class CustomsValuationAdmin(admin.ModelAdmin):
+class CustomsValuationAdmin(InputRulesAdmin):
     list_display = (
         "destination",
         "basis",
@@ -50,7 +50,7 @@ class CustomsValuationAdmin(admin.ModelAdmin):
 
 
 @admin.register(FxRate)
-class FxRateAdmin(admin.ModelAdmin):
+class FxRateAdmin(InputRulesAdmin):
     list_display = ("as_of", "from_currency", "to_currency", "rate", "source")
     list_filter = ("from_currency", "to_currency")
     date_hierarchy = "as_of"

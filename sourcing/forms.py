@@ -13,6 +13,7 @@ from catalog.models import Accelerator, Part, ServerPlatform
 from planner.engine import limits
 from planner.facility.deployment import PHYSICAL_KINDS
 from planner.facility.models import Site
+from planner.input_rules import InputForm, InputModelForm
 from planner.validation import IsoDateInput, date_in_range, in_range
 from planner.versioning import VersionedFormMixin
 from sourcing.models import (
@@ -60,7 +61,7 @@ def _no_negatives(form: forms.ModelForm) -> None:
             f.error_messages["min_value"] = "Cannot be negative."
 
 
-class SourcingSettingsForm(VersionedFormMixin, forms.ModelForm):
+class SourcingSettingsForm(VersionedFormMixin, InputModelForm):
     class Meta:
         model = SourcingSettings
         fields = [
@@ -83,7 +84,7 @@ class SourcingSettingsForm(VersionedFormMixin, forms.ModelForm):
         return _upper(self.cleaned_data["destination_country"])
 
 
-class BomLineForm(VersionedFormMixin, forms.Form):
+class BomLineForm(VersionedFormMixin, InputForm):
     """Quantity (an override on a generated line), the pinned offer and the HS code."""
 
     quantity = forms.IntegerField(
@@ -104,7 +105,7 @@ class BomLineForm(VersionedFormMixin, forms.Form):
         return _hs(self.cleaned_data["hs_code"])
 
 
-class BomLineAddForm(forms.Form):
+class BomLineAddForm(InputForm):
     """A line added by hand: a catalog part or server, a service, or a described item."""
 
     part = forms.ModelChoiceField(queryset=Part.objects.all(), required=False)
@@ -150,8 +151,8 @@ class BomLineAddForm(forms.Form):
         return cleaned
 
 
-class SupplierForm(VersionedFormMixin, forms.ModelForm):
-    website = forms.URLField(required=False, assume_scheme="https")
+class SupplierForm(VersionedFormMixin, InputModelForm):
+    website = forms.URLField(required=False, assume_scheme="https", max_length=200)  # the model's
 
     class Meta:
         model = Supplier
@@ -217,11 +218,12 @@ def parse_price_breaks(text: str) -> list[tuple[int, Decimal]]:
     return sorted(breaks)
 
 
-class OfferForm(VersionedFormMixin, forms.ModelForm):
+class OfferForm(VersionedFormMixin, InputModelForm):
     item = forms.ChoiceField(label="Offer for")
     price_breaks_text = forms.CharField(
         label="Price breaks",
         required=False,
+        max_length=2_000,  # fifty breaks, as many as the API takes
         help_text="quantity: unit price, comma-separated, e.g. 10: 1200, 50: 1100",
     )
 
@@ -294,7 +296,7 @@ class OfferForm(VersionedFormMixin, forms.ModelForm):
         super()._post_clean()
 
 
-class FxRateForm(forms.ModelForm):
+class FxRateForm(InputModelForm):
     class Meta:
         model = FxRate
         fields = ["from_currency", "to_currency", "rate", "as_of", "source"]
@@ -319,7 +321,7 @@ class FxRateForm(forms.ModelForm):
         return as_of
 
 
-class TariffFilterForm(forms.Form):
+class TariffFilterForm(InputForm):
     """The tariff list's destination filter: empty (all) or a two-letter country code."""
 
     destination = forms.CharField(required=False, max_length=2, strip=True)
@@ -331,13 +333,13 @@ class TariffFilterForm(forms.Form):
         return value
 
 
-class FxImportForm(forms.Form):
+class FxImportForm(InputForm):
     file = forms.FileField(
         label="CSV file", help_text="Columns: from_currency,to_currency,rate,as_of[,source]"
     )
 
 
-class PurchaseOrderCreateForm(forms.Form):
+class PurchaseOrderCreateForm(InputForm):
     supplier = forms.ModelChoiceField(queryset=Supplier.objects.none())
     logistics_owner = forms.CharField(
         max_length=200,
@@ -350,7 +352,7 @@ class PurchaseOrderCreateForm(forms.Form):
         self.fields["supplier"].queryset = suppliers
 
 
-class PurchaseOrderForm(VersionedFormMixin, forms.ModelForm):
+class PurchaseOrderForm(VersionedFormMixin, InputModelForm):
     class Meta:
         model = PurchaseOrder
         fields = [

@@ -20,6 +20,7 @@ from django.db.models import Q
 from planner.engine import limits
 from planner.engine import quote as quote_engine
 from planner.engine.landed_cost import MINOR_UNITS
+from planner.input_rules import NOTES_MAX_LENGTH
 from planner.validation import date_constraint, date_in_range, in_range, range_constraint
 from planner.versioning import VersionedModel
 
@@ -40,11 +41,11 @@ def currency_field(**kwargs) -> models.CharField:
     return models.CharField(max_length=3, validators=[validate_currency], **kwargs)
 
 
-def money_field(**kwargs) -> models.DecimalField:
-    """Exact money (no float), never negative; the currency sits in a sibling field."""
-    return models.DecimalField(
-        max_digits=18, decimal_places=4, validators=[MinValueValidator(0)], **kwargs
-    )
+def money_field(*, limit: limits.Limit | None = None, **kwargs) -> models.DecimalField:
+    """Exact money (no float), never negative, within ``limit`` when given (its reason shown
+    with a refusal); the currency sits in a sibling field."""
+    validators = in_range(limit) if limit else [MinValueValidator(0)]
+    return models.DecimalField(max_digits=18, decimal_places=4, validators=validators, **kwargs)
 
 
 class Incoterm(models.TextChoices):
@@ -293,7 +294,7 @@ class Supplier(VersionedModel):
     contact_email = models.EmailField(blank=True)
     phone = models.CharField(max_length=60, blank=True)
     website = models.URLField(blank=True)
-    notes = models.TextField(blank=True)
+    notes = models.TextField(blank=True, max_length=NOTES_MAX_LENGTH)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -383,7 +384,7 @@ class Offer(VersionedModel):
         blank=True,
         validators=[MinValueValidator(0)],
     )
-    notes = models.TextField(blank=True)
+    notes = models.TextField(blank=True, max_length=NOTES_MAX_LENGTH)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -660,7 +661,7 @@ class PurchaseOrder(VersionedModel):
     delivered_actual = models.DateField(null=True, blank=True, validators=date_in_range())
     installed_expected = models.DateField(null=True, blank=True, validators=date_in_range())
     installed_actual = models.DateField(null=True, blank=True, validators=date_in_range())
-    notes = models.TextField(blank=True)
+    notes = models.TextField(blank=True, max_length=NOTES_MAX_LENGTH)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -840,7 +841,7 @@ class QuoteSettings(VersionedModel):
     payment_due_days = models.PositiveSmallIntegerField(
         "invoices payable within (days)",
         default=30,
-        validators=[MaxValueValidator(365)],
+        validators=in_range(limits.PAYMENT_DUE_DAYS),
     )
     delivery_terms = models.CharField(
         max_length=300,
@@ -855,7 +856,7 @@ class QuoteSettings(VersionedModel):
     validity_days = models.PositiveSmallIntegerField(
         "quote valid for (days)",
         default=30,
-        validators=[MinValueValidator(1), MaxValueValidator(365)],
+        validators=in_range(limits.QUOTE_VALIDITY_DAYS),
         help_text="From the publication date; never past the earliest supplier offer's expiry.",
     )
 
@@ -926,11 +927,12 @@ class QuoteFee(VersionedModel):
     kind = models.CharField(max_length=20, choices=FeeKind.choices)
     description = models.CharField(max_length=200)
     quantity = models.DecimalField(
-        max_digits=8, decimal_places=2, default=1,
-        validators=[MinValueValidator(Decimal("0.01")), MaxValueValidator(10000)],
-    )  # fmt: skip
+        max_digits=8, decimal_places=2, default=1, validators=in_range(limits.FEE_QUANTITY)
+    )
     unit = models.CharField(max_length=10, choices=FeeUnit.choices, default=FeeUnit.DAYS)
-    unit_price = money_field(help_text="Sell price per unit, in the plan currency.")
+    unit_price = money_field(
+        limit=limits.FEE_UNIT_PRICE, help_text="Sell price per unit, in the plan currency."
+    )
     position = models.PositiveIntegerField(default=0)
 
     class Meta:

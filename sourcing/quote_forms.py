@@ -8,6 +8,7 @@ from decimal import Decimal
 from django import forms
 
 from planner.engine import quote as quote_engine
+from planner.input_rules import InputModelForm
 from planner.labels import CATEGORY_LABELS, label
 from planner.versioning import VersionedFormMixin
 from sourcing.models import QuoteFee, QuoteSettings, markup_validators
@@ -22,12 +23,13 @@ def _markup_field(label: str, help_text: str = "") -> forms.DecimalField:
     )  # fmt: skip
 
 
-class QuoteSettingsForm(VersionedFormMixin, forms.ModelForm):
+class QuoteSettingsForm(VersionedFormMixin, InputModelForm):
     """Global markup, one optional markup per BOM category and per BOM line, and the quote's
     one set of commercial terms (payment milestones, delivery, warranty, validity)."""
 
     payment_milestones = forms.CharField(
         label="Payment milestones",
+        max_length=5_000,  # twenty milestones of a line each, as many as the API takes
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="One a line: a percentage of the total, then the event it falls due on "
         "(on order, on delivery, on acceptance...); they add up to 100 %.",
@@ -97,7 +99,7 @@ class QuoteSettingsForm(VersionedFormMixin, forms.ModelForm):
         return cleaned
 
 
-class QuoteFeeForm(VersionedFormMixin, forms.ModelForm):
+class QuoteFeeForm(VersionedFormMixin, InputModelForm):
     """A service or fee on the quote (support in whole years, a lump sum as quantity 1)."""
 
     class Meta:

@@ -113,6 +113,9 @@ VOLTAGE_V = Limit(1, 1_000, "V", "low-voltage feeds are at most 1000 V")
 AMPERAGE_A = Limit(1, 1_000, "A", "a rack feed's breaker is at most 1000 A")
 DELTA_T_F = Limit(1, 100, "°F", "server air rises between 1 and 100 °F")
 POWER_USD_PER_KWH = Limit(0, 10, "USD/kWh", "no grid tariff reaches 10 USD per kWh")
+# The TCO's cloud prices (planner.engine.tco.CloudPricing takes the same 0-1 as a fraction).
+CLOUD_DISCOUNT_PCT = Limit(0, 100, "%", "a discount takes off part of the on-demand price, "
+                           "at most all of it (spot reaches about 90 %)")  # fmt: skip
 
 # --- Sourcing ----------------------------------------------------------------------------------
 # A markup is what the consultancy adds to its landed cost; selling below cost is a discount,
@@ -120,6 +123,17 @@ POWER_USD_PER_KWH = Limit(0, 10, "USD/kWh", "no grid tariff reaches 10 USD per k
 MARKUP_PCT = Limit(0, 1_000, "%", "a markup adds to the landed cost (a negative one would be an "
                    "unstated discount) and more than ten times the cost is a typing slip")  # fmt: skip
 QUANTITY = Limit(0, 1_000_000, "units", "a million units of one item is beyond any plan")
+# The quote's services and fees and its commercial terms (sourcing.models.QuoteFee,
+# QuoteSettings); the payment milestones are checked by planner.engine.quote.check_milestones.
+FEE_QUANTITY = Limit(0.01, 10_000, "units", "a fee is sold in days, whole years or one lump "
+                     "sum, and ten thousand days is forty working years")  # fmt: skip
+# Money is stored with 14 digits before the point (sourcing.models.money_field).
+FEE_UNIT_PRICE = Limit(0, 99_999_999_999_999, "in the plan's currency", "a fee adds to the "
+                       "quote (a discount is never a negative fee) and money is stored with 14 "
+                       "digits")  # fmt: skip
+PAYMENT_DUE_DAYS = Limit(0, 365, "days", "from payable on receipt to a year after the invoice; "
+                         "longer is financing, not payment terms")  # fmt: skip
+QUOTE_VALIDITY_DAYS = Limit(1, 365, "days", "a quote is valid for at most a year")
 LEAD_TIME_DAYS = Limit(0, 3_650, "days", "a lead time beyond ten years is not a quote")
 PROJECT_DAYS = Limit(0, 365, "days", "installation or burn-in longer than a year is not planned")
 LEAF_RADIX = Limit(2, 1_024, "ports", "switches have between 2 and 1024 ports")

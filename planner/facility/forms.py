@@ -14,6 +14,7 @@ from planner.engine import limits
 from planner.engine import tco as te
 from planner.engine.limits import DATE_MAX, DATE_MIN
 from planner.facility.models import CoolingMethod, Site, TcoSettings
+from planner.input_rules import InputForm, InputModelForm
 from planner.validation import DATE_MESSAGE, IsoDateInput
 from planner.versioning import VersionedFormMixin
 
@@ -162,12 +163,13 @@ def parse_upgrades(text: str) -> list[tuple[date, Decimal, str]]:
     return upgrades
 
 
-class SiteForm(VersionedFormMixin, forms.ModelForm):
+class SiteForm(VersionedFormMixin, InputModelForm):
     """A site with its planned power upgrades as text, one per line."""
 
     upgrades = forms.CharField(
         label="Planned power upgrades",
         required=False,
+        max_length=10_000,  # a hundred lines, as many upgrades as the API takes
         widget=forms.Textarea(
             attrs={"rows": 3, "placeholder": "+400 kW on 2027-03-01 new transformer"}
         ),
@@ -237,7 +239,7 @@ class SiteForm(VersionedFormMixin, forms.ModelForm):
         return parse_upgrades(self.cleaned_data.get("upgrades") or "")
 
 
-class PlacementSettingsForm(VersionedFormMixin, forms.Form):
+class PlacementSettingsForm(VersionedFormMixin, InputForm):
     """Network budget, control need and each workload's residency rule."""
 
     network_share_pct = forms.IntegerField(
@@ -285,7 +287,7 @@ class PlacementSettingsForm(VersionedFormMixin, forms.Form):
         return {w.pk: self.cleaned_data[f"residency_{w.pk}"] for w in self.workloads}
 
 
-class PlacementChoiceForm(VersionedFormMixin, forms.Form):
+class PlacementChoiceForm(VersionedFormMixin, InputForm):
     """The option the consultant chooses and why."""
 
     option = forms.ChoiceField(label="Chosen option")
@@ -307,7 +309,15 @@ class PlacementChoiceForm(VersionedFormMixin, forms.Form):
         return reason
 
 
-class TcoSettingsForm(VersionedFormMixin, forms.ModelForm):
+class TcoSettingsForm(VersionedFormMixin, InputModelForm):
+    # Ticked from the providers in the catalog (choices set per form), stored as a JSON list.
+    cloud_providers = forms.MultipleChoiceField(
+        label="Cloud providers the client would use",
+        choices=(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+
     class Meta:
         model = TcoSettings
         fields = (
@@ -333,24 +343,18 @@ class TcoSettingsForm(VersionedFormMixin, forms.ModelForm):
             "spot_share_pct": "Share run on spot (%)",
             "annual_cloud_price_decline_pct": "Cloud price decline (% a year)",
             "growth_pct_per_month": "Demand growth (% a month)",
-            "cloud_providers": "Cloud providers the client would use",
             "cloud_keeps_spares": "Rent N+1 spares and headroom in the cloud too",
         }
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         providers = sorted(set(CloudOffering.objects.values_list("provider", flat=True).distinct()))
-        self.fields["cloud_providers"] = forms.MultipleChoiceField(
-            choices=[(p, p) for p in providers],
-            required=False,
-            widget=forms.CheckboxSelectMultiple,
-            label=self._meta.labels["cloud_providers"],
-        )
+        self.fields["cloud_providers"].choices = [(p, p) for p in providers]
         for name, source in TCO_DEFAULT_SOURCES.items():
             self.fields[name].help_text = f"Default {source}"
 
 
-class SiteSplitForm(VersionedFormMixin, forms.Form):
+class SiteSplitForm(VersionedFormMixin, InputForm):
     """A consultant's split of one workload's replicas over the plan's sites, in percent.
 
     All fields empty: the replicas follow the users' regions (the default). Otherwise the

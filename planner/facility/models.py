@@ -19,6 +19,7 @@ from planner.engine import limits
 from planner.engine import tco as te
 from planner.engine.network import REGIONS
 from planner.engine.placement import OPTION_KINDS
+from planner.input_rules import NOTES_MAX_LENGTH
 from planner.models.jobs import Job, JobStatus
 from planner.validation import date_constraint, date_in_range, in_range, range_constraint
 from planner.versioning import VersionedModel
@@ -26,21 +27,16 @@ from planner.versioning import VersionedModel
 country_validator = RegexValidator(r"^[A-Z]{2}$", "Use a two-letter ISO 3166 code, e.g. NL.")
 
 
-def percent_field(fraction: float | None) -> models.DecimalField:
-    """A 0-100 % field defaulting to ``fraction`` (an engine constant); blank when None."""
+def percent_field(fraction: float | None, limit: limits.Limit | None = None) -> models.DecimalField:
+    """A 0-100 % field (or within ``limit``, its reason shown with a refusal) defaulting to
+    ``fraction`` (an engine constant); blank when None."""
+    validators = in_range(limit) if limit else [MinValueValidator(0), MaxValueValidator(100)]
     if fraction is None:
         return models.DecimalField(
-            max_digits=5,
-            decimal_places=2,
-            null=True,
-            blank=True,
-            validators=[MinValueValidator(0), MaxValueValidator(100)],
+            max_digits=5, decimal_places=2, null=True, blank=True, validators=validators
         )
     return models.DecimalField(
-        max_digits=5,
-        decimal_places=2,
-        default=_pct(fraction),
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
+        max_digits=5, decimal_places=2, default=_pct(fraction), validators=validators
     )
 
 
@@ -204,7 +200,7 @@ class Site(VersionedModel):
     pdus_per_rack = models.PositiveSmallIntegerField(
         default=2, validators=in_range(limits.DEVICES_PER_RACK)
     )
-    notes = models.TextField(blank=True)
+    notes = models.TextField(blank=True, max_length=NOTES_MAX_LENGTH)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -374,9 +370,9 @@ class TcoSettings(VersionedModel):
     on_demand_usd_per_gpu_h = models.DecimalField(
         max_digits=10, decimal_places=4, null=True, blank=True, validators=[MinValueValidator(0)]
     )
-    commit_1yr_discount_pct = percent_field(None)
-    commit_3yr_discount_pct = percent_field(None)
-    spot_discount_pct = percent_field(te.DEFAULT_SPOT_DISCOUNT)
+    commit_1yr_discount_pct = percent_field(None, limits.CLOUD_DISCOUNT_PCT)
+    commit_3yr_discount_pct = percent_field(None, limits.CLOUD_DISCOUNT_PCT)
+    spot_discount_pct = percent_field(te.DEFAULT_SPOT_DISCOUNT, limits.CLOUD_DISCOUNT_PCT)
     spot_share_pct = percent_field(te.DEFAULT_SPOT_SHARE)
     annual_cloud_price_decline_pct = models.DecimalField(
         max_digits=5,

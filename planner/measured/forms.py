@@ -6,6 +6,7 @@ from django import forms
 
 from catalog.models import Accelerator
 from planner.engine.traffic_log import COLUMN_PRESETS, FIELDS, check_columns
+from planner.input_rules import InputForm, InputModelForm
 from planner.measured.models import MeasuredSettings
 from planner.models import Precision
 from planner.validation import IsoDateInput
@@ -30,7 +31,7 @@ class MultipleFileField(forms.FileField):
         return [single(data, initial)]
 
 
-class SweepUploadForm(forms.Form):
+class SweepUploadForm(InputForm):
     files = MultipleFileField(
         label="Result files",
         help_text="vLLM benchmark_serving / vllm bench serve JSON, GenAI-Perf "
@@ -57,7 +58,7 @@ class SweepUploadForm(forms.Form):
     )
 
 
-class TrafficLogForm(forms.Form):
+class TrafficLogForm(InputForm):
     """A request log and how to read its columns (a preset, a saved mapping or typed)."""
 
     file = forms.FileField(
@@ -113,7 +114,7 @@ class TrafficLogForm(forms.Form):
         return data
 
 
-class RetentionForm(VersionedFormMixin, forms.ModelForm):
+class RetentionForm(VersionedFormMixin, InputModelForm):
     class Meta:
         model = MeasuredSettings
         fields = ["raw_log_retention_days"]

@@ -9,6 +9,7 @@ answered when both are given (``planner.sharing.checklist``).
 
 from django.db import models
 
+from planner.input_rules import NOTES_MAX_LENGTH
 from planner.versioning import VersionedModel
 
 TOPICS: tuple[tuple[str, str], ...] = (
@@ -87,7 +88,7 @@ class OperationsPlan(VersionedModel):
         verbose_name="Support: tool or contract",
         help_text="Hardware and software support contracts (the BOM's support lines).",
     )
-    notes = models.TextField(blank=True)
+    notes = models.TextField(blank=True, max_length=NOTES_MAX_LENGTH)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -6,12 +6,11 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 
-from planner.engine.limits import Limit
+from planner.engine.limits import QUOTE_VALIDITY_DAYS
+from planner.input_rules import NOTES_MAX_LENGTH
 from planner.labels import KV_CACHE_DTYPE_CHOICES, SERVING_STACK_CHOICES
 from planner.validation import in_range
 from planner.versioning import VersionedModel
-
-QUOTE_VALIDITY_DAYS = Limit(1, 365, "days", "a quote is valid for at most a year")
 
 # A serving stack's version as people write it: 0.11.2, v0.21.0rc1, 0.5.4.post1.
 stack_version_validator = RegexValidator(
@@ -56,6 +55,7 @@ class Organisation(VersionedModel):
     slug = models.SlugField(max_length=80, unique=True)
     quote_terms = models.TextField(
         default=DEFAULT_QUOTE_TERMS,
+        max_length=NOTES_MAX_LENGTH,
         help_text="The general terms printed on every quote, one per line (payment, delivery "
         "and warranty are set on each plan's quote).",
     )

@@ -15,6 +15,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 
 from planner.engine import limits
+from planner.input_rules import NOTES_MAX_LENGTH
 from planner.labels import KV_CACHE_DTYPE_CHOICES, SERVING_STACK_CHOICES
 from planner.validation import (
     date_constraint,
@@ -54,7 +55,7 @@ class Client(VersionedModel):
     )
     contact_name = models.CharField(max_length=200, blank=True)
     contact_email = models.EmailField(blank=True)
-    notes = models.TextField(blank=True)
+    notes = models.TextField(blank=True, max_length=NOTES_MAX_LENGTH)
     vat_recovery = models.CharField(
         "VAT recovery",
         max_length=10,
@@ -132,7 +133,7 @@ class Plan(VersionedModel):
     name = models.CharField(max_length=200)
     currency = models.CharField(max_length=3, default="USD", validators=[currency_validator])
     target_go_live = models.DateField(null=True, blank=True, validators=date_in_range())
-    notes = models.TextField(blank=True)
+    notes = models.TextField(blank=True, max_length=NOTES_MAX_LENGTH)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.utils import timezone
 
+from planner.input_rules import ROW_ID_MAX, InputForm
 from planner.sharing import checklist
 from planner.sharing.models import DecisionKind, Section
 from planner.validation import IsoDateInput, date_in_range
@@ -12,7 +13,7 @@ from planner.validation import IsoDateInput, date_in_range
 LATEST = "latest"
 
 
-class PublishForm(forms.Form):
+class PublishForm(InputForm):
     note = forms.CharField(
         required=False, max_length=300, label="What changed (shown to the client)"
     )
@@ -28,7 +29,7 @@ class PublishForm(forms.Form):
         super().__init__(*args, **kwargs)
 
 
-class ShareLinkForm(forms.Form):
+class ShareLinkForm(InputForm):
     revision = forms.ChoiceField(label="Shows")
     expires_at = forms.DateTimeField(
         required=False,
@@ -52,7 +53,7 @@ class ShareLinkForm(forms.Form):
         return value
 
 
-class CommentForm(forms.Form):
+class CommentForm(InputForm):
     section = forms.ChoiceField(choices=Section.choices, initial=Section.GENERAL)
     author_name = forms.CharField(max_length=120, label="Your name")
     body = forms.CharField(
@@ -60,7 +61,7 @@ class CommentForm(forms.Form):
     )
 
 
-class ReplyForm(forms.Form):
+class ReplyForm(InputForm):
     """A consultant's reply under a client comment: the comment's own rules (length, no NUL)."""
 
     body = forms.CharField(
@@ -71,8 +72,10 @@ class ReplyForm(forms.Form):
     )
 
 
-class DecisionForm(forms.Form):
-    revision_number = forms.IntegerField(widget=forms.HiddenInput)
+class DecisionForm(InputForm):
+    revision_number = forms.IntegerField(
+        widget=forms.HiddenInput, min_value=1, max_value=ROW_ID_MAX
+    )
     kind = forms.ChoiceField(
         choices=DecisionKind.choices, widget=forms.RadioSelect, label="Your decision"
     )
@@ -94,7 +97,7 @@ class DecisionForm(forms.Form):
         return data
 
 
-class SignOffForm(forms.Form):
+class SignOffForm(InputForm):
     item_key = forms.ChoiceField(
         choices=[(key, title) for key, title in checklist.ITEM_TITLES.items()], label="Item"
     )

@@ -226,3 +226,44 @@ def test_dates_at_the_bounds_are_accepted():
     assert check_date("d", DATE_MAX) == DATE_MAX
     with pytest.raises(EngineInputError, match="between 2000-01-01 and 2100-12-31"):
         check_date("d", date(1999, 12, 31))
+
+
+def test_a_decimal_exactly_at_a_fractional_bound_is_accepted():
+    """The float 0.1 is a shade above 0.1: compared as a float, a decimal field's 0.1 kW of
+    cooling per rack (the lowest allowed) was refused; the bound is compared as a decimal."""
+    from decimal import Decimal
+
+    from django.core.exceptions import ValidationError
+
+    from planner.engine.limits import COOLING_PER_RACK_KW, FEE_QUANTITY
+    from planner.validation import in_range
+
+    for limit, lowest, below in [
+        (COOLING_PER_RACK_KW, Decimal("0.1"), Decimal("0.09")),
+        (FEE_QUANTITY, Decimal("0.01"), Decimal("0.009")),
+    ]:
+        for validator in in_range(limit):
+            validator(lowest)  # no error
+        with pytest.raises(ValidationError):
+            in_range(limit)[0](below)
+
+
+@pytest.mark.parametrize("field", ["commit_1yr_discount_pct", "spot_discount_pct"])
+@pytest.mark.parametrize("value", ["-5", "101"])
+def test_a_cloud_discount_outside_0_to_100_is_refused_with_its_reason(
+    demo, signed_in, field, value
+):
+    plan = demo[0]
+    url = reverse("facility:tco", args=[plan.pk])
+    assert signed_in.get(url).status_code == 200  # the page makes the plan's TCO settings
+    plan.refresh_from_db()
+    before = getattr(plan.tco_settings, field)
+    response = _post_changed(
+        signed_in, url, {field: value}, lambda f: f.attrs.get("data-testid") == "tco-settings"
+    )
+    assert response.status_code == 400
+    assert "Between 0 and 100 %: a discount takes off part of the on-demand price" in (
+        response.content.decode()
+    )
+    plan.tco_settings.refresh_from_db()
+    assert getattr(plan.tco_settings, field) == before

@@ -201,7 +201,7 @@ def test_quote_settings_form_validates_and_saves_markups(signed_in, plan):
     )
     text = bad.content.decode()
     assert bad.status_code == 400
-    assert "Between 0 and 1,000 %" in text and "greater than or equal to 1" in text
+    assert "Between 0 and 1,000 %" in text and "Between 1 and 365 days" in text
     assert 'value="1001"' in text
 
     # A negative markup is an unstated discount: refused next to the field, nothing saved.
