@@ -21,10 +21,10 @@ from pydantic import ConfigDict, model_validator
 
 from planner import selectors
 from planner.models import ApiToken, Membership, Plan
+from planner.permissions import VIEWER_MESSAGE
 from planner.versioning import LOADED_VERSION, VERSIONING_FIELDS, _as_posted
 
 MAX_PK = 2**31 - 1  # PostgreSQL integer: larger ids cannot exist (and would fail the query)
-VIEWER_MESSAGE = "Viewers can read plans but not change them."
 
 ERROR_TEXT = {
     400: "A field is invalid (messages per field, the page's own), the body is not JSON, or "

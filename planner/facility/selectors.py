@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from django.db.models import QuerySet
+
 from catalog.models import Accelerator, CloudOffering, PriceModel
 from catalog.selectors import cheapest_on_demand_by_accelerator
 from planner.engine import demand
@@ -37,9 +39,16 @@ def site_list(*, plan: Plan):
     return Site.objects.filter(plan=plan).prefetch_related("upgrades")
 
 
+def sites_with_upgrades() -> QuerySet[Site]:
+    """Sites with their power upgrades loaded (a site's checks read them).
+
+    Not scoped: for ``planner.tenancy.org_object_or_404``, which adds the organisation."""
+    return Site.objects.prefetch_related("upgrades")
+
+
 def site_get(*, plan: Plan, site_id: int) -> Site:
     """One site of the plan; raises Site.DoesNotExist for any other."""
-    return Site.objects.prefetch_related("upgrades").get(plan=plan, pk=site_id)
+    return sites_with_upgrades().get(plan=plan, pk=site_id)
 
 
 def placement_decision_get(*, plan: Plan) -> PlacementDecision:
