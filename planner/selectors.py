@@ -25,13 +25,6 @@ def membership_list(*, organisation: Organisation) -> QuerySet[Membership]:
     )
 
 
-def membership_get(*, organisation: Organisation, membership_id: int) -> Membership:
-    """One membership of the organisation; raises Membership.DoesNotExist for any other."""
-    return Membership.objects.select_related("user").get(
-        organisation=organisation, pk=membership_id
-    )
-
-
 def memberships_of_user(*, user: AbstractBaseUser) -> QuerySet[Membership]:
     """Every organisation the user belongs to (for the switcher)."""
     return Membership.objects.filter(user=user).select_related("organisation")
@@ -90,8 +83,3 @@ def workload_get(*, organisation: Organisation, plan_id: int, workload_id: int) 
 
 def api_token_list(*, organisation: Organisation) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(organisation=organisation).select_related("created_by")
-
-
-def api_token_get(*, organisation: Organisation, token_id: int) -> ApiToken:
-    """One token of the organisation; raises ApiToken.DoesNotExist for any other."""
-    return ApiToken.objects.get(organisation=organisation, pk=token_id)

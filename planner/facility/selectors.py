@@ -71,11 +71,6 @@ def tco_run_latest(*, plan: Plan) -> TcoRun | None:
     return TcoRun.objects.filter(plan=plan).order_by("-requested_at", "-pk").first()
 
 
-def tco_run_get(*, plan: Plan, run_id: int) -> TcoRun:
-    """One TCO run of the plan; raises TcoRun.DoesNotExist for any other."""
-    return TcoRun.objects.get(plan=plan, pk=run_id)
-
-
 # --- Sites into the facility engine ----------------------------------------------------------
 
 
@@ -330,7 +325,6 @@ __all__ = [
     "site_get",
     "site_list",
     "site_spec",
-    "tco_run_get",
     "tco_run_latest",
     "tco_settings_get",
     "workload_demand",
