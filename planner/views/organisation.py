@@ -1,5 +1,7 @@
 """Home and organisation pages."""
 
+import re
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -161,7 +163,7 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
     new_token = None
     if request.method == "POST" and "revoke" in request.POST:
         token_id = request.POST["revoke"]
-        if not token_id.isdigit():  # a hand-made form: the id is not one
+        if not re.fullmatch(r"[0-9]{1,9}", token_id):  # a hand-made form: no id of ours
             raise Http404("No such token.")
         token = org_object_or_404(request, ApiToken, pk=int(token_id))
         api_token_revoke(token=token)

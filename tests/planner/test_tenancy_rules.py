@@ -196,3 +196,12 @@ def test_a_viewer_meets_the_same_refusal_on_every_write(client, viewer_a, rows_o
     for row in rows_of_a.values():
         assert type(row).objects.get(pk=row.pk).name != "Renamed"
     assert Supplier.objects.get(pk=rows_of_a["supplier"].pk).name == "Alpha Supply"
+
+
+def test_a_token_id_that_cannot_be_one_is_404_not_500(client, owner_a):
+    # The token to revoke comes from a POST field, not from a URL converter: anything that is
+    # not a plain id of ours (letters, a superscript digit, more than a database id holds)
+    # reads like a missing token.
+    client.force_login(owner_a)
+    for token_id in ("abc", "²", "-1", "99999999999999999999", "4"):
+        assert client.post(reverse("api_tokens"), {"revoke": token_id}).status_code == 404
