@@ -62,13 +62,6 @@ def catalog_import_list(*, organisation: Organisation) -> QuerySet[CatalogImport
     return CatalogImport.objects.filter(organisation=organisation).select_related("created_by")
 
 
-def catalog_import_get(*, organisation: Organisation, import_id: int) -> CatalogImport:
-    """One import of the organisation; raises CatalogImport.DoesNotExist for any other."""
-    return CatalogImport.objects.select_related("created_by").get(
-        organisation=organisation, pk=import_id
-    )
-
-
 _pinned_version: ContextVar[tuple | None] = ContextVar("catalog_version_pinned", default=None)
 
 

@@ -15,10 +15,12 @@ from catalog.csv_io import CatalogImportError, export_rows, read_csv_text
 from catalog.filters import filter_form_class, filter_queryset, sort_queryset
 from catalog.forms import CatalogUploadForm, CompareForm
 from catalog.kinds import FIELD_LABELS, KINDS, CatalogKind
+from catalog.models import CatalogImport
 from catalog.services import catalog_import_create
 from planner import jobs
 from planner.charts import accelerator_compare_figure
 from planner.permissions import member_required, staff_member_required
+from planner.tenancy import org_object_or_404
 
 UNIT_SUFFIXES = (
     ("_gbytes_per_s_per_direction", "GB/s per direction"),
@@ -230,12 +232,12 @@ def catalog_import_new(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _import_or_404(request: HttpRequest, import_id: int):
-    """The organisation's import; a running one whose worker stopped reporting is failed."""
-    try:
-        job = selectors.catalog_import_get(organisation=request.organisation, import_id=import_id)
-    except ObjectDoesNotExist:
-        raise Http404("No such import.") from None
+def _import_checked(request: HttpRequest, import_id: int) -> CatalogImport:
+    """The organisation's import (or a 404); a running one whose worker stopped reporting is
+    marked failed first, so every page of it tells the truth about the job."""
+    job = org_object_or_404(
+        request, CatalogImport.objects.select_related("created_by"), pk=import_id
+    )
     jobs.job_expire_if_lost(job)
     return job
 
@@ -247,7 +249,7 @@ def _import_context(request: HttpRequest, job) -> dict:
 @member_required
 @require_GET
 def catalog_import_detail(request: HttpRequest, import_id: int) -> HttpResponse:
-    job = _import_or_404(request, import_id)
+    job = _import_checked(request, import_id)
     return render(request, "catalog/import_detail.html", _import_context(request, job))
 
 
@@ -255,7 +257,7 @@ def catalog_import_detail(request: HttpRequest, import_id: int) -> HttpResponse:
 @require_POST
 def catalog_import_retry(request: HttpRequest, import_id: int) -> HttpResponse:
     """Run an import again whose job failed or is stuck (not one whose rows were rejected)."""
-    job = _import_or_404(request, import_id)
+    job = _import_checked(request, import_id)
     if job.error or jobs.job_is_stuck(job):
         jobs.job_retry(job)
         job.refresh_from_db()
@@ -268,7 +270,7 @@ def catalog_import_retry(request: HttpRequest, import_id: int) -> HttpResponse:
 @require_GET
 def catalog_import_status(request: HttpRequest, import_id: int) -> HttpResponse:
     """The polled status partial; answers 286 (stop polling) once the import has finished."""
-    job = _import_or_404(request, import_id)
+    job = _import_checked(request, import_id)
     response = render(request, "catalog/import_detail.html#status", _import_context(request, job))
     if job.is_finished:
         stop = HttpResponseStopPolling(response.content)

@@ -111,11 +111,6 @@ def invitation_list_pending(*, organisation: Organisation):
     ).select_related("invited_by")
 
 
-def invitation_get(*, organisation: Organisation, invitation_id: int) -> Invitation:
-    """One invitation of the organisation; raises Invitation.DoesNotExist for any other."""
-    return Invitation.objects.get(organisation=organisation, pk=invitation_id)
-
-
 def invitation_get_pending(*, token: str) -> Invitation | None:
     """The pending invitation with this link token, else ``None``.
 

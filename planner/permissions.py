@@ -8,6 +8,21 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+# The one refusal of a viewer (a member who reads but does not change), for pages and the API.
+VIEWER_MESSAGE = "Viewers can read plans but not change them."
+
+
+def can_edit(request: HttpRequest) -> bool:
+    """The current member may change the organisation's data (owner or consultant)."""
+    membership = getattr(request, "membership", None)
+    return membership is not None and membership.can_edit
+
+
+def require_editor(request: HttpRequest) -> None:
+    """Refuse a viewer: PermissionDenied (403, the message on the page) unless an editor."""
+    if not can_edit(request):
+        raise PermissionDenied(VIEWER_MESSAGE)
+
 
 def member_required(view: Callable) -> Callable:
     """Signed in and a member of an organisation (``request.organisation`` is set)."""
@@ -54,8 +69,7 @@ def editor_required(view: Callable) -> Callable:
     @member_required
     @wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not request.membership.can_edit:
-            raise PermissionDenied("Viewers can read plans but not change them.")
+        require_editor(request)
         return view(request, *args, **kwargs)
 
     return wrapped

@@ -25,13 +25,6 @@ def membership_list(*, organisation: Organisation) -> QuerySet[Membership]:
     )
 
 
-def membership_get(*, organisation: Organisation, membership_id: int) -> Membership:
-    """One membership of the organisation; raises Membership.DoesNotExist for any other."""
-    return Membership.objects.select_related("user").get(
-        organisation=organisation, pk=membership_id
-    )
-
-
 def memberships_of_user(*, user: AbstractBaseUser) -> QuerySet[Membership]:
     """Every organisation the user belongs to (for the switcher)."""
     return Membership.objects.filter(user=user).select_related("organisation")
@@ -54,9 +47,16 @@ def plan_list(*, organisation: Organisation) -> QuerySet[Plan]:
     )
 
 
+def plans_with_client() -> QuerySet[Plan]:
+    """Plans with their client in the same query (every plan page's header names it).
+
+    Not scoped: for ``planner.tenancy.org_object_or_404``, which adds the organisation."""
+    return Plan.objects.select_related("client")
+
+
 def plan_get(*, organisation: Organisation, plan_id: int) -> Plan:
     """One plan of the organisation; raises Plan.DoesNotExist for any other."""
-    return Plan.objects.select_related("client").get(organisation=organisation, pk=plan_id)
+    return plans_with_client().get(organisation=organisation, pk=plan_id)
 
 
 def workload_list(*, plan: Plan) -> QuerySet[Workload]:
@@ -65,17 +65,21 @@ def workload_list(*, plan: Plan) -> QuerySet[Workload]:
     )
 
 
-def workload_get(*, organisation: Organisation, plan_id: int, workload_id: int) -> Workload:
-    """One workload of one of the organisation's plans; DoesNotExist for any other."""
+def workloads_with_choices() -> QuerySet[Workload]:
+    """Workloads with their plan, client, model and chosen configuration in one query.
+
+    Not scoped: for ``planner.tenancy.org_object_or_404``, which adds the organisation."""
     return Workload.objects.select_related(
         "plan", "plan__client", "model", "chosen_accelerator", "chosen_server"
-    ).get(plan__organisation=organisation, plan_id=plan_id, pk=workload_id)
+    )
+
+
+def workload_get(*, organisation: Organisation, plan_id: int, workload_id: int) -> Workload:
+    """One workload of one of the organisation's plans; DoesNotExist for any other."""
+    return workloads_with_choices().get(
+        plan__organisation=organisation, plan_id=plan_id, pk=workload_id
+    )
 
 
 def api_token_list(*, organisation: Organisation) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(organisation=organisation).select_related("created_by")
-
-
-def api_token_get(*, organisation: Organisation, token_id: int) -> ApiToken:
-    """One token of the organisation; raises ApiToken.DoesNotExist for any other."""
-    return ApiToken.objects.get(organisation=organisation, pk=token_id)

@@ -4,22 +4,19 @@ prices they give (the client's quote shows these only)."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import ObjectDoesNotExist
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from planner import freshness
-from planner.permissions import editor_required, member_required
+from planner.permissions import can_edit, editor_required, member_required, require_editor
+from planner.selectors import plans_with_client
 from planner.sharing.snapshot import _bom as snapshot_bom
+from planner.tenancy import org_object_or_404
 from planner.versioning import StaleEditError
-from planner.views.plans import plan_or_404
 from sourcing import quote, selectors, services
+from sourcing.models import QuoteFee
 from sourcing.quote_forms import QuoteFeeForm, QuoteSettingsForm
-
-
-def _can_edit(request: HttpRequest) -> bool:
-    return bool(request.membership and request.membership.can_edit)
 
 
 def _settings_form(request, plan, data=None):
@@ -36,7 +33,7 @@ def _page(request, plan, *, form=None, fee_form=None, status=200) -> HttpRespons
     report = services.landed_cost_report(plan=plan, organisation=request.organisation)
     sell = quote.quote_sell(plan=plan, bom=snapshot_bom(plan, report))
     context = {
-        "plan": plan, "section": "sourcing", "tab": "quote", "can_edit": _can_edit(request),
+        "plan": plan, "section": "sourcing", "tab": "quote", "can_edit": can_edit(request),
         "form": form or _settings_form(request, plan), "fee_form": fee_form or QuoteFeeForm(),
         "fees": quote.quote_fee_list(plan=plan), "sell": sell,
         "fresh": freshness.bom_derived_freshness(plan, freshness.QUOTE),
@@ -47,11 +44,10 @@ def _page(request, plan, *, form=None, fee_form=None, status=200) -> HttpRespons
 @member_required
 def quote_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """Markups and terms (editors change them), and the sell prices they give."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     if request.method != "POST":
         return _page(request, plan)
-    if not _can_edit(request):
-        return HttpResponse("Viewers can read the quote but not change it.", status=403)
+    require_editor(request)
     form = _settings_form(request, plan, request.POST)
     if form.is_valid():
         try:
@@ -67,7 +63,7 @@ def quote_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 @editor_required
 @require_POST
 def quote_fee_add_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     fee_form = QuoteFeeForm(request.POST, instance=quote.QuoteFee(plan=plan))
     if not fee_form.is_valid():
         return _page(request, plan, fee_form=fee_form, status=400)
@@ -81,11 +77,8 @@ def quote_fee_add_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 @editor_required
 @require_POST
 def quote_fee_delete_view(request: HttpRequest, plan_id: int, fee_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
-    try:
-        fee = quote.quote_fee_get(plan=plan, fee_id=fee_id)
-    except ObjectDoesNotExist as exc:
-        raise Http404("No such fee.") from exc
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    fee = org_object_or_404(request, QuoteFee, plan=plan, pk=fee_id)
     quote.quote_fee_delete(fee=fee)
     messages.success(request, f"Removed {fee.description}.")
     return redirect("sourcing:quote", plan_id=plan.pk)

@@ -8,9 +8,9 @@ another organisation's ids are a 404; viewers read, owners and consultants chang
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -20,9 +20,10 @@ from planner import chartdefs, freshness
 from planner.engine.errors import CatalogGapError
 from planner.facility.deployment import plan_deployment
 from planner.facility.services import deployment_summary
-from planner.permissions import editor_required, member_required
+from planner.permissions import can_edit, editor_required, member_required, require_editor
+from planner.selectors import plans_with_client
+from planner.tenancy import org_object_or_404
 from planner.versioning import StaleEditError
-from planner.views.plans import plan_or_404
 from sourcing import selectors, services
 from sourcing.charts import gantt_figure
 from sourcing.forms import (
@@ -37,7 +38,7 @@ from sourcing.forms import (
     SupplierForm,
     TariffFilterForm,
 )
-from sourcing.models import FxRate, OfferPriceBreak
+from sourcing.models import FxRate, OfferPriceBreak, Supplier
 
 # htmx 2 does not swap 4xx answers by default; ours carry the form with its errors.
 HTMX_CONFIG = (
@@ -50,24 +51,8 @@ def _status(form) -> int:
     return 400 if form is not None and form.is_bound and form.errors else 200
 
 
-def _can_edit(request: HttpRequest) -> bool:
-    return bool(request.membership and request.membership.can_edit)
-
-
-def _require_editor(request: HttpRequest) -> None:
-    if not _can_edit(request):
-        raise PermissionDenied("Viewers can read sourcing but not change it.")
-
-
 def _post_only(request: HttpRequest) -> HttpResponse | None:
     return None if request.method == "POST" else HttpResponseNotAllowed(["POST"])
-
-
-def _get_or_404(getter, **kwargs):
-    try:
-        return getter(**kwargs)
-    except ObjectDoesNotExist:
-        raise Http404("Not found.") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,7 +100,7 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         "catalog_gap": catalog_gap,
         "last_event": last,
         "fresh": freshness.bom_freshness(plan),
-        "can_edit": _can_edit(request),
+        "can_edit": can_edit(request),
         "htmx_config": HTMX_CONFIG,
     }
 
@@ -130,13 +115,13 @@ def _bom_response(request, plan, *, status: int = 200, **kwargs) -> HttpResponse
 @member_required
 def bom_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """The plan's bill of materials."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     return _bom_response(request, plan)
 
 
 @editor_required
 def bom_generate_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     if refused := _post_only(request):
         return refused
     try:
@@ -153,7 +138,7 @@ def bom_generate_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 
 @editor_required
 def bom_line_add_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     if refused := _post_only(request):
         return refused
     form = BomLineAddForm(request.POST, prefix="add", plan=plan)
@@ -178,8 +163,8 @@ def bom_line_add_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 
 @editor_required
 def bom_line_edit_view(request: HttpRequest, plan_id: int, line_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
-    line = _get_or_404(selectors.bom_line_get, plan=plan, line_id=line_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    line = org_object_or_404(request, selectors.bom_line_list(plan=plan), pk=line_id)
     if refused := _post_only(request):
         return refused
     offers = selectors.offers_for_line(
@@ -208,8 +193,8 @@ def bom_line_edit_view(request: HttpRequest, plan_id: int, line_id: int) -> Http
 
 @editor_required
 def bom_line_remove_view(request: HttpRequest, plan_id: int, line_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
-    line = _get_or_404(selectors.bom_line_get, plan=plan, line_id=line_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    line = org_object_or_404(request, selectors.bom_line_list(plan=plan), pk=line_id)
     if refused := _post_only(request):
         return refused
     services.bom_line_remove(line=line, user=request.user)
@@ -222,11 +207,11 @@ def bom_line_remove_view(request: HttpRequest, plan_id: int, line_id: int) -> Ht
 @member_required
 def settings_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """How the plan is sourced; editors change it, viewers read it."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     settings = services.sourcing_settings_get(plan=plan)
     form = SourcingSettingsForm(request.POST or None, instance=settings)
     if request.method == "POST":
-        _require_editor(request)
+        require_editor(request)
         if form.is_valid():
             changed = form.changed_data
             try:
@@ -246,7 +231,7 @@ def settings_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     power_ready, source = services.power_ready_date(plan=plan, settings=settings)
     context = {
         "plan": plan, "section": "sourcing", "tab": "settings", "form": form,
-        "can_edit": _can_edit(request), "facility_power_ready": power_ready,
+        "can_edit": can_edit(request), "facility_power_ready": power_ready,
         "power_source": source,
     }  # fmt: skip
     return render(request, "sourcing/settings.html", context, status=_status(form))
@@ -260,7 +245,7 @@ def settings_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 @member_required
 def landed_cost_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """The chosen offer per line, its alternative, and landed cost per line and shipment."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     report = services.landed_cost_report(plan=plan, organisation=request.organisation)
     context = {
         "plan": plan, "section": "sourcing", "tab": "landed", "report": report,
@@ -273,7 +258,7 @@ def landed_cost_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 @member_required
 def timeline_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """Go-live by the critical path, a Gantt chart, and the slips that moved it."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     timeline = services.timeline_report(plan=plan, organisation=request.organisation)
     figure = None
     if timeline.slips:
@@ -287,7 +272,7 @@ def timeline_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         "summary": deployment_summary(plan=plan),
         "figure_json": figure, "flags": selectors.open_flag_list(plan=plan),
         "fresh": freshness.timeline_freshness(plan),
-        "settings": services.sourcing_settings_get(plan=plan), "can_edit": _can_edit(request),
+        "settings": services.sourcing_settings_get(plan=plan), "can_edit": can_edit(request),
     }  # fmt: skip
     return render(request, "sourcing/timeline.html", context)
 
@@ -295,7 +280,7 @@ def timeline_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 @editor_required
 def check_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """Run the daily check for this plan now."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     if refused := _post_only(request):
         return refused
     flags = services.sourcing_check_plan(plan=plan)
@@ -310,11 +295,11 @@ def check_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 
 @member_required
 def order_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     suppliers = selectors.supplier_list(organisation=request.organisation)
     form = PurchaseOrderCreateForm(request.POST or None, suppliers=suppliers)
     if request.method == "POST":
-        _require_editor(request)
+        require_editor(request)
         if form.is_valid():
             try:
                 order = services.purchase_order_create(
@@ -331,7 +316,7 @@ def order_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     rows = [{"order": o, "cross_border": services.order_is_cross_border(o)} for o in orders]
     context = {
         "plan": plan, "section": "sourcing", "tab": "orders", "rows": rows, "form": form,
-        "can_edit": _can_edit(request),
+        "can_edit": can_edit(request),
         "fresh": freshness.bom_derived_freshness(plan, freshness.ORDERS),
     }  # fmt: skip
     return render(request, "sourcing/orders.html", context, status=_status(form))
@@ -339,12 +324,12 @@ def order_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 
 @member_required
 def order_detail_view(request: HttpRequest, plan_id: int, order_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
-    order = _get_or_404(selectors.purchase_order_get, plan=plan, order_id=order_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    order = org_object_or_404(request, selectors.purchase_order_list(plan=plan), pk=order_id)
     cross_border = services.order_is_cross_border(order)
     form = PurchaseOrderForm(request.POST or None, instance=order, cross_border=cross_border)
     if request.method == "POST":
-        _require_editor(request)
+        require_editor(request)
         if form.is_valid():
             values = {n: form.cleaned_data[n] for n in form.changed_data}
             order.refresh_from_db()  # compare against what is stored, not the bound form
@@ -366,14 +351,14 @@ def order_detail_view(request: HttpRequest, plan_id: int, order_id: int) -> Http
     context = {
         "plan": plan, "section": "sourcing", "tab": "orders", "order": order, "form": form,
         "cross_border": cross_border, "landed": landed, "landed_error": landed_error,
-        "events": events, "can_edit": _can_edit(request),
+        "events": events, "can_edit": can_edit(request),
     }  # fmt: skip
     return render(request, "sourcing/order_detail.html", context, status=_status(form))
 
 
 @member_required
 def history_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     context = {
         "plan": plan, "section": "sourcing", "tab": "history",
         "events": selectors.plan_event_list(plan=plan)[:500],
@@ -390,7 +375,7 @@ def history_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 def supplier_list_view(request: HttpRequest) -> HttpResponse:
     form = SupplierForm(request.POST or None, organisation=request.organisation)
     if request.method == "POST":
-        _require_editor(request)
+        require_editor(request)
         if form.is_valid():
             supplier = form.save(commit=False)
             supplier.organisation = request.organisation
@@ -398,18 +383,16 @@ def supplier_list_view(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Supplier {supplier} added; add its offers next.")
             return redirect("sourcing:supplier_detail", supplier_id=supplier.pk)
     suppliers = selectors.supplier_list(organisation=request.organisation)
-    context = {"form": form, "suppliers": suppliers, "can_edit": _can_edit(request)}
+    context = {"form": form, "suppliers": suppliers, "can_edit": can_edit(request)}
     return render(request, "sourcing/suppliers.html", context, status=_status(form))
 
 
 @member_required
 def supplier_detail_view(request: HttpRequest, supplier_id: int) -> HttpResponse:
-    supplier = _get_or_404(
-        selectors.supplier_get, organisation=request.organisation, supplier_id=supplier_id
-    )
+    supplier = org_object_or_404(request, Supplier, pk=supplier_id)
     form = SupplierForm(request.POST or None, instance=supplier, organisation=request.organisation)
     if request.method == "POST":
-        _require_editor(request)
+        require_editor(request)
         if form.is_valid():
             try:
                 form.save()
@@ -421,7 +404,7 @@ def supplier_detail_view(request: HttpRequest, supplier_id: int) -> HttpResponse
     offers = selectors.offer_list(organisation=request.organisation).filter(supplier=supplier)
     context = {
         "supplier": supplier, "form": form, "offers": offers, "today": timezone.localdate(),
-        "can_edit": _can_edit(request),
+        "can_edit": can_edit(request),
     }  # fmt: skip
     return render(request, "sourcing/supplier_detail.html", context, status=_status(form))
 
@@ -436,9 +419,7 @@ def _save_offer(form: OfferForm) -> None:
 
 @editor_required
 def offer_create_view(request: HttpRequest, supplier_id: int) -> HttpResponse:
-    supplier = _get_or_404(
-        selectors.supplier_get, organisation=request.organisation, supplier_id=supplier_id
-    )
+    supplier = org_object_or_404(request, Supplier, pk=supplier_id)
     form = OfferForm(request.POST or None, initial={"origin_country": supplier.country})
     form.instance.supplier = supplier
     if request.method == "POST" and form.is_valid():
@@ -451,7 +432,9 @@ def offer_create_view(request: HttpRequest, supplier_id: int) -> HttpResponse:
 
 @editor_required
 def offer_edit_view(request: HttpRequest, offer_id: int) -> HttpResponse:
-    offer = _get_or_404(selectors.offer_get, organisation=request.organisation, offer_id=offer_id)
+    offer = org_object_or_404(
+        request, selectors.offer_list(organisation=request.organisation), pk=offer_id
+    )
     form = OfferForm(request.POST or None, instance=offer)
     if request.method == "POST" and form.is_valid():
         try:
@@ -467,7 +450,9 @@ def offer_edit_view(request: HttpRequest, offer_id: int) -> HttpResponse:
 
 @editor_required
 def offer_delete_view(request: HttpRequest, offer_id: int) -> HttpResponse:
-    offer = _get_or_404(selectors.offer_get, organisation=request.organisation, offer_id=offer_id)
+    offer = org_object_or_404(
+        request, selectors.offer_list(organisation=request.organisation), pk=offer_id
+    )
     if refused := _post_only(request):
         return refused
     if offer.order_lines.exists():

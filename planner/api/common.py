@@ -29,10 +29,10 @@ from planner.input_rules import (
     control_character_message,
 )
 from planner.models import ApiToken, Membership, Plan
+from planner.permissions import VIEWER_MESSAGE
 from planner.versioning import LOADED_VERSION, VERSIONING_FIELDS, _as_posted
 
 MAX_PK = 2**31 - 1  # PostgreSQL integer: larger ids cannot exist (and would fail the query)
-VIEWER_MESSAGE = "Viewers can read plans but not change them."
 
 ERROR_TEXT = {
     400: "The request's shape is wrong, as this document describes it (a type, a required "

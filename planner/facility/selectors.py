@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from django.db.models import QuerySet
+
 from catalog.models import Accelerator, CloudOffering, PriceModel
 from catalog.selectors import cheapest_on_demand_by_accelerator
 from planner.engine import demand
@@ -37,9 +39,16 @@ def site_list(*, plan: Plan):
     return Site.objects.filter(plan=plan).prefetch_related("upgrades")
 
 
+def sites_with_upgrades() -> QuerySet[Site]:
+    """Sites with their power upgrades loaded (a site's checks read them).
+
+    Not scoped: for ``planner.tenancy.org_object_or_404``, which adds the organisation."""
+    return Site.objects.prefetch_related("upgrades")
+
+
 def site_get(*, plan: Plan, site_id: int) -> Site:
     """One site of the plan; raises Site.DoesNotExist for any other."""
-    return Site.objects.prefetch_related("upgrades").get(plan=plan, pk=site_id)
+    return sites_with_upgrades().get(plan=plan, pk=site_id)
 
 
 def placement_decision_get(*, plan: Plan) -> PlacementDecision:
@@ -60,11 +69,6 @@ def tco_settings_get(*, plan: Plan) -> TcoSettings:
 def tco_run_latest(*, plan: Plan) -> TcoRun | None:
     """The plan's most recently requested TCO run."""
     return TcoRun.objects.filter(plan=plan).order_by("-requested_at", "-pk").first()
-
-
-def tco_run_get(*, plan: Plan, run_id: int) -> TcoRun:
-    """One TCO run of the plan; raises TcoRun.DoesNotExist for any other."""
-    return TcoRun.objects.get(plan=plan, pk=run_id)
 
 
 # --- Sites into the facility engine ----------------------------------------------------------
@@ -321,7 +325,6 @@ __all__ = [
     "site_get",
     "site_list",
     "site_spec",
-    "tco_run_get",
     "tco_run_latest",
     "tco_settings_get",
     "workload_demand",

@@ -1,14 +1,13 @@
 """Pages of a plan's sites, placement and TCO. Thin: fetch through selectors, call services.
 
-Every view first fetches the plan through ``plan_or_404`` (the organisation's plan or a 404),
-then the object inside that plan. Viewers read; owners and consultants change.
+Every view first fetches the plan through ``org_object_or_404`` (the organisation's plan or a
+404), then the object inside that plan. Viewers read; owners and consultants change.
 """
 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
@@ -25,22 +24,11 @@ from planner.facility.forms import (
     SiteSplitForm,
     TcoSettingsForm,
 )
-from planner.permissions import editor_required, member_required
+from planner.facility.models import TcoRun
+from planner.permissions import can_edit, editor_required, member_required, require_editor
+from planner.selectors import plans_with_client, workloads_with_choices
+from planner.tenancy import org_object_or_404
 from planner.versioning import StaleEditError
-from planner.views.plans import plan_or_404
-
-
-def _site_or_404(plan, site_id: int):
-    try:
-        return selectors.site_get(plan=plan, site_id=site_id)
-    except ObjectDoesNotExist:
-        raise Http404("No such site.") from None
-
-
-def _require_editor(request: HttpRequest) -> None:
-    if not request.membership.can_edit:
-        raise PermissionDenied("Viewers can read plans but not change them.")
-
 
 # --- Sites ------------------------------------------------------------------------------------
 
@@ -48,12 +36,12 @@ def _require_editor(request: HttpRequest) -> None:
 @member_required
 @require_GET
 def site_list_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    return _site_list_page(request, plan_or_404(request, plan_id))
+    return _site_list_page(request, org_object_or_404(request, plans_with_client(), pk=plan_id))
 
 
 def _split_forms(request, plan, deployment, bound) -> list:
     """One split form per workload of the deployment, for editors with two sites or more."""
-    if not request.membership.can_edit or deployment is None or len(deployment.sites) < 2:
+    if not can_edit(request) or deployment is None or len(deployment.sites) < 2:
         return []
     workloads = {w.pk: w for w in plan_selectors.workload_list(plan=plan)}
     forms = []
@@ -90,7 +78,7 @@ def _site_list_page(request, plan, *, bound=None, status=200) -> HttpResponse:
             "stale_results": freshness.stale_upstream(plan),
             "catalog_gap": catalog_gap,
             "section": "sites",
-            "can_edit": request.membership.can_edit,
+            "can_edit": can_edit(request),
         },
         status=status,
     )
@@ -100,11 +88,8 @@ def _site_list_page(request, plan, *, bound=None, status=200) -> HttpResponse:
 @require_POST
 def site_split(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
     """Set (or clear) how one workload's replicas are split over the plan's sites."""
-    plan = plan_or_404(request, plan_id)
-    try:
-        workload = plan_selectors.workload_list(plan=plan).get(pk=workload_id)
-    except ObjectDoesNotExist:
-        raise Http404("No such workload.") from None
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    workload = org_object_or_404(request, workloads_with_choices(), plan=plan, pk=workload_id)
     split = services.site_split_for_edit(workload=workload)
     sites = physical_sites(plan=plan)
     form = SiteSplitForm(request.POST, workload=workload, sites=sites, record=split)
@@ -128,7 +113,7 @@ def _site_page(request, plan, form, site, evaluation, *, saved=None, status=200)
         "evaluation": evaluation,
         "saved": saved,
         "section": "sites",
-        "can_edit": request.membership.can_edit,
+        "can_edit": can_edit(request),
     }
     if request.htmx:
         return render(request, "facility/site.html#live", context)
@@ -139,7 +124,7 @@ def _site_page(request, plan, form, site, evaluation, *, saved=None, status=200)
 @require_http_methods(["GET", "POST"])
 def site_create(request: HttpRequest, plan_id: int) -> HttpResponse:
     """A new site. With htmx every change previews the checks without saving."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     form = SiteForm(request.POST or None, plan=plan)
     evaluation = None
     if request.method == "POST":
@@ -159,10 +144,10 @@ def site_create(request: HttpRequest, plan_id: int) -> HttpResponse:
 def site_detail(request: HttpRequest, plan_id: int, site_id: int) -> HttpResponse:
     """The site's checks, summary and rack elevations; editors change it in place (htmx
     saves each valid change and swaps the checks; without JavaScript the form posts)."""
-    plan = plan_or_404(request, plan_id)
-    site = _site_or_404(plan, site_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    site = org_object_or_404(request, selectors.sites_with_upgrades(), plan=plan, pk=site_id)
     if request.method == "POST":
-        _require_editor(request)
+        require_editor(request)
         form = SiteForm(request.POST, instance=site, plan=plan)
         if form.is_valid():
             try:
@@ -176,9 +161,8 @@ def site_detail(request: HttpRequest, plan_id: int, site_id: int) -> HttpRespons
                 form.refresh_version()  # the page's hidden version follows each autosave
                 evaluation = services.site_evaluate(plan=plan, site=site)
                 return _site_page(request, plan, form, site, evaluation, saved=True)
-        site = _site_or_404(
-            plan, site_id
-        )  # the form changed the instance; checks show the saved one
+        # The form changed the instance; the checks show the saved one.
+        site = org_object_or_404(request, selectors.sites_with_upgrades(), plan=plan, pk=site_id)
         evaluation = services.site_evaluate(plan=plan, site=site)
         return _site_page(request, plan, form, site, evaluation, saved=False, status=400)
     form = SiteForm(instance=site, plan=plan)
@@ -189,8 +173,8 @@ def site_detail(request: HttpRequest, plan_id: int, site_id: int) -> HttpRespons
 @editor_required
 @require_POST
 def site_delete(request: HttpRequest, plan_id: int, site_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
-    site = _site_or_404(plan, site_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    site = org_object_or_404(request, selectors.sites_with_upgrades(), plan=plan, pk=site_id)
     services.site_delete(site=site)
     messages.success(request, f"Site {site.name} deleted.")
     return redirect("facility:site_list", plan_id=plan.pk)
@@ -203,10 +187,10 @@ def site_delete(request: HttpRequest, plan_id: int, site_id: int) -> HttpRespons
 @require_http_methods(["GET", "POST"])
 def placement_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """The scored comparison; editors set residency and budget, and record the choice."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     decision = (
         services.placement_decision_for_edit(plan=plan)
-        if request.membership.can_edit
+        if can_edit(request)
         else selectors.placement_decision_get(plan=plan)
     )
     workloads = list(plan_selectors.workload_list(plan=plan))
@@ -233,7 +217,7 @@ def placement_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     )
     status = 200
     if request.method == "POST":
-        _require_editor(request)
+        require_editor(request)
         try:
             if action == "settings" and settings_form.is_valid():
                 services.placement_settings_save(plan=plan, form=settings_form, decision=decision)
@@ -268,7 +252,7 @@ def placement_view(request: HttpRequest, plan_id: int) -> HttpResponse:
             "evaluation": evaluation,
             "settings_form": settings_form,
             "choice_form": choice_form,
-            "can_edit": request.membership.can_edit,
+            "can_edit": can_edit(request),
             "fresh": freshness.placement_freshness(plan),
         },
         status=status,
@@ -293,7 +277,7 @@ def _tco_context(request, plan, state: services.TcoState) -> dict:
         "build": state.build,
         "figures": figures,
         "section": "tco",
-        "can_edit": request.membership.can_edit,
+        "can_edit": can_edit(request),
     }
 
 
@@ -301,16 +285,16 @@ def _tco_context(request, plan, state: services.TcoState) -> dict:
 @require_http_methods(["GET", "POST"])
 def tco_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """TCO inputs, the latest run (progress or results with charts) and whether it is stale."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     settings = (
         services.tco_settings_for_edit(plan=plan)
-        if request.membership.can_edit
+        if can_edit(request)
         else selectors.tco_settings_get(plan=plan)
     )
     form = TcoSettingsForm(request.POST or None, instance=settings)
     status = 200
     if request.method == "POST":
-        _require_editor(request)
+        require_editor(request)
         if form.is_valid():
             try:
                 services.tco_settings_save(plan=plan, form=form)
@@ -334,7 +318,7 @@ def tco_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 @require_POST
 def tco_run(request: HttpRequest, plan_id: int) -> HttpResponse:
     """Queue a TCO run for the plan's current inputs (or reuse the run with the same hash)."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     try:
         run, created = services.tco_run_request(plan=plan, user=request.user)
     except services.TcoNotReady as exc:
@@ -356,11 +340,8 @@ def tco_run(request: HttpRequest, plan_id: int) -> HttpResponse:
 @require_GET
 def tco_status(request: HttpRequest, plan_id: int, run_id: int) -> HttpResponse:
     """The polled run partial; answers 286 (stop polling) once the run has finished."""
-    plan = plan_or_404(request, plan_id)
-    try:
-        run = selectors.tco_run_get(plan=plan, run_id=run_id)
-    except ObjectDoesNotExist:
-        raise Http404("No such TCO run.") from None
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    run = org_object_or_404(request, TcoRun, plan=plan, pk=run_id)
     jobs.job_expire_if_lost(run)
     current = services.tco_state(plan=plan)
     stale = current.build is None or current.build.input_hash != run.input_hash

@@ -1,13 +1,13 @@
 """Pages of a workload's load tests: attach a sweep, see it against the model, remove it.
 
-Thin: fetch the workload through ``workload_or_404`` (the organisation's or a 404), then call
+Thin: fetch the workload through ``org_object_or_404`` (the organisation's or a 404), then call
 :mod:`planner.measured.services`. Viewers read; owners and consultants change.
 """
 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -32,27 +32,17 @@ from planner.measured.models import (
     MeasuredSettings,
     TrafficLogImport,
 )
-from planner.permissions import editor_required, member_required
+from planner.permissions import can_edit, editor_required, member_required, require_editor
+from planner.selectors import workloads_with_choices
+from planner.tenancy import org_object_or_404
 from planner.versioning import StaleEditError
-from planner.views.workloads import workload_or_404
-
-
-def _sweep_or_404(request: HttpRequest, workload, sweep_id: int) -> LoadTestSweep:
-    sweep = (
-        LoadTestSweep.objects.select_related("accelerator")
-        .filter(organisation=request.organisation, workload=workload, pk=sweep_id)
-        .first()
-    )
-    if sweep is None:
-        raise Http404("No such load test.")
-    return sweep
 
 
 @member_required
 @require_http_methods(["GET", "POST"])
 def measurements_view(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
     """The workload's load tests and the form that attaches one to a candidate."""
-    workload = workload_or_404(request, plan_id, workload_id)
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
     initial = {}
     key = request.GET.get("candidate", "")
     if key.count("|") == 2:
@@ -66,8 +56,7 @@ def measurements_view(request: HttpRequest, plan_id: int, workload_id: int) -> H
     form = SweepUploadForm(request.POST or None, request.FILES or None, initial=initial)
     status = 200
     if request.method == "POST":
-        if not request.membership.can_edit:
-            return HttpResponse("Viewers can read plans but not change them.", status=403)
+        require_editor(request)
         if form.is_valid():
             files = form.cleaned_data["files"]
             data = form.cleaned_data
@@ -120,7 +109,7 @@ def measurements_view(request: HttpRequest, plan_id: int, workload_id: int) -> H
             "measurements": list(measurements.values()),
             "tools": list(TOOLS.values()),
             "max_error_pct": f"{MAX_ERROR_RATE * 100:g}",
-            "can_edit": bool(request.membership and request.membership.can_edit),
+            "can_edit": can_edit(request),
         },
         status=status,
     )
@@ -135,8 +124,10 @@ def sweep_detail_view(
     request: HttpRequest, plan_id: int, workload_id: int, sweep_id: int
 ) -> HttpResponse:
     """One sweep: its capacity at the target, replicas measured and modelled, the model's error."""
-    workload = workload_or_404(request, plan_id, workload_id)
-    sweep = _sweep_or_404(request, workload, sweep_id)
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
+    sweep = org_object_or_404(
+        request, LoadTestSweep.objects.select_related("accelerator"), workload=workload, pk=sweep_id
+    )
     with catalog_version_pinned():
         measurement = services.workload_measurements(workload)[sweep.candidate_key]
         rows = services.comparison(workload, sweep)
@@ -175,7 +166,7 @@ def sweep_detail_view(
             "plan_by_measurement": plan_by_measurement,
             "correction": model_correction(rows) if rows else None,
             "max_error_pct": f"{MAX_ERROR_RATE * 100:g}",
-            "can_edit": bool(request.membership and request.membership.can_edit),
+            "can_edit": can_edit(request),
         },
     )
 
@@ -185,8 +176,10 @@ def sweep_detail_view(
 def sweep_correction_view(
     request: HttpRequest, plan_id: int, workload_id: int, sweep_id: int
 ) -> HttpResponse:
-    workload = workload_or_404(request, plan_id, workload_id)
-    sweep = _sweep_or_404(request, workload, sweep_id)
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
+    sweep = org_object_or_404(
+        request, LoadTestSweep.objects.select_related("accelerator"), workload=workload, pk=sweep_id
+    )
     enabled = request.POST.get("enabled") == "1"
     with catalog_version_pinned():
         services.sweep_set_correction(sweep, enabled)
@@ -206,21 +199,14 @@ def sweep_correction_view(
 def sweep_delete_view(
     request: HttpRequest, plan_id: int, workload_id: int, sweep_id: int
 ) -> HttpResponse:
-    workload = workload_or_404(request, plan_id, workload_id)
-    sweep = _sweep_or_404(request, workload, sweep_id)
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
+    sweep = org_object_or_404(
+        request, LoadTestSweep.objects.select_related("accelerator"), workload=workload, pk=sweep_id
+    )
     with catalog_version_pinned():
         services.sweep_delete(sweep)
     messages.success(request, "Load test removed; the candidate is modelled again.")
     return redirect("measured:measurements", plan_id=plan_id, workload_id=workload_id)
-
-
-def _log_or_404(request: HttpRequest, workload, job_id: int) -> TrafficLogImport:
-    job = TrafficLogImport.objects.filter(
-        organisation=request.organisation, workload=workload, pk=job_id
-    ).first()
-    if job is None:
-        raise Http404("No such traffic log.")
-    return job
 
 
 def _retention_form(request: HttpRequest, data=None) -> RetentionForm | None:
@@ -234,15 +220,14 @@ def _retention_form(request: HttpRequest, data=None) -> RetentionForm | None:
 @require_http_methods(["GET", "POST"])
 def logs_view(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
     """The workload's traffic logs and the upload form with its column mapping."""
-    workload = workload_or_404(request, plan_id, workload_id)
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
     logs.logs_purge_expired(organisation=request.organisation)
     saved = LogColumnMapping.objects.filter(organisation=request.organisation)
     form = TrafficLogForm(request.POST or None, request.FILES or None, saved=saved)
     retention = _retention_form(request)
     status = 200
     if request.method == "POST":
-        if not request.membership.can_edit:
-            return HttpResponse("Viewers can read plans but not change them.", status=403)
+        require_editor(request)
         if "raw_log_retention_days" in request.POST and retention is not None:
             retention = _retention_form(request, request.POST)
             if retention.is_valid():
@@ -282,7 +267,7 @@ def logs_view(request: HttpRequest, plan_id: int, workload_id: int) -> HttpRespo
                 organisation=request.organisation, workload=workload
             ),
             "note": logs.workload_traffic_note(workload),
-            "can_edit": bool(request.membership and request.membership.can_edit),
+            "can_edit": can_edit(request),
         },
         status=status,
     )
@@ -292,13 +277,12 @@ def logs_view(request: HttpRequest, plan_id: int, workload_id: int) -> HttpRespo
 @require_http_methods(["GET", "POST"])
 def log_detail_view(request: HttpRequest, plan_id: int, workload_id: int, job_id: int):
     """One import: its progress, or its figures and charts per request type; fill the workload."""
-    workload = workload_or_404(request, plan_id, workload_id)
-    job = _log_or_404(request, workload, job_id)
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
+    job = org_object_or_404(request, TrafficLogImport, workload=workload, pk=job_id)
     jobs.job_expire_if_lost(job)
     error = ""
     if request.method == "POST":
-        if not request.membership.can_edit:
-            return HttpResponse("Viewers can read plans but not change them.", status=403)
+        require_editor(request)
         try:
             with catalog_version_pinned():
                 logs.log_apply(job=job, request_type=request.POST.get("request_type", ""))
@@ -334,7 +318,7 @@ def log_detail_view(request: HttpRequest, plan_id: int, workload_id: int, job_id
         "shares": logs.region_shares(profile) if profile else {},
         "figures": figures,
         "error": error,
-        "can_edit": bool(request.membership and request.membership.can_edit),
+        "can_edit": can_edit(request),
     }
     if request.htmx and not job.is_finished:
         return render(request, "measured/log_detail.html#status", context)
@@ -346,12 +330,8 @@ def log_detail_view(request: HttpRequest, plan_id: int, workload_id: int, job_id
 @member_required
 def sweep_import_view(request: HttpRequest, plan_id: int, workload_id: int, job_id: int):
     """A large sweep being read by a worker: its progress, then its sweep or its problem."""
-    workload = workload_or_404(request, plan_id, workload_id)
-    job = LoadTestImport.objects.filter(
-        organisation=request.organisation, workload=workload, pk=job_id
-    ).first()
-    if job is None:
-        raise Http404("No such load test upload.")
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
+    job = org_object_or_404(request, LoadTestImport, workload=workload, pk=job_id)
     jobs.job_expire_if_lost(job)
     if job.sweep_id and job.status == "succeeded":
         target = reverse("measured:sweep_detail", args=[plan_id, workload.pk, job.sweep_id])

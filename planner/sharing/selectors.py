@@ -47,13 +47,16 @@ def share_link_list(*, plan: Plan) -> QuerySet[ShareLink]:
     )
 
 
+def share_links() -> QuerySet[ShareLink]:
+    """Links with their revision, but not the revision's snapshot (large, not shown).
+
+    Not scoped: for ``planner.tenancy.org_object_or_404``, which adds the organisation."""
+    return ShareLink.objects.select_related("revision").defer("revision__snapshot")
+
+
 def share_link_get(*, plan: Plan, link_id: int) -> ShareLink:
     """One link of the plan; raises ShareLink.DoesNotExist for any other."""
-    return (
-        ShareLink.objects.select_related("revision")
-        .defer("revision__snapshot")
-        .get(plan=plan, pk=link_id)
-    )
+    return share_links().get(plan=plan, pk=link_id)
 
 
 def share_link_views(*, link: ShareLink, limit: int = 200) -> QuerySet[ShareLinkView]:

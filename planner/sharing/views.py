@@ -1,7 +1,7 @@
 """Client review: the consultant's revision, link, feedback and checklist pages, and the
 public pages a client reaches through a share link (/s/<token>/...).
 
-Consultant views check the organisation through ``plan_or_404`` (404 across tenants);
+Consultant views check the organisation through ``org_object_or_404`` (404 across tenants);
 viewers read, editors change. Public views go through :func:`public_link`, which answers a
 wrong, expired or revoked token with the same plain page and status, rate-limits failed
 guesses per client address (IPv6 per /64) without ever refusing a valid token, and marks
@@ -14,7 +14,6 @@ from collections.abc import Callable
 from functools import wraps
 
 from django.contrib import messages
-from django.core.exceptions import ObjectDoesNotExist
 from django.http import (
     FileResponse,
     Http404,
@@ -22,7 +21,7 @@ from django.http import (
     HttpResponse,
 )
 from django.middleware.csrf import get_token
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -31,7 +30,8 @@ from django_htmx.http import HttpResponseStopPolling
 from planner import jobs
 from planner.client_ip import client_ip
 from planner.pdf.render import render_html
-from planner.permissions import editor_required, member_required
+from planner.permissions import can_edit, editor_required, member_required, require_editor
+from planner.selectors import plans_with_client
 from planner.sharing import checklist, notify, selectors, services
 from planner.sharing.body import page_html, revision_body, revision_view_context
 from planner.sharing.compare import compare
@@ -53,20 +53,13 @@ from planner.sharing.models import (
     Section,
 )
 from planner.sharing.snapshot import plan_snapshot
-from planner.views.plans import plan_or_404
+from planner.tenancy import org_object_or_404
 
 ROBOTS_HEADERS = {
     "X-Robots-Tag": "noindex, nofollow",
     "Referrer-Policy": "same-origin",
     "Cache-Control": "private, no-store",
 }
-
-
-def _revision_or_404(plan, number: int) -> PlanRevision:
-    try:
-        return selectors.revision_get(plan=plan, number=number)
-    except ObjectDoesNotExist:
-        raise Http404("No such revision.") from None
 
 
 def _kind_or_404(kind: str) -> str:
@@ -119,21 +112,21 @@ def _review_context(request, plan, *, publish_form=None, link_form=None) -> dict
         "publish_form": publish_form or PublishForm(),
         "open_items": services.publish_blockers(plan=plan),
         "link_form": link_form or ShareLinkForm(revision_numbers=[r.number for r in revisions]),
-        "can_edit": request.membership.can_edit,
+        "can_edit": can_edit(request),
     }
 
 
 @member_required
 def review(request: HttpRequest, plan_id: int) -> HttpResponse:
     """Revisions, share links, client comments and decisions of one plan."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     return render(request, "sharing/review.html", _review_context(request, plan))
 
 
 @editor_required
 @require_POST
 def publish(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     form = PublishForm(request.POST)
     if not form.is_valid():
         context = _review_context(request, plan, publish_form=form)
@@ -159,12 +152,16 @@ def publish(request: HttpRequest, plan_id: int) -> HttpResponse:
 @editor_required
 @require_POST
 def link_create(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     numbers = [r.number for r in selectors.revision_list(plan=plan)]
     form = ShareLinkForm(request.POST, revision_numbers=numbers)
     if form.is_valid():
         choice = form.cleaned_data["revision"]
-        revision = None if choice == LATEST else _revision_or_404(plan, int(choice))
+        revision = (
+            None
+            if choice == LATEST
+            else org_object_or_404(request, PlanRevision, plan=plan, number=int(choice))
+        )
         try:
             link = services.share_link_create(
                 plan=plan,
@@ -182,18 +179,11 @@ def link_create(request: HttpRequest, plan_id: int) -> HttpResponse:
     return render(request, "sharing/review.html", context, status=400)
 
 
-def _link_or_404(plan, link_id: int):
-    try:
-        return selectors.share_link_get(plan=plan, link_id=link_id)
-    except ObjectDoesNotExist:
-        raise Http404("No such link.") from None
-
-
 @member_required
 def link_detail(request: HttpRequest, plan_id: int, link_id: int) -> HttpResponse:
     """One link: its state, URL and view log."""
-    plan = plan_or_404(request, plan_id)
-    link = _link_or_404(plan, link_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    link = org_object_or_404(request, selectors.share_links(), plan=plan, pk=link_id)
     return render(
         request,
         "sharing/link_detail.html",
@@ -202,7 +192,7 @@ def link_detail(request: HttpRequest, plan_id: int, link_id: int) -> HttpRespons
             "section": "review",
             "link": link,
             "views": selectors.share_link_views(link=link),
-            "can_edit": request.membership.can_edit,
+            "can_edit": can_edit(request),
         },
     )
 
@@ -210,8 +200,8 @@ def link_detail(request: HttpRequest, plan_id: int, link_id: int) -> HttpRespons
 @editor_required
 @require_POST
 def link_revoke(request: HttpRequest, plan_id: int, link_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
-    link = _link_or_404(plan, link_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    link = org_object_or_404(request, selectors.share_links(), plan=plan, pk=link_id)
     services.share_link_revoke(link=link, user=request.user)
     messages.success(request, "Link revoked: it stops working at once.")
     return redirect("sharing:review", plan_id=plan.pk)
@@ -220,8 +210,8 @@ def link_revoke(request: HttpRequest, plan_id: int, link_id: int) -> HttpRespons
 @member_required
 def revision_detail(request: HttpRequest, plan_id: int, number: int) -> HttpResponse:
     """A published revision as the client sees it, with its feedback and documents."""
-    plan = plan_or_404(request, plan_id)
-    revision = _revision_or_404(plan, number)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    revision = org_object_or_404(request, PlanRevision, plan=plan, number=number)
     comments = selectors.comment_list(plan=plan, revision=revision).order_by("created_at", "pk")
     context = {
         "plan": plan,
@@ -239,7 +229,7 @@ def revision_detail(request: HttpRequest, plan_id: int, number: int) -> HttpResp
 @member_required
 def revision_compare(request: HttpRequest, plan_id: int) -> HttpResponse:
     """Two revisions side by side (``?a=1&b=2``; defaults: the latest two)."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     numbers = [r.number for r in selectors.revision_list(plan=plan)]
     errors = {}
 
@@ -287,13 +277,11 @@ def revision_compare(request: HttpRequest, plan_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def checklist_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """The checklist evaluated from the plan as it is now, with hand sign-offs."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     form = SignOffForm(request.POST or None, initial={"name": request.user.get_full_name()})
     status = 200
     if request.method == "POST":
-        if not request.membership.can_edit:
-            messages.error(request, "Viewers cannot sign off checklist items.")
-            return redirect("sharing:checklist", plan_id=plan.pk)
+        require_editor(request)
         if form.is_valid():
             data = form.cleaned_data
             services.sign_off_record(
@@ -316,7 +304,7 @@ def checklist_view(request: HttpRequest, plan_id: int) -> HttpResponse:
             "counts": checklist.summary(items),
             "form": form,
             "history": selectors.sign_off_history(plan=plan)[:50],
-            "can_edit": request.membership.can_edit,
+            "can_edit": can_edit(request),
         },
         status=status,
     )
@@ -337,8 +325,8 @@ def _pdf_response(document, *, inline: bool = False) -> FileResponse:
 @member_required
 def document_download(request: HttpRequest, plan_id: int, number: int, kind: str) -> HttpResponse:
     """The PDF of a revision: rendered now (quote, checklist) or from the worker (report)."""
-    plan = plan_or_404(request, plan_id)
-    revision = _revision_or_404(plan, number)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    revision = org_object_or_404(request, PlanRevision, plan=plan, number=number)
     kind = _kind_or_404(kind)
     if kind == DocumentKind.REPORT:
         document = selectors.document_get(revision=revision, kind=kind)
@@ -362,8 +350,8 @@ def document_download(request: HttpRequest, plan_id: int, number: int, kind: str
 @member_required
 def document_status(request: HttpRequest, plan_id: int, number: int, kind: str) -> HttpResponse:
     """The polled progress partial; 286 (stop polling) once the document is finished."""
-    plan = plan_or_404(request, plan_id)
-    revision = _revision_or_404(plan, number)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    revision = org_object_or_404(request, PlanRevision, plan=plan, number=number)
     kind = _kind_or_404(kind)
     document = selectors.document_get(revision=revision, kind=kind)
     if document is None:
@@ -388,8 +376,8 @@ def _status_response(request, document, download_url: str, status_url: str) -> H
 @member_required
 def document_preview(request: HttpRequest, plan_id: int, number: int, kind: str) -> HttpResponse:
     """The document's HTML, exactly as WeasyPrint receives it (for debugging layouts)."""
-    plan = plan_or_404(request, plan_id)
-    revision = _revision_or_404(plan, number)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    revision = org_object_or_404(request, PlanRevision, plan=plan, number=number)
     kind = _kind_or_404(kind)
     context = services.document_context(revision=revision, kind=kind)
     html = render_html(services.DOCUMENT_TEMPLATES[kind], {"doc": context, "preview": True})
@@ -586,8 +574,8 @@ def public_document_status(request: HttpRequest, access, kind: str) -> HttpRespo
 @require_POST
 def comment_reply(request: HttpRequest, plan_id: int, comment_id: int) -> HttpResponse:
     """A consultant's reply to a client comment; the client sees it under their comment."""
-    plan = plan_or_404(request, plan_id)
-    parent = get_object_or_404(Comment, pk=comment_id, revision__plan=plan)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    parent = org_object_or_404(request, Comment, revision__plan=plan, pk=comment_id)
     form = ReplyForm(request.POST)
     try:
         if not form.is_valid():
@@ -606,8 +594,8 @@ def comment_reply(request: HttpRequest, plan_id: int, comment_id: int) -> HttpRe
 @require_POST
 def revision_notify(request: HttpRequest, plan_id: int, link_id: int) -> HttpResponse:
     """E-mail the client contact that the link's revision (or the latest) is published."""
-    plan = plan_or_404(request, plan_id)
-    link = _link_or_404(plan, link_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    link = org_object_or_404(request, selectors.share_links(), plan=plan, pk=link_id)
     revision = link.revision or selectors.revision_list(plan=plan).first()
     if revision is None or not link.is_valid():
         messages.error(

@@ -12,14 +12,15 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from planner import freshness
 from planner.permissions import editor_required
-from planner.views.plans import plan_or_404
+from planner.selectors import plans_with_client
+from planner.tenancy import org_object_or_404
 
 
 @editor_required
 @require_POST
 def plan_recompute(request: HttpRequest, plan_id: int, kind: str) -> HttpResponse:
     """Recompute ``kind`` and go back to the page the banner was on (``next``)."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     if kind not in freshness.RECOMPUTABLE:
         messages.error(request, "Unknown result.")
     else:

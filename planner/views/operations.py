@@ -7,9 +7,10 @@ from django.views.decorators.http import require_http_methods
 
 from planner.models import OperationsPlan
 from planner.operations_forms import OperationsPlanForm
-from planner.permissions import member_required
+from planner.permissions import member_required, require_editor
+from planner.selectors import plans_with_client
+from planner.tenancy import org_object_or_404
 from planner.versioning import StaleEditError
-from planner.views.plans import plan_or_404
 from sourcing.models import BomLine, Service, SourcingSettings
 
 
@@ -32,12 +33,11 @@ def bom_spares_and_support(plan) -> dict:
 @member_required
 @require_http_methods(["GET", "POST"])
 def operations_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     instance = OperationsPlan.objects.filter(plan=plan).first() or OperationsPlan(plan=plan)
     form = OperationsPlanForm(request.POST or None, instance=instance)
     if request.method == "POST":
-        if not request.membership.can_edit:
-            return HttpResponse("Viewers can read plans but not change them.", status=403)
+        require_editor(request)
         if form.is_valid():
             try:
                 form.save()

@@ -1,7 +1,8 @@
 """Home and organisation pages."""
 
+import re
+
 from django.contrib import messages
-from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -20,12 +21,12 @@ from planner.forms import (
 from planner.invitations import (
     InvitationError,
     invitation_create,
-    invitation_get,
     invitation_list_pending,
     invitation_revoke,
 )
 from planner.labels import stack_label
 from planner.middleware import SESSION_ORGANISATION_KEY
+from planner.models import ApiToken, Invitation, Membership
 from planner.permissions import member_required, owner_required
 from planner.services import (
     MembershipError,
@@ -34,6 +35,7 @@ from planner.services import (
     member_change_role,
     member_remove,
 )
+from planner.tenancy import org_object_or_404
 from planner.versioning import StaleEditError
 
 
@@ -98,29 +100,19 @@ def organisation_detail(request: HttpRequest) -> HttpResponse:
 @require_POST
 def invitation_revoke_view(request: HttpRequest, invitation_id: int) -> HttpResponse:
     """Revoke a pending invitation of the current organisation (owners only)."""
-    try:
-        invitation = invitation_get(organisation=request.organisation, invitation_id=invitation_id)
-    except ObjectDoesNotExist:
-        raise Http404("No such invitation.") from None
+    invitation = org_object_or_404(request, Invitation, pk=invitation_id)
     invitation_revoke(invitation=invitation)
     messages.success(request, f"The invitation to {invitation.email} was revoked.")
     return redirect("organisation")
-
-
-def _membership_or_404(request: HttpRequest, membership_id: int):
-    try:
-        return selectors.membership_get(
-            organisation=request.organisation, membership_id=membership_id
-        )
-    except ObjectDoesNotExist:
-        raise Http404("No such member.") from None
 
 
 @owner_required
 @require_http_methods(["GET", "POST"])
 def member_edit(request: HttpRequest, membership_id: int) -> HttpResponse:
     """Change a member's role or remove them (owners only)."""
-    membership = _membership_or_404(request, membership_id)
+    membership = org_object_or_404(
+        request, Membership.objects.select_related("user"), pk=membership_id
+    )
     form = MemberRoleForm(
         request.POST or None, initial={"role": membership.role}, record=membership
     )
@@ -170,12 +162,10 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST or None)
     new_token = None
     if request.method == "POST" and "revoke" in request.POST:
-        try:
-            token = selectors.api_token_get(
-                organisation=request.organisation, token_id=int(request.POST["revoke"])
-            )
-        except (ObjectDoesNotExist, ValueError):
-            raise Http404("No such token.") from None
+        token_id = request.POST["revoke"]
+        if not re.fullmatch(r"[0-9]{1,9}", token_id):  # a hand-made form: no id of ours
+            raise Http404("No such token.")
+        token = org_object_or_404(request, ApiToken, pk=int(token_id))
         api_token_revoke(token=token)
         messages.success(request, f"Token {token} revoked.")
         return redirect("api_tokens")

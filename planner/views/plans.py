@@ -1,8 +1,7 @@
 """Clients and plans: list, create, edit, and the plan's overview page."""
 
 from django.contrib import messages
-from django.core.exceptions import ObjectDoesNotExist
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import content_disposition_header
@@ -12,18 +11,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from planner import freshness, labels, selectors
 from planner.facility.services import deployment_summary
 from planner.forms import ClientForm, PlanFileForm, PlanForm
-from planner.permissions import editor_required, member_required
+from planner.models import Client
+from planner.permissions import can_edit, editor_required, member_required, require_editor
 from planner.portable import plan_export_json
+from planner.selectors import plans_with_client
 from planner.services import plan_save
+from planner.tenancy import org_object_or_404
 from planner.versioning import StaleEditError
-
-
-def plan_or_404(request: HttpRequest, plan_id: int):
-    """The current organisation's plan, or a 404 (also for other organisations' plans)."""
-    try:
-        return selectors.plan_get(organisation=request.organisation, plan_id=plan_id)
-    except ObjectDoesNotExist:
-        raise Http404("No such plan.") from None
 
 
 def _status(form) -> int:
@@ -35,9 +29,7 @@ def _status(form) -> int:
 def client_list_view(request: HttpRequest) -> HttpResponse:
     form = ClientForm(request.POST or None, organisation=request.organisation)
     if request.method == "POST":
-        if not request.membership.can_edit:
-            messages.error(request, "Viewers cannot add clients.")
-            return redirect("client_list")
+        require_editor(request)
         if form.is_valid():
             client = form.save(commit=False)
             client.organisation = request.organisation
@@ -53,10 +45,7 @@ def client_list_view(request: HttpRequest) -> HttpResponse:
 @editor_required
 @require_http_methods(["GET", "POST"])
 def client_edit(request: HttpRequest, client_id: int) -> HttpResponse:
-    try:
-        client = selectors.client_get(organisation=request.organisation, client_id=client_id)
-    except ObjectDoesNotExist:
-        raise Http404("No such client.") from None
+    client = org_object_or_404(request, Client, pk=client_id)
     form = ClientForm(request.POST or None, instance=client, organisation=request.organisation)
     if request.method == "POST" and form.is_valid():
         try:
@@ -74,7 +63,7 @@ def client_edit(request: HttpRequest, client_id: int) -> HttpResponse:
 @member_required
 def plan_list_view(request: HttpRequest) -> HttpResponse:
     form = None
-    if request.membership.can_edit:  # viewers get no import form
+    if can_edit(request):  # viewers get no import form
         form = PlanFileForm(organisation=request.organisation, user=request.user)
     return _plan_list_render(request, form)
 
@@ -107,7 +96,7 @@ def plan_import_view(request: HttpRequest) -> HttpResponse:
 @require_GET
 def plan_export_view(request: HttpRequest, plan_id: int) -> HttpResponse:
     """The plan's portable file, as a download named after the plan and today's date."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     filename = f"{slugify(plan.name) or 'plan'}-{timezone.localdate().isoformat()}.json"
     response = HttpResponse(plan_export_json(plan), content_type="application/json")
     response["Content-Disposition"] = content_disposition_header(True, filename)
@@ -130,7 +119,7 @@ def plan_create(request: HttpRequest) -> HttpResponse:
 @editor_required
 @require_http_methods(["GET", "POST"])
 def plan_edit(request: HttpRequest, plan_id: int) -> HttpResponse:
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     form = PlanForm(request.POST or None, instance=plan, organisation=request.organisation)
     if request.method == "POST" and form.is_valid():
         try:
@@ -148,7 +137,7 @@ def plan_edit(request: HttpRequest, plan_id: int) -> HttpResponse:
 @member_required
 def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
     """The plan's overview: its workloads and what has been chosen for each."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     workloads = selectors.workload_list(plan=plan)
     summary = deployment_summary(plan=plan)
     context = {

@@ -3,7 +3,6 @@
 from urllib.parse import urlencode, urlsplit
 
 from django.contrib import messages
-from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -12,7 +11,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from catalog.models import Accelerator
 from catalog.selectors import catalog_version_pinned
-from planner import charts, freshness, selectors, sizing
+from planner import charts, freshness, sizing
 from planner.cost_target import cost_target_compare
 from planner.engine import limits
 from planner.engine.errors import CatalogGapError, EngineInputError
@@ -20,9 +19,10 @@ from planner.engine.sweep import cost_order
 from planner.facility.deployment import workload_deployments
 from planner.labels import SERVING_STACK_CHOICES, workload_stack_label
 from planner.models import Workload, WorkloadKind
-from planner.permissions import editor_required, member_required
+from planner.permissions import can_edit, editor_required, member_required, require_editor
+from planner.selectors import plans_with_client, workloads_with_choices
+from planner.tenancy import org_object_or_404
 from planner.versioning import StaleEditError
-from planner.views.plans import plan_or_404
 from planner.workload_forms import WorkloadForm
 
 SORTS = {
@@ -57,15 +57,6 @@ def short_name(name: str) -> str:
     return name.split(" (")[0]
 
 
-def workload_or_404(request: HttpRequest, plan_id: int, workload_id: int) -> Workload:
-    try:
-        return selectors.workload_get(
-            organisation=request.organisation, plan_id=plan_id, workload_id=workload_id
-        )
-    except ObjectDoesNotExist:
-        raise Http404("No such workload.") from None
-
-
 def _bad_request_status(request: HttpRequest, form) -> int:
     """400 for a full-page post with errors; 200 for htmx, which only swaps 2xx answers."""
     if form.is_bound and form.errors and not request.htmx:
@@ -77,7 +68,7 @@ def _bad_request_status(request: HttpRequest, form) -> int:
 @require_http_methods(["GET", "POST"])
 def workload_add(request: HttpRequest, plan_id: int) -> HttpResponse:
     """A new workload; choosing a use case fills lengths and targets from its preset."""
-    plan = plan_or_404(request, plan_id)
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     kind = request.GET.get("kind") or request.POST.get("preset") or WorkloadKind.CHAT
     if kind not in WorkloadKind.values:
         kind = WorkloadKind.CHAT
@@ -103,7 +94,7 @@ def workload_add(request: HttpRequest, plan_id: int) -> HttpResponse:
 @editor_required
 @require_POST
 def workload_delete(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
-    workload = workload_or_404(request, plan_id, workload_id)
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
     name = workload.name
     workload.delete()
     if request.htmx:
@@ -174,7 +165,7 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         + _table_query(params),
         "rechoose": _rechoose(workload, chosen_row),
         "table_query": _table_query(params),
-        "can_edit": bool(request.membership and request.membership.can_edit),
+        "can_edit": can_edit(request),
         "feasible_count": feasible_count,
         "fleet_warning": _fleet_warning(result.feasible),
         "total_count": len(result.candidates),
@@ -233,9 +224,9 @@ def _detail_context(workload: Workload, candidate) -> dict:
 @require_http_methods(["GET", "POST"])
 def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
     """The workload's form beside its candidates; every valid change recomputes at once."""
-    workload = workload_or_404(request, plan_id, workload_id)
-    if request.method == "POST" and not request.membership.can_edit:
-        return HttpResponse("Viewers can read plans but not change them.", status=403)
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
+    if request.method == "POST":
+        require_editor(request)
     form = WorkloadForm(request.POST or None, instance=workload)
     with catalog_version_pinned():
         saved = False
@@ -290,7 +281,7 @@ def candidate_detail_view(
     request: HttpRequest, plan_id: int, workload_id: int, key: str
 ) -> HttpResponse:
     """Why one candidate is (in)feasible; htmx swaps it into the detail panel."""
-    workload = workload_or_404(request, plan_id, workload_id)
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
     all_precisions = key.split("|")[1:2] != [workload.precision]
     with catalog_version_pinned():
         result = sizing.workload_sweep(
@@ -315,7 +306,7 @@ def candidate_detail_view(
 @require_POST
 def workload_choose(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResponse:
     """Save a candidate as the workload's configuration."""
-    workload = workload_or_404(request, plan_id, workload_id)
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
     key = request.POST.get("candidate", "")
     precision = key.split("|")[1] if key.count("|") >= 2 else ""
     result = sizing.workload_sweep(

@@ -19,7 +19,7 @@ CLOSED_KEYS = {
     ("planner/views/workloads.py", "preset"): "a workload kind, looked up in WorkloadKind",
     ("planner/views/workloads.py", "candidate"): "a candidate key, looked up in the sweep's "
     "own candidates (an unknown key is refused)",
-    ("planner/views/organisation.py", "revoke"): "a token id: int() or 404",
+    ("planner/views/organisation.py", "revoke"): "a token id: 1 to 9 digits, else 404",
     ("planner/facility/views.py", "action"): "a button name compared with fixed strings",
     ("planner/measured/views.py", "enabled"): "a checkbox compared with '1'",
     ("planner/measured/views.py", "request_type"): "a request type looked up in the "
