@@ -498,17 +498,13 @@ class TcoMonteCarloOut(TcoPart):
     cloud_p90_amount: list[Amount] = Field(default_factory=list, description="P90." + IN_CURRENCY)
 
 
-class TcoFxOut(TcoPart):
-    """The conversion of the engine's amounts; ``from`` is the engine's currency, USD."""
-
-    to: str = Field(..., description="The run's `currency`.")
-    rate: str = Field(..., description="1 USD in `to`, as applied.")
-    date: str | None = Field(None, description="The rate's date (none for USD).")
-
-
 class TcoResultsOut(TcoPart):
     currency: str = Field(..., description="The currency of every `…_amount` (the plan's).")
-    fx: TcoFxOut | None = Field(None, description="The rate the engine's USD was converted at.")
+    fx: dict[str, str | None] | None = Field(
+        None,
+        description="The conversion of the engine's USD: `from` (USD), `to` (`currency`), "
+        "`rate` (1 USD in `to`, as applied) and `date` (the rate's; none for USD).",
+    )
     months: list[int] = Field(default_factory=list)
     demand_gpu_hours: list[float] = Field(default_factory=list)
     discount_rate: float | None = None

@@ -409,8 +409,7 @@ def _cost_score(
         return MAX_SCORE, f"{cost:.2f} {currency} per million tokens."
     return (
         MAX_SCORE * cheapest / cost,  # relative to the cheapest eligible option
-        f"{cost:.2f} {currency} per million tokens against {cheapest:.2f} for the cheapest "
-        "option.",
+        f"{cost:.2f} {currency} per million tokens against {cheapest:.2f} for the cheapest option.",
     )
 
 

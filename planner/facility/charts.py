@@ -206,7 +206,12 @@ def monte_carlo_figure(results: dict[str, Any]) -> str:
         colour, fill = fills["Cloud" if band.label.startswith("Cloud") else "Owned"]
         for values, name, hover, extra in (
             (band.p90_amount, f"{band.label} P90", "P90", {"showlegend": False}),
-            (band.p10_amount, f"{band.label} P10-P90", "P10", {"fill": "tonexty", "fillcolor": fill}),
+            (
+                band.p10_amount,
+                f"{band.label} P10-P90",
+                "P10",
+                {"fill": "tonexty", "fillcolor": fill},
+            ),
         ):
             figure.add_trace(
                 go.Scatter(

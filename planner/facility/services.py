@@ -1579,9 +1579,7 @@ def tco_results_serialise(
                 "notes": list(o.notes),
                 "base_curve": [[n, money(v)] for n, v in o.base_curve],
                 "input_amount_per_million_tokens": unit(o.input_usd_per_million_tokens, "0.0001"),
-                "output_amount_per_million_tokens": unit(
-                    o.output_usd_per_million_tokens, "0.0001"
-                ),
+                "output_amount_per_million_tokens": unit(o.output_usd_per_million_tokens, "0.0001"),
                 "collapses_to_cloud": o.collapses_to_cloud,
                 "workloads": [
                     {

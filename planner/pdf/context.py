@@ -515,7 +515,9 @@ def workload_costs(option: schema.TcoOption | None, workloads) -> tuple[dict, ..
             {
                 "name": w.name,
                 "cost_per_request_amount": cost.cost_per_request_amount if cost else None,
-                "input_amount_per_million_tokens": cost.input_amount_per_million_tokens if cost else None,
+                "input_amount_per_million_tokens": cost.input_amount_per_million_tokens
+                if cost
+                else None,
                 "output_amount_per_million_tokens": cost.output_amount_per_million_tokens
                 if cost
                 else None,
@@ -695,7 +697,9 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
             "where": where,
             "placement_reason": placement.reason,
             "cost_per_request_amount": chosen.cost_per_request_amount if chosen else None,
-            "cost_per_million_amount": chosen.cost_per_million_output_tokens_amount if chosen else None,
+            "cost_per_million_amount": chosen.cost_per_million_output_tokens_amount
+            if chosen
+            else None,
             "headline_label": chosen.label if chosen else "",
             # each workload its own figure (runs before that: the option's one, above)
             "per_workload": workload_costs(chosen, snap.workloads),

@@ -118,7 +118,10 @@ def test_each_workload_is_costed_by_its_accelerator_seconds_from_the_chosen_poin
     client.force_login(consultant_a)
     page = client.get(reverse("facility:tco", args=[sized_plan.pk])).content.decode()
     for w in first["workloads"]:
-        assert f"{w['input_amount_per_million_tokens']} / {w['output_amount_per_million_tokens']}" in page
+        assert (
+            f"{w['input_amount_per_million_tokens']} / {w['output_amount_per_million_tokens']}"
+            in page
+        )
 
 
 def test_a_choice_saved_without_accelerator_seconds_is_split_by_gpu_hours(sized_plan, colo_site):

@@ -5,6 +5,7 @@ cost of the BOM, the quote) and the surfaces only copy it. Figures are compared 
 against surface, not against numbers written here, so a change of price or rule keeps the test
 true only if every surface changes with it."""
 
+import json
 import re
 from decimal import Decimal
 
@@ -107,18 +108,29 @@ def test_the_demo_shows_one_set_of_money_everywhere(client, demo, choice):
     ).json()
     assert CENTS(Decimal(str(api["total_net"]["amount"]))) == CENTS(report.total_net.amount)
 
-    # Each option's NPV: the TCO page and the API's run.
+    # Each option's NPV: the TCO page and the API's run, both in the plan's currency (EUR).
     tco_page = client.get(reverse("facility:tco", args=[plan.pk])).content.decode()
+    assert f"Amounts in {plan.currency}" in tco_page
+    page_npv = {}
     for key, option in options.items():
         row = re.search(rf'<tr data-option="{re.escape(key)}">(.*?)</tr>', tco_page, re.S)
         cells = re.findall(r'<td class="num">([^<]*)</td>', row.group(1))
-        assert _number(cells[0]) == Decimal(option["npv_amount"]).quantize(Decimal(1)), key
+        page_npv[key] = _number(cells[0])
+        assert page_npv[key] == Decimal(option["npv_amount"]).quantize(Decimal(1)), key
     api_run = client.get(
         f"/api/v1/plans/{plan.pk}/tco-runs/{run.pk}", headers=bearer(_token(organisation, user))
     ).json()
+    assert plan.currency == "EUR"
+    assert api_run["currency"] == api_run["results"]["currency"] == plan.currency
     assert {o["key"]: o["npv_amount"] for o in api_run["results"]["options"]} == {
         k: o["npv_amount"] for k, o in options.items()
     }
+    assert {
+        o["key"]: Decimal(o["npv_amount"]).quantize(Decimal(1))
+        for o in api_run["results"]["options"]
+    } == page_npv
+    # No key of the API's run names a USD that its EUR amount is not.
+    assert not re.search(r'"(?:\w+_)?usd(?:_\w+)?":', json.dumps(api_run))
 
     # Each workload's cost per request: the TCO page's table is the run's, option by option.
     for key, option in options.items():

@@ -43,9 +43,9 @@ def test_demo_headline_figures_agree_in_the_plan_currency(client, signed_in, pla
         assert str(mine["cost_per_request_amount"]) == str(theirs["cost_per_request_amount"])
     text = page.content.decode()
     assert f"1 USD = {tco['fx']['rate']} EUR (rate of {tco['fx']['date']})" in text
-    assert f"{Decimal(chosen['npv_amount']):,.0f}".replace(",", "") in text.replace(",", "").replace(
-        "\u00a0", ""
-    )
+    assert f"{Decimal(chosen['npv_amount']):,.0f}".replace(",", "") in text.replace(
+        ",", ""
+    ).replace("\u00a0", "")
 
     # Report (PDF context): the executive summary heads with the chosen option, in EUR.
     head = {"revision_number": revision.number, "published_at": revision.published_at,
