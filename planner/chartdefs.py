@@ -22,11 +22,12 @@ def _field(row: Any, name: str) -> Any:
 
 @dataclass(frozen=True)
 class RangeBar:
-    """One driver of a tornado: the metric at the driver's low and high input."""
+    """One driver of a tornado: the metric at the driver's low and high input (amounts in the
+    chart's currency)."""
 
     label: str
-    low_usd: float
-    high_usd: float
+    low_amount: float
+    high_amount: float
     low_input: float | None = None
     high_input: float | None = None
     unit: str = ""
@@ -38,23 +39,24 @@ class Tornado:
 
     title: str
     x_label: str
-    base_usd: float
+    base_amount: float
     bars: tuple[RangeBar, ...]
-    currency: str = "USD"
+    currency: str
 
-    def value_text(self, value_usd: float) -> str:
+    def value_text(self, amount: float) -> str:
         """How both renderings print a bar end (whole units, thousands separated)."""
-        return f"{value_usd:,.0f} {self.currency}"
+        return f"{amount:,.0f} {self.currency}"
 
 
-def tco_tornado(rows: Sequence[Any], currency: str = "USD") -> Tornado | None:
+def tco_tornado(rows: Sequence[Any], currency: str) -> Tornado | None:
     """The TCO sensitivity tornado (``planner.engine.tco.sensitivity``), ``None`` without bars.
 
-    The metric is the NPV saved by owning against cloud on-demand (positive: owning saves).
+    The metric is the NPV saved by owning against cloud on-demand (positive: owning saves),
+    in ``currency`` (the run's).
     """
     if not rows:
         return None
-    base = float(_field(rows[0], "base_value_usd"))
+    base = float(_field(rows[0], "base_value_amount"))
 
     def optional(row: Any, name: str) -> Any:
         try:
@@ -65,8 +67,8 @@ def tco_tornado(rows: Sequence[Any], currency: str = "USD") -> Tornado | None:
     bars = tuple(
         RangeBar(
             label=DRIVER_LABELS.get(_field(r, "driver"), _field(r, "driver")),
-            low_usd=float(_field(r, "low_value_usd")),
-            high_usd=float(_field(r, "high_value_usd")),
+            low_amount=float(_field(r, "low_value_amount")),
+            high_amount=float(_field(r, "high_value_amount")),
             low_input=optional(r, "low_input"),
             high_input=optional(r, "high_input"),
             unit=optional(r, "unit") or "",
@@ -76,7 +78,7 @@ def tco_tornado(rows: Sequence[Any], currency: str = "USD") -> Tornado | None:
     return Tornado(
         title=f"Sensitivity: NPV saved by owning vs on-demand (base {base:,.0f} {currency})",
         x_label=f"NPV saved by owning ({currency})",
-        base_usd=base,
+        base_amount=base,
         bars=bars,
         currency=currency,
     )
@@ -98,12 +100,13 @@ def _optional(row: Any, name: str) -> Any:
 
 @dataclass(frozen=True)
 class Line:
-    """One option's cumulative cost by month, with its break-even month against on-demand."""
+    """One option's cumulative cost by month (in the chart's currency), with its break-even
+    month against on-demand."""
 
     key: str
     label: str
     kind: str
-    values_usd: tuple[float, ...]
+    values_amount: tuple[float, ...]
     break_even_month: int | None = None
 
 
@@ -127,7 +130,7 @@ def tco_cumulative(tco: Any) -> LineChart | None:
             key=_field(o, "key"),
             label=_field(o, "label"),
             kind=_optional(o, "kind") or "",
-            values_usd=tuple(float(v) for v in _field(o, "cumulative_usd") or ()),
+            values_amount=tuple(float(v) for v in _field(o, "cumulative_amount") or ()),
             break_even_month=_optional(o, "break_even_month"),
         )
         for o in options
@@ -147,12 +150,12 @@ def tco_cumulative(tco: Any) -> LineChart | None:
 
 @dataclass(frozen=True)
 class Band:
-    """P10, P50 and P90 of one option's cumulative cost by month."""
+    """P10, P50 and P90 of one option's cumulative cost by month (in the chart's currency)."""
 
     label: str
-    p10_usd: tuple[float, ...]
-    p50_usd: tuple[float, ...]
-    p90_usd: tuple[float, ...]
+    p10_amount: tuple[float, ...]
+    p50_amount: tuple[float, ...]
+    p90_amount: tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -168,21 +171,21 @@ def tco_monte_carlo(tco: Any) -> BandChart | None:
     """The Monte Carlo fan of cumulative cost, cloud on-demand against owning at the run's
     site (``planner.engine.tco.monte_carlo``); ``None`` without a Monte Carlo result."""
     mc = _optional(tco, "monte_carlo") or {}
-    if not mc.get("owned_p50_usd"):
+    if not mc.get("owned_p50_amount"):
         return None
     site_key = mc.get("site_key")
     site = next((_field(o, "label") for o in _options(tco) if _field(o, "key") == site_key), "site")
     bands = tuple(
         Band(
             label=label,
-            p10_usd=tuple(float(v) for v in mc[f"{prefix}_p10_usd"]),
-            p50_usd=tuple(float(v) for v in mc[f"{prefix}_p50_usd"]),
-            p90_usd=tuple(float(v) for v in mc[f"{prefix}_p90_usd"]),
+            p10_amount=tuple(float(v) for v in mc[f"{prefix}_p10_amount"]),
+            p50_amount=tuple(float(v) for v in mc[f"{prefix}_p50_amount"]),
+            p90_amount=tuple(float(v) for v in mc[f"{prefix}_p90_amount"]),
         )
         for prefix, label in (("cloud", "Cloud on-demand"), ("owned", f"Owned at {site}"))
-        if mc.get(f"{prefix}_p50_usd")
+        if mc.get(f"{prefix}_p50_amount")
     )
-    n = len(mc["owned_p50_usd"])
+    n = len(mc["owned_p50_amount"])
     currency = _optional(tco, "currency") or "USD"
     months = list(_optional(tco, "months") or ())
     if mc.get("paths") and mc.get("probability_owned_cheaper") is not None:

@@ -15,11 +15,11 @@ from planner.pdf.samples import sample_snapshot
 
 ROWS = [
     {"driver": "server_price_usd", "low_input": 200000.0, "high_input": 300000.0,
-     "low_value_usd": 412345.0, "high_value_usd": -98765.4, "base_value_usd": 156789.8,
-     "span_usd": 511110.4, "unit": "USD"},
+     "low_value_amount": 412345.0, "high_value_amount": -98765.4, "base_value_amount": 156789.8,
+     "span_amount": 511110.4, "unit": "USD"},
     {"driver": "utilisation", "low_input": 0.48, "high_input": 0.72,
-     "low_value_usd": 20500.2, "high_value_usd": 293079.4, "base_value_usd": 156789.8,
-     "span_usd": 272579.2, "unit": ""},
+     "low_value_amount": 20500.2, "high_value_amount": 293079.4, "base_value_amount": 156789.8,
+     "span_amount": 272579.2, "unit": ""},
 ]  # fmt: skip
 
 
@@ -32,7 +32,7 @@ def _svg_facts(svg_text: str) -> tuple[str, list[str], list[str]]:
 
 
 def test_web_and_pdf_tornado_share_title_labels_and_values():
-    spec = chartdefs.tco_tornado(ROWS)
+    spec = chartdefs.tco_tornado(ROWS, "USD")
     web = json.loads(tornado_figure({"tornado": ROWS}))
     pdf_title, pdf_texts, pdf_tips = _svg_facts(
         pdf_context.report_charts({**_snapshot_with(ROWS)})["tornado"].svg
@@ -52,9 +52,9 @@ def test_web_and_pdf_tornado_share_title_labels_and_values():
     assert all(label in pdf_texts for label in labels)
 
     # Values: each bar's ends, base-relative in Plotly, exact in the SVG's tooltips.
-    base = spec.base_usd
+    base = spec.base_amount
     assert low["base"] == high["base"] == base
-    ends = [(r["low_value_usd"], r["high_value_usd"]) for r in ROWS]
+    ends = [(r["low_value_amount"], r["high_value_amount"]) for r in ROWS]
     web_ends = [(base + lo, base + hi) for lo, hi in zip(low["x"], high["x"], strict=True)]
     assert list(reversed(web_ends)) == [pytest.approx(e, abs=1e-6) for e in ends]
     hover = [(a[2], b[2]) for a, b in zip(low["customdata"], high["customdata"], strict=True)]
@@ -62,7 +62,7 @@ def test_web_and_pdf_tornado_share_title_labels_and_values():
     assert pdf_tips == [
         f"{label}: {lo:,.0f} USD to {hi:,.0f} USD"
         for label, (lo, hi) in zip(
-            labels, [(r["low_value_usd"], r["high_value_usd"]) for r in ROWS], strict=True
+            labels, [(r["low_value_amount"], r["high_value_amount"]) for r in ROWS], strict=True
         )
     ]
 
@@ -74,7 +74,7 @@ def _snapshot_with(rows: list[dict]) -> dict:
 
 
 def test_no_bars_no_tornado():
-    assert chartdefs.tco_tornado([]) is None
+    assert chartdefs.tco_tornado([], "USD") is None
     assert "tornado" not in pdf_context.report_charts(_snapshot_with([]))
 
 
@@ -124,8 +124,8 @@ def test_web_and_pdf_cumulative_cost_share_title_series_and_values():
         == [o["label"] for o in tco["options"]]
     )
     assert all(x.label in texts for x in spec.lines)
-    stored = [tuple(float(v) for v in o["cumulative_usd"]) for o in tco["options"]]
-    assert [x.values_usd for x in spec.lines] == stored
+    stored = [tuple(float(v) for v in o["cumulative_amount"]) for o in tco["options"]]
+    assert [x.values_amount for x in spec.lines] == stored
     _assert_same_values(lines, stored, svg_text)
 
 
@@ -139,8 +139,8 @@ def test_web_and_pdf_monte_carlo_share_title_bands_and_values():
     assert [t["name"] for t in medians] == [f"{b.label} P50" for b in spec.bands]
     assert all(f"{b.label} P10–P90" in texts for b in spec.bands)
     mc = tco["monte_carlo"]
-    stored = [tuple(float(v) for v in mc[f"{k}_p50_usd"]) for k in ("cloud", "owned")]
-    assert [b.p50_usd for b in spec.bands] == stored
+    stored = [tuple(float(v) for v in mc[f"{k}_p50_amount"]) for k in ("cloud", "owned")]
+    assert [b.p50_amount for b in spec.bands] == stored
     _assert_same_values(medians, stored, svg_text)  # the SVG's polylines: one P50 per band
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import date
-from typing import Any
+from typing import Annotated, Any
 
 from django.db import models
 from django.urls import reverse
 from ninja import Field, Query, Router, Schema, Status
+from pydantic import BeforeValidator, ConfigDict
 
 from catalog.selectors import catalog_version_pinned
 from planner import jobs, sizing
@@ -76,8 +77,12 @@ class CandidateOut(Schema):
     tpot_ms: float | None
     batch_per_replica: int
     output_tokens_per_s_per_replica: float
-    usd_per_million_output_tokens: float | None
-    usd_per_hour: float | None
+    usd_per_million_output_tokens: float | None = Field(
+        ..., description="At the catalog's cloud list price, USD (the catalog's currency)."
+    )
+    usd_per_hour: float | None = Field(
+        ..., description="The fleet at the catalog's cloud list price, USD per hour."
+    )
     expected_error_pct: float | None
     best: bool
     chosen: bool
@@ -333,6 +338,11 @@ class PlacementOut(Schema):
     notes: list[str]
     cost_source: str
     catalog_gap: str
+    cost_currency: str = Field(
+        "",
+        description="The currency of the costs per million tokens the result scores (the TCO "
+        "run's: the plan's); empty when no TCO run has finished.",
+    )
 
 
 @router.get(
@@ -348,6 +358,165 @@ def placement(request, plan_id: Id):
 # --- TCO runs ----------------------------------------------------------------------------------
 
 
+def _text(value: Any) -> Any:
+    """An amount as its exact decimal text (runs store text; a number is written as text)."""
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+# Money of a TCO run: exact decimal text in the run's `currency` (never a float, never USD
+# unless `currency` says so). Amounts are named `…_amount`; runs stored with `…_usd` keys
+# are renamed on read (planner.facility.tco_results).
+Amount = Annotated[str, BeforeValidator(_text)]
+IN_CURRENCY = " Decimal text in the run's `currency`."
+
+
+class TcoPart(Schema):
+    """Keeps the keys a newer run adds that these schemas do not name yet."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class TcoWorkloadCostOut(TcoPart):
+    key: str = Field(..., description="The workload's id.")
+    name: str = ""
+    share: float | None = Field(
+        None, description="The workload's share of the option's cost (accelerator-seconds)."
+    )
+    cost_per_request_amount: Amount | None = Field(
+        None, description="The workload's own cost per request." + IN_CURRENCY
+    )
+    cost_per_million_output_tokens_amount: Amount | None = Field(
+        None, description="Its cost per million output tokens." + IN_CURRENCY
+    )
+    input_amount_per_million_tokens: Amount | None = Field(
+        None, description="The prefill part per million input tokens." + IN_CURRENCY
+    )
+    output_amount_per_million_tokens: Amount | None = Field(
+        None, description="The decode part per million output tokens." + IN_CURRENCY
+    )
+
+
+class TcoSiteShareOut(TcoPart):
+    key: str
+    label: str = ""
+    servers: int | None = None
+    lines_amount: dict[str, Amount] = Field(
+        default_factory=dict, description="Horizon total per cost line at the site." + IN_CURRENCY
+    )
+    net_cost_amount: Amount | None = Field(
+        None, description="The site's cash cost net of terminal value." + IN_CURRENCY
+    )
+    npv_amount: Amount | None = Field(None, description="The site's NPV of cost." + IN_CURRENCY)
+    spare_servers: int | None = None
+    burst_region: str | None = None
+
+
+class TcoOptionOut(TcoPart):
+    key: str
+    label: str
+    kind: str = ""
+    lines_amount: dict[str, list[Amount]] = Field(
+        default_factory=dict, description="Monthly cash cost per cost line." + IN_CURRENCY
+    )
+    monthly_amount: list[Amount] = Field(
+        default_factory=list, description="Monthly cash cost." + IN_CURRENCY
+    )
+    cumulative_amount: list[Amount] = Field(
+        default_factory=list, description="Running total of the monthly cost." + IN_CURRENCY
+    )
+    terminal_value_amount: Amount | None = Field(
+        None, description="Book value at the horizon (credited)." + IN_CURRENCY
+    )
+    net_cost_amount: Amount | None = Field(
+        None, description="Cumulative cost net of the terminal value." + IN_CURRENCY
+    )
+    npv_amount: Amount | None = Field(
+        None, description="Net present value of cost at the plan's discount rate." + IN_CURRENCY
+    )
+    break_even_month: int | None = None
+    cost_per_million_output_tokens_amount: Amount | None = Field(
+        None, description="Amortised cost per million output tokens." + IN_CURRENCY
+    )
+    cost_per_request_amount: Amount | None = Field(
+        None, description="Amortised cost per request." + IN_CURRENCY
+    )
+    input_amount_per_million_tokens: Amount | None = Field(
+        None, description="The prefill part per million input tokens." + IN_CURRENCY
+    )
+    output_amount_per_million_tokens: Amount | None = Field(
+        None, description="The decode part per million output tokens." + IN_CURRENCY
+    )
+    owned_gpus: int | None = None
+    mean_utilisation: float | None = None
+    break_even_utilisation: float | None = None
+    notes: list[str] = Field(default_factory=list)
+    base_curve: list[list[Any]] = Field(
+        default_factory=list,
+        description="Hybrid: [owned base servers, NPV amount in `currency`] per base size.",
+    )
+    collapses_to_cloud: bool | None = None
+    workloads: list[TcoWorkloadCostOut] | None = Field(
+        default_factory=list,
+        description="Every workload (`key`: its id) with its own cost per request and per "
+        "million input and output tokens: its `share` of the option's cost, by the "
+        "accelerator-seconds its prompts and outputs take.",
+    )
+    sites: list[TcoSiteShareOut] = Field(
+        default_factory=list, description="The option's sites and each one's share."
+    )
+
+
+class TcoTornadoBarOut(TcoPart):
+    driver: str
+    unit: str = ""
+    low_input: float | None = None
+    high_input: float | None = None
+    low_value_amount: Amount = Field(
+        ..., description="NPV saved by owning at the driver's low end." + IN_CURRENCY
+    )
+    high_value_amount: Amount = Field(
+        ..., description="NPV saved by owning at the driver's high end." + IN_CURRENCY
+    )
+    base_value_amount: Amount = Field(..., description="The base case." + IN_CURRENCY)
+    span_amount: Amount | None = Field(None, description="|high − low|." + IN_CURRENCY)
+
+
+class TcoMonteCarloOut(TcoPart):
+    site_key: str | None = None
+    paths: int | None = None
+    seed: int | None = None
+    probability_owned_cheaper: float | None = None
+    owned_p10_amount: list[Amount] = Field(
+        default_factory=list, description="Cumulative owned cost, P10 by month." + IN_CURRENCY
+    )
+    owned_p50_amount: list[Amount] = Field(default_factory=list, description="P50." + IN_CURRENCY)
+    owned_p90_amount: list[Amount] = Field(default_factory=list, description="P90." + IN_CURRENCY)
+    cloud_p10_amount: list[Amount] = Field(
+        default_factory=list, description="Cumulative cloud on-demand cost, P10." + IN_CURRENCY
+    )
+    cloud_p50_amount: list[Amount] = Field(default_factory=list, description="P50." + IN_CURRENCY)
+    cloud_p90_amount: list[Amount] = Field(default_factory=list, description="P90." + IN_CURRENCY)
+
+
+class TcoResultsOut(TcoPart):
+    currency: str = Field(..., description="The currency of every `…_amount` (the plan's).")
+    fx: dict[str, str | None] | None = Field(
+        None,
+        description="The conversion of the engine's USD: `from` (USD), `to` (`currency`), "
+        "`rate` (1 USD in `to`, as applied) and `date` (the rate's; none for USD).",
+    )
+    months: list[int] = Field(default_factory=list)
+    demand_gpu_hours: list[float] = Field(default_factory=list)
+    discount_rate: float | None = None
+    cheapest: str | None = Field(None, description="The key of the option with the lowest NPV.")
+    capex_basis: str | None = Field(
+        None, description="What the owned capex is: the priced BOM or an estimate."
+    )
+    options: list[TcoOptionOut] = Field(default_factory=list)
+    tornado: list[TcoTornadoBarOut] = Field(default_factory=list)
+    monte_carlo: TcoMonteCarloOut | None = None
+
+
 class TcoRunOut(JobOut):
     id: int
     stale: bool = Field(..., description="The plan's inputs changed since this run.")
@@ -356,13 +525,14 @@ class TcoRunOut(JobOut):
         description="When done: the currency of every amount in results (the plan's), "
         "converted from the engine's USD at results.fx (rate and its date).",
     )
-    results: dict[str, Any] | None = Field(
+    results: TcoResultsOut | None = Field(
         ...,
-        description="When done: cash flows and costs per option, money as decimal strings in "
-        "`currency` (keys keep their historical `_usd` suffix; the amounts are not USD unless "
-        "`currency` is USD). Each option's `workloads` gives every workload (`key`: its id) its "
-        "own cost per request and per million input and output tokens: its `share` of the "
-        "option's cost, by the accelerator-seconds its prompts and outputs take.",
+        description="When done: cash flows and costs per option. Every amount is named "
+        "`…_amount` (`npv_amount`, `net_cost_amount`, `cost_per_request_amount`, "
+        "`cost_per_million_output_tokens_amount`, `input_amount_per_million_tokens`, "
+        "`lines_amount`, the tornado's `low_value_amount`, the Monte Carlo's "
+        "`owned_p50_amount` …) and is decimal text in `currency` (earlier versions of the API "
+        "named them `…_usd`, though they held the same amounts in `currency`).",
     )
 
 

@@ -109,21 +109,30 @@ class TcoSettingsIn(Versioned):
     cloud_keeps_spares: bool | None = None
 
 
+# The TCO's price inputs are entered in USD, as its form says (the engine computes in USD and
+# converts the run's results into the plan's currency): their names say so truly.
+_USD_INPUT = "USD, like the catalog's prices; a run's results are in the plan's currency."
+
+
 class TcoSettingsOut(Schema):
     version: int
     horizon_months: int
-    server_price_usd: float | None
-    network_usd: float | None
-    storage_usd: float
-    install_usd: float
-    shipping_and_duties_usd: float
+    server_price_usd: float | None = Field(..., description="Price of one server, " + _USD_INPUT)
+    network_usd: float | None = Field(..., description="Network capex, " + _USD_INPUT)
+    storage_usd: float = Field(..., description="Storage capex, " + _USD_INPUT)
+    install_usd: float = Field(..., description="Installation, " + _USD_INPUT)
+    shipping_and_duties_usd: float = Field(
+        ..., description="Freight, insurance and duties, " + _USD_INPUT
+    )
     maintenance_pct_per_year: float | None
     spares_pct: float
     residual_pct: float
     lifetime_months: int
     idle_power_pct: float
     cost_of_capital_pct: float
-    on_demand_usd_per_gpu_h: float | None
+    on_demand_usd_per_gpu_h: float | None = Field(
+        ..., description="On-demand price per accelerator-hour, " + _USD_INPUT
+    )
     commit_1yr_discount_pct: float | None
     commit_3yr_discount_pct: float | None
     spot_discount_pct: float

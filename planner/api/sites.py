@@ -111,9 +111,12 @@ class SiteOut(Schema):
     switches_per_rack: int
     switch_power_kw: float
     pdus_per_rack: int
-    power_usd_per_kwh: float
-    facility_usd_per_kw_month: float
-    staff_usd_per_month: float
+    # Entered in USD, as the form says: the TCO computes in USD and converts its results.
+    power_usd_per_kwh: float = Field(..., description="Electricity price, USD per kWh.")
+    facility_usd_per_kw_month: float = Field(
+        ..., description="Space/capacity charge, USD per provisioned IT kW and month."
+    )
+    staff_usd_per_month: float = Field(..., description="Operations staff, USD per month.")
     notes: str
 
 

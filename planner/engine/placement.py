@@ -134,7 +134,8 @@ class PlacementOption:
         locations: Every location the option would process data in (hybrid lists both).
         worst_rtt_ms: Worst round trip from any user region to the option, ms; ``None`` if
             not computed.
-        cost_per_million_tokens_usd: Cost per million tokens, USD; ``None`` if not known.
+        cost_per_million_tokens_amount: Cost per million tokens in
+            :attr:`PlacementInputs.cost_currency`; ``None`` if not known.
         control_level: Control the option gives, 0-5; ``None`` uses
             :data:`DEFAULT_CONTROL_LEVEL`.
         workload_locations: Workload name → the locations that process its data, for an
@@ -148,7 +149,7 @@ class PlacementOption:
     label: str
     locations: tuple[Location, ...]
     worst_rtt_ms: float | None = None
-    cost_per_million_tokens_usd: float | None = None
+    cost_per_million_tokens_amount: float | None = None
     control_level: int | None = None
     workload_locations: Mapping[str, tuple[Location, ...]] = field(default_factory=dict)
 
@@ -201,6 +202,8 @@ class PlacementInputs:
             :data:`EDGE_MAX_WEIGHTS_GB`.
         accelerators_per_replica: The plan's widest replica (accelerators), None when
             unknown; edge options need it within :data:`EDGE_MAX_ACCELERATORS_PER_REPLICA`.
+        cost_currency: The currency of the options' costs (the TCO run's), named in the cost
+            reasons; required when any option has a cost.
     """
 
     options: tuple[PlacementOption, ...]
@@ -211,6 +214,7 @@ class PlacementInputs:
     weights: Mapping[str, float] = field(default_factory=dict)
     model_weights_gb: float | None = None
     accelerators_per_replica: int | None = None
+    cost_currency: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,15 +399,17 @@ def _latency_score(option: PlacementOption, budget_ms: float) -> tuple[float | N
     )
 
 
-def _cost_score(option: PlacementOption, cheapest: float | None) -> tuple[float | None, str]:
-    cost = option.cost_per_million_tokens_usd
+def _cost_score(
+    option: PlacementOption, cheapest: float | None, currency: str
+) -> tuple[float | None, str]:
+    cost = option.cost_per_million_tokens_amount
     if cost is None or cheapest is None:
         return None, "No cost per million tokens was given for this option."
     if cost <= 0:
-        return MAX_SCORE, f"{cost:.2f} USD per million tokens."
+        return MAX_SCORE, f"{cost:.2f} {currency} per million tokens."
     return (
         MAX_SCORE * cheapest / cost,  # relative to the cheapest eligible option
-        f"{cost:.2f} USD per million tokens against {cheapest:.2f} for the cheapest option.",
+        f"{cost:.2f} {currency} per million tokens against {cheapest:.2f} for the cheapest option.",
     )
 
 
@@ -464,10 +470,15 @@ def score_placement(inputs: PlacementInputs) -> PlacementResult:
         A :class:`PlacementResult`, best eligible option first.
 
     Raises:
-        ValueError: On a bad profile, a negative weight or a non-positive latency budget.
+        ValueError: On a bad profile, a negative weight, a non-positive latency budget, or
+            costs without their currency.
     """
     if inputs.rtt_budget_ms <= 0:
         raise EngineInputError("rtt_budget_ms must be positive")
+    if not inputs.cost_currency and any(
+        o.cost_per_million_tokens_amount is not None for o in inputs.options
+    ):
+        raise EngineInputError("options with a cost need cost_currency (the costs' currency)")
     weights = {**DEFAULT_WEIGHTS, **dict(inputs.weights)}
     if any(w < 0 for w in weights.values()) or set(weights) - set(CRITERIA):
         raise EngineInputError(f"weights must be non-negative and among {CRITERIA}")
@@ -476,9 +487,9 @@ def score_placement(inputs: PlacementInputs) -> PlacementResult:
     residency = {o.key: _residency(o, inputs.residency_rules) for o in inputs.options}
     misfit = edge_misfit(inputs)
     costs = [
-        o.cost_per_million_tokens_usd
+        o.cost_per_million_tokens_amount
         for o in inputs.options
-        if o.cost_per_million_tokens_usd is not None and not residency[o.key]
+        if o.cost_per_million_tokens_amount is not None and not residency[o.key]
     ]
     cheapest = min(costs) if costs else None
 
@@ -502,7 +513,7 @@ def score_placement(inputs: PlacementInputs) -> PlacementResult:
         ]
         lat, lat_text, flag = _latency_score(option, inputs.rtt_budget_ms)
         scored.append(("latency", lat, lat_text))
-        scored.append(("cost", *_cost_score(option, cheapest)))
+        scored.append(("cost", *_cost_score(option, cheapest, inputs.cost_currency)))
         scored.append(("control", *_control_score(option, inputs.control_requirement)))
 
         criteria = tuple(CriterionScore(name, s, weights[name], text) for name, s, text in scored)

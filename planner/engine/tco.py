@@ -22,9 +22,11 @@ Each workload gets its own: the option's amortised cost is split by the workload
 accelerator-seconds (requests × the prefill and the decode seconds a request takes on its
 chosen configuration), and its input and output tokens pay the prefill and decode parts.
 
-Money is plain ``float`` (NumPy float64) in the engine; it is quantised to ``Decimal`` with its
-currency only at the storage boundary (the TCO service), as in saleor's ``core/prices.py``.
-Amounts are in the plan's currency; names say ``_usd`` because catalog prices are USD.
+Money is plain ``float`` (NumPy float64) in USD in the engine, as its ``_usd`` names say: the
+catalog, cloud and site prices it takes are USD, and a BOM priced in the plan's currency is
+converted into USD by :func:`hardware_from_bom`. The TCO service converts the results into the
+plan's currency once, where it stores them (as ``…_amount`` beside their ``currency``), and
+quantises them to ``Decimal`` there, as in saleor's ``core/prices.py``.
 
 Sources: ``shared/reference/facility_tco_sourcing.md`` parts B and D ("ref B4" etc.).
 """

@@ -27,7 +27,8 @@ COLOURS = {
 
 
 def _cur(results: dict[str, Any]) -> str:
-    """The currency the run's amounts are stored in (the plan's; USD for older runs)."""
+    """The currency the run's amounts are in (the plan's; older runs without one are USD and
+    say so once read: :func:`planner.facility.tco_results.upgrade_tco_results`)."""
     return results.get("currency") or "USD"
 
 
@@ -54,7 +55,7 @@ def cumulative_cost_figure(results: dict[str, Any]) -> str:
     spec = chartdefs.tco_cumulative(results)
     figure = go.Figure()
     for line in spec.lines if spec else ():
-        cumulative = list(line.values_usd)
+        cumulative = list(line.values_amount)
         colour = COLOURS.get(line.kind, "#6b7280")
         figure.add_trace(
             go.Scatter(
@@ -89,7 +90,7 @@ def cumulative_cost_figure(results: dict[str, Any]) -> str:
         figure,
         spec.title if spec else "Cumulative cost by option",
         xaxis={"title": spec.x_label if spec else "Month"},
-        yaxis={"title": spec.y_label if spec else "USD", "tickformat": ",.0f"},
+        yaxis={"title": spec.y_label if spec else _cur(results), "tickformat": ",.0f"},
         legend={"orientation": "h", "y": -0.2},
         height=480,
     )
@@ -109,10 +110,10 @@ def monthly_stack_figure(results: dict[str, Any], option_key: str | None = None)
     if option_key not in options:
         owned = [o for o in results["options"] if o.get("owned_gpus")]
         pool = owned or results["options"]
-        option_key = min(pool, key=lambda o: float(o["npv_usd"]))["key"]
+        option_key = min(pool, key=lambda o: float(o["npv_amount"]))["key"]
     option = options[option_key]
     figure = go.Figure()
-    for line, values in option["lines_usd"].items():
+    for line, values in option["lines_amount"].items():
         amounts = _floats(values)
         if not any(abs(v) > 0.005 for v in amounts):
             continue
@@ -148,7 +149,7 @@ def tornado_figure(results: dict[str, Any]) -> str:
     bars = list(reversed(spec.bars))  # Plotly draws the first category at the bottom
     units = {b["driver"]: DRIVER_UNITS.get(b["driver"], b["unit"]) for b in results["tornado"]}
     unit_of = {DRIVER_LABELS.get(d, d): u for d, u in units.items()}
-    base = spec.base_usd
+    base = spec.base_amount
     figure = go.Figure()
     for end, name, colour in (
         ("low", "Driver −20 %", "#93c5fd"),
@@ -157,7 +158,7 @@ def tornado_figure(results: dict[str, Any]) -> str:
         figure.add_trace(
             go.Bar(
                 y=[b.label for b in bars],
-                x=[getattr(b, f"{end}_usd") - base for b in bars],
+                x=[getattr(b, f"{end}_amount") - base for b in bars],
                 base=base,
                 orientation="h",
                 name=name,
@@ -166,7 +167,7 @@ def tornado_figure(results: dict[str, Any]) -> str:
                     [
                         getattr(b, f"{end}_input"),
                         unit_of.get(b.label, b.unit),
-                        getattr(b, f"{end}_usd"),
+                        getattr(b, f"{end}_amount"),
                     ]
                     for b in bars
                 ],  # fmt: skip
@@ -204,8 +205,13 @@ def monte_carlo_figure(results: dict[str, Any]) -> str:
     for band in spec.bands:
         colour, fill = fills["Cloud" if band.label.startswith("Cloud") else "Owned"]
         for values, name, hover, extra in (
-            (band.p90_usd, f"{band.label} P90", "P90", {"showlegend": False}),
-            (band.p10_usd, f"{band.label} P10-P90", "P10", {"fill": "tonexty", "fillcolor": fill}),
+            (band.p90_amount, f"{band.label} P90", "P90", {"showlegend": False}),
+            (
+                band.p10_amount,
+                f"{band.label} P10-P90",
+                "P10",
+                {"fill": "tonexty", "fillcolor": fill},
+            ),
         ):
             figure.add_trace(
                 go.Scatter(
@@ -221,7 +227,7 @@ def monte_carlo_figure(results: dict[str, Any]) -> str:
         figure.add_trace(
             go.Scatter(
                 x=months,
-                y=list(band.p50_usd),
+                y=list(band.p50_amount),
                 mode="lines",
                 line={"color": colour, "width": 2},
                 name=f"{band.label} P50",

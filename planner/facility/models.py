@@ -3,8 +3,9 @@
 A :class:`Site` is a place the plan's servers could live (own data centre, colocation cage
 or cloud region) with the electrical and cooling figures the facility checks need. Defaults
 are the engine's constants (``planner.engine.facility`` / ``planner.engine.tco``), shown with
-their source in the form. Money is ``Decimal`` in USD (catalog prices are USD); the TCO page
-says so.
+their source in the form. Their prices are ``Decimal`` in USD, like the catalog's and the
+engine's (the forms say so); a TCO run's results are in the plan's currency, named
+``…_amount`` with ``currency`` beside them (:mod:`planner.facility.tco_results`).
 """
 
 from decimal import Decimal
@@ -19,6 +20,7 @@ from planner.engine import limits
 from planner.engine import tco as te
 from planner.engine.network import REGIONS
 from planner.engine.placement import OPTION_KINDS
+from planner.facility.tco_results import upgrade_tco_results
 from planner.input_rules import NOTES_MAX_LENGTH
 from planner.models.jobs import Job, JobStatus
 from planner.validation import date_constraint, date_in_range, in_range, range_constraint
@@ -416,12 +418,24 @@ class TcoSettings(VersionedModel):
 TcoStatus = JobStatus  # the status of every background job
 
 
+class TcoResultsField(models.JSONField):
+    """A run's results, read in the current shape whatever shape they were stored in.
+
+    Runs stored before amounts were named ``…_amount`` carry ``…_usd`` keys holding the plan's
+    currency; :func:`~planner.facility.tco_results.upgrade_tco_results` renames them as the
+    row is read (the stored JSON is left as it is)."""
+
+    def from_db_value(self, value, expression, connection):
+        return upgrade_tco_results(super().from_db_value(value, expression, connection))
+
+
 class TcoRun(Job):
     """One TCO computation of a plan, stored against the SHA-256 hash of its inputs.
 
-    ``inputs`` is the canonical JSON of the engine inputs (what the task computes from);
-    ``results`` holds the options' cash flows, the tornado and the Monte Carlo bands with
-    money as decimal strings (cents) and ``basis`` says where each input came from. One
+    ``inputs`` is the canonical JSON of the engine inputs (what the task computes from, in
+    USD); ``results`` holds the options' cash flows, the tornado and the Monte Carlo bands
+    with money as decimal strings (cents) in ``results["currency"]`` (the plan's), under
+    ``…_amount`` keys, and ``basis`` says where each input came from. One
     run per plan and input hash (a constraint, so two simultaneous clicks make one run).
     """
 
@@ -431,7 +445,7 @@ class TcoRun(Job):
     input_hash = models.CharField(max_length=64, db_index=True)
     inputs = models.JSONField()
     basis = models.JSONField(default=list, blank=True)
-    results = models.JSONField(null=True, blank=True)
+    results = TcoResultsField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

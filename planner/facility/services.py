@@ -316,6 +316,8 @@ class PlacementEvaluation:
         notes: Assumptions (generic options, missing sites, stale costs).
         cost_source: Where costs came from ("" when no TCO has finished).
         catalog_gap: Why the plan cannot be scored (a figure missing from the catalog).
+        deployment_parts: Site key → the sentence saying it is part of one owned deployment.
+        cost_currency: The currency of the costs scored (the TCO run's; "" without a run).
     """
 
     result: pe.PlacementResult | None
@@ -327,6 +329,7 @@ class PlacementEvaluation:
     cost_source: str = ""
     catalog_gap: str = ""
     deployment_parts: dict[str, str] = field(default_factory=dict)
+    cost_currency: str = ""
 
 
 def deployment_parts(results: dict | None) -> dict[str, str]:
@@ -341,7 +344,7 @@ def deployment_parts(results: dict | None) -> dict[str, str]:
         if len(sites) < 2 or option.get("kind") == "hybrid":
             continue
         for p in sites:
-            npv = p.get("npv_usd")
+            npv = p.get("npv_amount")
             share = f"{p.get('servers', 0)} servers" + (
                 f", NPV {float(npv):,.0f} {currency}" if npv is not None else ""
             )
@@ -414,7 +417,7 @@ def placement_evaluate(
         if w.pk in rules and rules[w.pk].tokens
     )
 
-    costs, cost_source = _tco_costs(plan)
+    costs, cost_source, cost_currency = _tco_costs(plan)
     options: list[pe.PlacementOption] = []
     latency: dict[str, list[str]] = {}
 
@@ -559,12 +562,14 @@ def placement_evaluate(
             residency_rules=engine_rules,
             rtt_budget_ms=budget,
             control_requirement=decision.control_requirement,
+            cost_currency=cost_currency,
             **_edge_need(workloads),
         )
     )
     return PlacementEvaluation(
         result, budget, ttft, user_regions, latency, notes, cost_source,
         deployment_parts=deployment_parts(_latest_tco_results(plan)),
+        cost_currency=cost_currency,
     )  # fmt: skip
 
 
@@ -664,19 +669,20 @@ def _hybrid_collapsed(plan: Plan) -> bool:
     return any(o["kind"] == "hybrid" and o.get("collapses_to_cloud") for o in options)
 
 
-def _tco_costs(plan: Plan) -> tuple[dict[str, float], str]:
-    """Cost per million output tokens per placement key from the latest finished TCO run."""
+def _tco_costs(plan: Plan) -> tuple[dict[str, float], str, str]:
+    """Cost per million output tokens per placement key from the latest finished TCO run,
+    where they come from, and their currency (the run's: the plan's)."""
     run = (
         TcoRun.objects.filter(plan=plan, status=TcoStatus.SUCCEEDED)
         .order_by("-finished_at")
         .first()
     )
     if run is None or not run.results:
-        return {}, ""
+        return {}, "", ""
     costs: dict[str, float] = {}
     cloud: list[tuple[float, str]] = []
     for o in run.results["options"]:
-        value = o.get("cost_per_million_output_tokens_usd")
+        value = o.get("cost_per_million_output_tokens_amount")
         if value is None:
             continue
         if o["kind"].startswith("cloud"):
@@ -693,7 +699,7 @@ def _tco_costs(plan: Plan) -> tuple[dict[str, float], str]:
     source = f"TCO run of {run.finished_at:%Y-%m-%d %H:%M}" + (
         "" if fresh else " (stale: the plan has changed since)"
     )
-    return costs, source
+    return costs, source, run.results["currency"]
 
 
 @transaction.atomic
@@ -1524,8 +1530,8 @@ def tco_results_serialise(
 
     The engine computes in USD; ``fx`` (from :func:`tco_fx`, stored with the run's inputs)
     converts every amount once, here, and is stored with the results so every document
-    shows the rate and its date. Keys keep their ``_usd`` names for stored runs; the amount
-    is in ``currency``.
+    shows the rate and its date. Amounts are named ``…_amount`` and are in ``currency``
+    (runs stored with ``…_usd`` keys are renamed on read: :mod:`planner.facility.tco_results`).
     """
     fx = fx or {"currency": "USD", "rate": "1", "rate_date": None}
     rate = Decimal(fx["rate"])
@@ -1556,38 +1562,38 @@ def tco_results_serialise(
                 "key": o.key,
                 "label": o.label,
                 "kind": o.kind,
-                "lines_usd": {k: money_list(v) for k, v in o.lines_usd.items()},
-                "monthly_usd": money_list(o.monthly_usd),
-                "cumulative_usd": money_list(o.cumulative_usd),
-                "terminal_value_usd": money(o.terminal_value_usd),
-                "net_cost_usd": money(o.net_cost_usd),
-                "npv_usd": money(o.npv_usd),
+                "lines_amount": {k: money_list(v) for k, v in o.lines_usd.items()},
+                "monthly_amount": money_list(o.monthly_usd),
+                "cumulative_amount": money_list(o.cumulative_usd),
+                "terminal_value_amount": money(o.terminal_value_usd),
+                "net_cost_amount": money(o.net_cost_usd),
+                "npv_amount": money(o.npv_usd),
                 "break_even_month": o.break_even_month,
-                "cost_per_million_output_tokens_usd": unit(
+                "cost_per_million_output_tokens_amount": unit(
                     o.cost_per_million_output_tokens_usd, "0.01"
                 ),
-                "cost_per_request_usd": unit(o.cost_per_request_usd, "0.000001"),
+                "cost_per_request_amount": unit(o.cost_per_request_usd, "0.000001"),
                 "owned_gpus": o.owned_gpus,
                 "mean_utilisation": _opt(o.mean_utilisation),
                 "break_even_utilisation": _opt(o.break_even_utilisation),
                 "notes": list(o.notes),
                 "base_curve": [[n, money(v)] for n, v in o.base_curve],
-                "input_usd_per_million_tokens": unit(o.input_usd_per_million_tokens, "0.0001"),
-                "output_usd_per_million_tokens": unit(o.output_usd_per_million_tokens, "0.0001"),
+                "input_amount_per_million_tokens": unit(o.input_usd_per_million_tokens, "0.0001"),
+                "output_amount_per_million_tokens": unit(o.output_usd_per_million_tokens, "0.0001"),
                 "collapses_to_cloud": o.collapses_to_cloud,
                 "workloads": [
                     {
                         "key": w.key,
                         "name": w.name,
                         "share": round(w.share, 6),
-                        "cost_per_request_usd": unit(w.cost_per_request_usd, "0.000001"),
-                        "cost_per_million_output_tokens_usd": unit(
+                        "cost_per_request_amount": unit(w.cost_per_request_usd, "0.000001"),
+                        "cost_per_million_output_tokens_amount": unit(
                             w.cost_per_million_output_tokens_usd, "0.01"
                         ),
-                        "input_usd_per_million_tokens": unit(
+                        "input_amount_per_million_tokens": unit(
                             w.input_usd_per_million_tokens, "0.0001"
                         ),
-                        "output_usd_per_million_tokens": unit(
+                        "output_amount_per_million_tokens": unit(
                             w.output_usd_per_million_tokens, "0.0001"
                         ),
                     }
@@ -1598,9 +1604,9 @@ def tco_results_serialise(
                         "key": b.key,
                         "label": b.label,
                         "servers": b.servers,
-                        "lines_usd": {k: money(v) for k, v in b.lines_total_usd.items()},
-                        "net_cost_usd": money(b.net_cost_usd),
-                        "npv_usd": money(b.npv_usd),
+                        "lines_amount": {k: money(v) for k, v in b.lines_total_usd.items()},
+                        "net_cost_amount": money(b.net_cost_usd),
+                        "npv_amount": money(b.npv_usd),
                         "spare_servers": b.spare_servers,
                         "burst_region": b.burst_region,
                     }
@@ -1615,10 +1621,10 @@ def tco_results_serialise(
                 "unit": fx["currency"] + b.unit[3:] if _is_usd(b.unit) else b.unit,
                 "low_input": driver_input(b.low_input, b.unit),
                 "high_input": driver_input(b.high_input, b.unit),
-                "low_value_usd": money(b.low_value_usd),
-                "high_value_usd": money(b.high_value_usd),
-                "base_value_usd": money(b.base_value_usd),
-                "span_usd": money(b.span_usd),
+                "low_value_amount": money(b.low_value_usd),
+                "high_value_amount": money(b.high_value_usd),
+                "base_value_amount": money(b.base_value_usd),
+                "span_amount": money(b.span_usd),
             }
             for b in bars
         ],
@@ -1628,15 +1634,9 @@ def tco_results_serialise(
             "seed": bands.seed,
             "probability_owned_cheaper": round(bands.probability_owned_cheaper, 4),
             **{
-                name: money_list(getattr(bands, name))
-                for name in (
-                    "owned_p10_usd",
-                    "owned_p50_usd",
-                    "owned_p90_usd",
-                    "cloud_p10_usd",
-                    "cloud_p50_usd",
-                    "cloud_p90_usd",
-                )
+                f"{side}_{band}_amount": money_list(getattr(bands, f"{side}_{band}_usd"))
+                for side in ("owned", "cloud")
+                for band in ("p10", "p50", "p90")
             },
         },
     }

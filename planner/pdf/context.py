@@ -494,7 +494,7 @@ def headline_option(
     matches = [o for o in tco.options if o.kind in wanted]
     # the cheapest by NPV (an option without one, as in old snapshots, last)
     return (
-        min(matches, key=lambda o: (o.npv_usd is None, o.npv_usd or Decimal(0)))
+        min(matches, key=lambda o: (o.npv_amount is None, o.npv_amount or Decimal(0)))
         if matches
         else None
     )
@@ -502,8 +502,9 @@ def headline_option(
 
 def workload_costs(option: schema.TcoOption | None, workloads) -> tuple[dict, ...]:
     """Each workload's own cost per request in ``option`` (its share of the option's cost by
-    accelerator-seconds), in the plan's order: ``{"name", "cost_per_request_usd",
-    "input_usd_per_million_tokens", "output_usd_per_million_tokens"}``. Empty for a run
+    accelerator-seconds), in the plan's order: ``{"name", "cost_per_request_amount",
+    "input_amount_per_million_tokens", "output_amount_per_million_tokens"}``, amounts in the
+    run's currency (``tco.currency``). Empty for a run
     made before workloads had their own figures (the option's one figure is shown then)."""
     if option is None or not option.workloads:
         return ()
@@ -513,9 +514,11 @@ def workload_costs(option: schema.TcoOption | None, workloads) -> tuple[dict, ..
         rows.append(
             {
                 "name": w.name,
-                "cost_per_request_usd": cost.cost_per_request_usd if cost else None,
-                "input_usd_per_million_tokens": cost.input_usd_per_million_tokens if cost else None,
-                "output_usd_per_million_tokens": cost.output_usd_per_million_tokens
+                "cost_per_request_amount": cost.cost_per_request_amount if cost else None,
+                "input_amount_per_million_tokens": cost.input_amount_per_million_tokens
+                if cost
+                else None,
+                "output_amount_per_million_tokens": cost.output_amount_per_million_tokens
                 if cost
                 else None,
             }
@@ -553,13 +556,13 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
     if tco.available and (cumulative := chartdefs.tco_cumulative(tco)) is not None:
         charts["cumulative"] = Chart("cumulative", "Cumulative cost by option",
             svg.line_chart([str(m) for m in cumulative.x],
-                           [svg.Series(x.label, list(x.values_usd)) for x in cumulative.lines],
+                           [svg.Series(x.label, list(x.values_amount)) for x in cumulative.lines],
                            title=cumulative.title, y_label=cumulative.y_label,
                            x_label=cumulative.x_label, label_every=6))  # fmt: skip
         cheapest = tco.cheapest_option
-        if cheapest and cheapest.lines_usd:
+        if cheapest and cheapest.lines_amount:
             by_year: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-            for line, values in cheapest.lines_usd.items():
+            for line, values in cheapest.lines_amount.items():
                 for i, v in enumerate(values):
                     by_year[line][i // 12 + 1] += float(v)
             years = sorted({y for v in by_year.values() for y in v})
@@ -570,8 +573,8 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
                                       title=f"Cost per year — {cheapest.label} ({cur})",
                                       y_label=cur))  # fmt: skip
         if (fan := chartdefs.tco_monte_carlo(tco)) is not None:
-            bands = [svg.Band(f"{b.label} P10–P90", list(b.p10_usd), list(b.p50_usd),
-                              list(b.p90_usd)) for b in fan.bands]  # fmt: skip
+            bands = [svg.Band(f"{b.label} P10–P90", list(b.p10_amount), list(b.p50_amount),
+                              list(b.p90_amount)) for b in fan.bands]  # fmt: skip
             charts["bands"] = Chart("bands", "Monte Carlo bands",
                 svg.band_chart([str(m) for m in fan.x], bands, title=fan.title, y_label=fan.y_label,
                                x_label=fan.x_label, label_every=6))  # fmt: skip
@@ -693,8 +696,10 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
             "what": _what(snap.workloads, snap.deployment) or "no workloads yet",
             "where": where,
             "placement_reason": placement.reason,
-            "cost_per_request_usd": chosen.cost_per_request_usd if chosen else None,
-            "cost_per_million_usd": chosen.cost_per_million_output_tokens_usd if chosen else None,
+            "cost_per_request_amount": chosen.cost_per_request_amount if chosen else None,
+            "cost_per_million_amount": chosen.cost_per_million_output_tokens_amount
+            if chosen
+            else None,
             "headline_label": chosen.label if chosen else "",
             # each workload its own figure (runs before that: the option's one, above)
             "per_workload": workload_costs(chosen, snap.workloads),
@@ -702,7 +707,7 @@ def report_context(snapshot: dict | Snapshot, **head) -> ReportContext:
             # No option chosen: said so, with the owned option the quote prices, labelled.
             "no_option_chosen": undecided,
             "quoted_label": quoted.label if quoted else "",
-            "quoted_cost_per_request_usd": quoted.cost_per_request_usd if quoted else None,
+            "quoted_cost_per_request_amount": quoted.cost_per_request_amount if quoted else None,
             "currency": tco.currency or "USD",
             "fx": getattr(tco, "fx", None) or {},
             "go_live": timeline.go_live,

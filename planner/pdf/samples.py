@@ -86,16 +86,16 @@ def _tco(months: int) -> dict:
     ):  # fmt: skip
         options.append({
             "key": key, "label": label, "kind": key.split("_")[0],
-            "net_cost_usd": f"{capex + monthly * months:.2f}",
-            "npv_usd": f"{(capex + monthly * months) * 0.86:.2f}",
-            "break_even_month": 31 if capex else None, "cost_per_request_usd": per_request,
-            "cost_per_million_output_tokens_usd": f"{float(per_request) * 2.8e3:.2f}",
-            "cumulative_usd": ramp(capex, monthly), "monthly_usd": [f"{monthly:.2f}"] * months,
-            "lines_usd": {"compute": [f"{monthly * 0.7:.2f}"] * months,
+            "net_cost_amount": f"{capex + monthly * months:.2f}",
+            "npv_amount": f"{(capex + monthly * months) * 0.86:.2f}",
+            "break_even_month": 31 if capex else None, "cost_per_request_amount": per_request,
+            "cost_per_million_output_tokens_amount": f"{float(per_request) * 2.8e3:.2f}",
+            "cumulative_amount": ramp(capex, monthly), "monthly_amount": [f"{monthly:.2f}"] * months,
+            "lines_amount": {"compute": [f"{monthly * 0.7:.2f}"] * months,
                           "power": [f"{monthly * 0.2:.2f}"] * months,
                           "facility": [f"{monthly * 0.1:.2f}"] * months},
             "owned_gpus": 16 if capex else 0, "mean_utilisation": 0.61, "notes": [],
-            "terminal_value_usd": "0.00",
+            "terminal_value_amount": "0.00",
         })  # fmt: skip
     base = [640000 + 9100 * m for m in range(1, months + 1)]
     cloud = [13800 * m for m in range(1, months + 1)]
@@ -105,19 +105,19 @@ def _tco(months: int) -> dict:
         "discount_rate": 0.08, "cheapest": "cloud_3yr", "options": options,
         "tornado": [
             {"driver": name, "unit": "", "low_input": 0, "high_input": 0,
-             "low_value_usd": f"{1186000 - span:.2f}", "high_value_usd": f"{1186000 + span:.2f}",
-             "base_value_usd": "1186000.00", "span_usd": f"{2 * span:.2f}"}
+             "low_value_amount": f"{1186000 - span:.2f}", "high_value_amount": f"{1186000 + span:.2f}",
+             "base_value_amount": "1186000.00", "span_amount": f"{2 * span:.2f}"}
             for name, span in (("Server price", 128000), ("Utilisation", 91000),
                                ("Power price", 40000), ("Cloud price", 26000))
         ],
         "monte_carlo": {
             "site_key": "colo_ams", "paths": 10000, "seed": 0, "probability_owned_cheaper": 0.41,
-            "owned_p10_usd": [f"{v * 0.93:.2f}" for v in base],
-            "owned_p50_usd": [f"{v:.2f}" for v in base],
-            "owned_p90_usd": [f"{v * 1.08:.2f}" for v in base],
-            "cloud_p10_usd": [f"{v * 0.9:.2f}" for v in cloud],
-            "cloud_p50_usd": [f"{v:.2f}" for v in cloud],
-            "cloud_p90_usd": [f"{v * 1.12:.2f}" for v in cloud],
+            "owned_p10_amount": [f"{v * 0.93:.2f}" for v in base],
+            "owned_p50_amount": [f"{v:.2f}" for v in base],
+            "owned_p90_amount": [f"{v * 1.08:.2f}" for v in base],
+            "cloud_p10_amount": [f"{v * 0.9:.2f}" for v in cloud],
+            "cloud_p50_amount": [f"{v:.2f}" for v in cloud],
+            "cloud_p90_amount": [f"{v * 1.12:.2f}" for v in cloud],
         },
         "basis": [],
     }  # fmt: skip

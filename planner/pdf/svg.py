@@ -389,10 +389,10 @@ def range_bar_chart(bars: Sequence[RangeBar], *, title: str, base: float | None 
 def tornado_chart(spec, *, width: int = 640) -> str:
     """A tornado defined once in :mod:`planner.chartdefs` (the page draws it with Plotly): its
     title, axis label and bars; each bar's exact ends in its tooltip (``<title>``)."""
-    bars = [RangeBar(b.label, b.low_usd, b.high_usd) for b in spec.bars]
-    tips = [f"{b.label}: {spec.value_text(b.low_usd)} to {spec.value_text(b.high_usd)}"
+    bars = [RangeBar(b.label, b.low_amount, b.high_amount) for b in spec.bars]
+    tips = [f"{b.label}: {spec.value_text(b.low_amount)} to {spec.value_text(b.high_amount)}"
             for b in spec.bars]  # fmt: skip
-    return range_bar_chart(bars, title=spec.title, base=spec.base_usd, x_label=spec.x_label,
+    return range_bar_chart(bars, title=spec.title, base=spec.base_amount, x_label=spec.x_label,
                            width=width, tips=tips)  # fmt: skip
 
 

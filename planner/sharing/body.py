@@ -53,6 +53,7 @@ FINGERPRINT_SOURCES = (
     "planner/sharing/body.py",
     "planner/sharing/citations.py",
     "planner/sharing/schema.py",
+    "planner/facility/tco_results.py",  # schema.py reads older TCO sections through it
     "planner/chartdefs.py",
     "planner/labels.py",
     "planner/engine/stacks.py",  # labels.py names the serving stacks from it

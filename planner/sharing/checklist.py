@@ -206,10 +206,10 @@ def workload_cost_per_request(option: dict | None, workload_id: object) -> float
     rows = option.get("workloads") or []
     if rows:
         row = next((r for r in rows if str(r.get("key")) == str(workload_id)), None)
-        value = row.get("cost_per_request_usd") if row else None
+        value = row.get("cost_per_request_amount") if row else None
     else:
-        value = option.get("cost_per_request_usd")
-    return float(value) if value else None  # key kept: the amount is in the run's currency
+        value = option.get("cost_per_request_amount")
+    return float(value) if value else None  # in the run's currency
 
 
 def _cost_per_request(s: dict) -> _Finding:
@@ -233,8 +233,8 @@ def _cost_per_request(s: dict) -> _Finding:
             )
             + "."
         )
-    elif option.get("cost_per_request_usd"):
-        cost = float(option["cost_per_request_usd"])  # in the run's currency (key kept)
+    elif option.get("cost_per_request_amount"):
+        cost = float(option["cost_per_request_amount"])  # in the run's currency
         found.evidence.append(f"Cost per request of {how}: {cost:.5f} {currency}.")
     if tco.get("stale"):
         found.fail("The TCO run predates the latest changes to the plan; re-run it.")

@@ -99,9 +99,9 @@ def _per_request(s: Snapshot, workload_id: int | None) -> Decimal | None:
         return None
     if cheapest.workloads:
         cost = cheapest.workload_cost(workload_id) if workload_id is not None else None
-        value = cost.cost_per_request_usd if cost else None
+        value = cost.cost_per_request_amount if cost else None
     else:
-        value = cheapest.cost_per_request_usd
+        value = cheapest.cost_per_request_amount
     return None if value is None else Decimal(str(value))
 
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from planner.models.jobs import Job, JobStatus
 from planner.validation import date_in_range
 
-SNAPSHOT_SCHEMA_VERSION = 2  # planner.sharing.schema: the versions and their migrations
+SNAPSHOT_SCHEMA_VERSION = 3  # planner.sharing.schema: the versions and their migrations
 
 
 class ImmutableRecordError(Exception):

@@ -14,6 +14,10 @@ its hash never change). Version history:
 2. ``open_items`` (results that were not current when published "with open items"); an
    unavailable section may carry the expected domain error as ``problem``/``problem_kind``
    beside its fixed ``reason``.
+3. The TCO section's amounts are named ``…_amount`` (``npv_amount``, ``cost_per_request_amount``,
+   ``input_amount_per_million_tokens``, the tornado's ``low_value_amount``, the Monte Carlo's
+   ``owned_p50_amount`` …) instead of ``…_usd``: they are in the section's ``currency`` (the
+   plan's), which was USD only for runs made before amounts were converted.
 
 Sections keep fields this schema does not name (``extra="allow"``), so a reader never loses
 data a newer builder added; every field a reader relies on is named and typed here.
@@ -35,6 +39,7 @@ from pydantic import (
     ValidationError,
 )
 
+from planner.facility.tco_results import upgrade_tco_section
 from planner.sharing.models import SNAPSHOT_SCHEMA_VERSION
 
 __all__ = ["SNAPSHOT_SCHEMA_VERSION", "Snapshot", "SnapshotInvalid", "load", "validate"]
@@ -170,24 +175,32 @@ class Placement(Section):
 
 
 class WorkloadCost(Part):
-    """One workload's own unit costs in an option (runs before them have none)."""
+    """One workload's own unit costs in an option (runs before them have none), in the TCO
+    section's ``currency``."""
 
     key: str = ""
     name: str = ""
-    cost_per_request_usd: float | None = None
-    input_usd_per_million_tokens: float | None = None
-    output_usd_per_million_tokens: float | None = None
+    cost_per_request_amount: float | None = None
+    input_amount_per_million_tokens: float | None = None
+    output_amount_per_million_tokens: float | None = None
 
 
 class TcoOption(Part):
+    """One option of the TCO run; every amount in the TCO section's ``currency``."""
+
     key: str
     label: str
     kind: str = ""
-    npv_usd: Decimal | None = None
-    cost_per_request_usd: float | None = None
-    cost_per_million_output_tokens_usd: float | None = None
-    cumulative_usd: list[float | None] = Field(default_factory=list)
-    lines_usd: dict[str, list[float | None]] = Field(default_factory=dict)
+    npv_amount: Decimal | None = None
+    net_cost_amount: Decimal | None = None
+    terminal_value_amount: Decimal | None = None
+    cost_per_request_amount: float | None = None
+    cost_per_million_output_tokens_amount: float | None = None
+    input_amount_per_million_tokens: float | None = None
+    output_amount_per_million_tokens: float | None = None
+    cumulative_amount: list[float | None] = Field(default_factory=list)
+    monthly_amount: list[float | None] = Field(default_factory=list)
+    lines_amount: dict[str, list[float | None]] = Field(default_factory=dict)
     # None in a section built from a TCO run stored before per-workload costs: none known
     workloads: Annotated[list[WorkloadCost], BeforeValidator(lambda v: v or [])] = Field(
         default_factory=list
@@ -199,10 +212,12 @@ class TcoOption(Part):
 
 
 class TornadoBar(Part):
+    """NPV saved by owning at a driver's low and high end, in the section's ``currency``."""
+
     driver: str
-    low_value_usd: float
-    high_value_usd: float
-    base_value_usd: float
+    low_value_amount: float
+    high_value_amount: float
+    base_value_amount: float
 
 
 class Tco(Section):
@@ -531,8 +546,16 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 2, "open_items": data.get("open_items", [])}
 
 
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """The TCO section's ``…_usd`` amounts (in its ``currency``) under their ``…_amount``
+    names: the same renaming as a stored TCO run's (:mod:`planner.facility.tco_results`)."""
+    tco = data.get("tco")
+    upgraded = upgrade_tco_section(tco) if isinstance(tco, dict) else tco
+    return {**data, "schema_version": 3, "tco": upgraded}
+
+
 # MIGRATIONS[n] turns a version-n dict into version n + 1 (read time only).
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:

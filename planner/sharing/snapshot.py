@@ -341,15 +341,15 @@ def _tco(plan: Plan) -> dict[str, Any]:
         stale = False
     results = run.results
     keep = (
-        "key", "label", "kind", "net_cost_usd", "npv_usd", "break_even_month",
-        "cost_per_request_usd", "cost_per_million_output_tokens_usd", "cumulative_usd",
-        "monthly_usd", "owned_gpus", "mean_utilisation", "notes", "terminal_value_usd",
-        "input_usd_per_million_tokens", "output_usd_per_million_tokens", "sites", "workloads",
+        "key", "label", "kind", "net_cost_amount", "npv_amount", "break_even_month",
+        "cost_per_request_amount", "cost_per_million_output_tokens_amount", "cumulative_amount",
+        "monthly_amount", "owned_gpus", "mean_utilisation", "notes", "terminal_value_amount",
+        "input_amount_per_million_tokens", "output_amount_per_million_tokens", "sites", "workloads",
     )  # fmt: skip
     options = [{k: o.get(k) for k in keep} for o in results.get("options", [])]
     for option, source in zip(options, results.get("options", []), strict=False):
         # Monthly cost per line of the option (capex, power, ...) for the stacked chart.
-        option["lines_usd"] = source.get("lines_usd", {})
+        option["lines_amount"] = source.get("lines_amount", {})
     return {
         "available": True,
         "run_id": run.pk,

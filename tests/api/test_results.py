@@ -113,7 +113,7 @@ def test_a_tco_run_is_202_with_a_status_url_that_reports_the_results(
         rows = option["workloads"]
         assert sorted(w["key"] for w in rows) == ids
         assert sum(w["share"] for w in rows) == pytest.approx(1.0, abs=1e-5)
-        assert all(w["cost_per_request_usd"] for w in rows)
+        assert all(w["cost_per_request_amount"] for w in rows)
 
 
 def test_a_plan_without_a_choice_cannot_be_costed(api, sized_plan):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from planner.engine.errors import EngineInputError
 from planner.engine.placement import (
     Location,
     PlacementInputs,
@@ -106,11 +107,19 @@ def test_latency_score_and_flag_when_round_trip_breaks_budget():
 
 
 def test_cost_relative_to_cheapest_and_missing_cost_left_out():
-    result = score_placement(PlacementInputs(options(aws=4.0, own=2.0), FLAT))
+    result = score_placement(PlacementInputs(options(aws=4.0, own=2.0), FLAT, cost_currency="EUR"))
     assert result.by_key("own").score("cost") == 5.0
     assert result.by_key("aws").score("cost") == 2.5  # 5 × 2 / 4
     colo = result.by_key("colo")
     assert colo.score("cost") is None and "cost" in colo.missing
+    # The reason names the costs' currency (the TCO run's), never a USD it does not hold.
+    why = next(c.explanation for c in result.by_key("aws").criteria if c.criterion == "cost")
+    assert why == "4.00 EUR per million tokens against 2.00 for the cheapest option."
+
+
+def test_costs_without_their_currency_are_refused():
+    with pytest.raises(EngineInputError, match="cost_currency"):
+        score_placement(PlacementInputs(options(aws=4.0), FLAT))
 
 
 def test_weighted_total_by_hand():
@@ -129,7 +138,9 @@ def test_control_shortfall_lowers_score():
 
 
 def test_weights_change_the_ranking():
-    base = PlacementInputs(options(aws=1.0, own=10.0), SPIKY, control_requirement=0)
+    base = PlacementInputs(
+        options(aws=1.0, own=10.0), SPIKY, control_requirement=0, cost_currency="USD"
+    )
     cost_heavy = score_placement(
         PlacementInputs(**{**_fields(base), "weights": {"cost": 10.0, "latency": 0.0}})
     )
@@ -156,7 +167,6 @@ def _fields(inputs: PlacementInputs) -> dict:
 
 
 def test_each_user_region_is_served_from_its_nearest_allowed_cloud_region():
-    from planner.engine.errors import EngineInputError
     from planner.engine.network import REGIONS, haversine_km, rtt_ms
     from planner.engine.placement import cloud_region_per_user_region
 
@@ -178,13 +188,16 @@ def test_each_user_region_is_served_from_its_nearest_allowed_cloud_region():
 
 def test_edge_is_only_for_models_that_fit_edge_hardware():
     # Edge wins on latency when nothing is known about the model (spiky traffic, cheap edge).
-    base = PlacementInputs(options(edge=1.0, aws=2.0), SPIKY, rtt_budget_ms=20.0)
+    base = PlacementInputs(
+        options(edge=1.0, aws=2.0), SPIKY, rtt_budget_ms=20.0, cost_currency="USD"
+    )
     assert score_placement(base).best.key == "edge"
     # A 70B FP8 model (70 GB of weights) on 41 GPUs: edge hardware cannot hold it.
     big = PlacementInputs(
         options(edge=1.0, aws=2.0),
         SPIKY,
         rtt_budget_ms=20.0,
+        cost_currency="USD",
         model_weights_gb=70.6,
         accelerators_per_replica=1,
     )

@@ -32,7 +32,7 @@ def test_placement_ranks_the_tcos_hybrid_and_it_serves_each_workload_where_its_u
     for part in based:
         assert f"{part['label']} {part['servers']}" in row.label
     cost = next(c for c in row.criteria if c.criterion == "cost")
-    assert f"{float(tco['cost_per_million_output_tokens_usd']):.2f}" in cost.explanation
+    assert f"{float(tco['cost_per_million_output_tokens_amount']):.2f}" in cost.explanation
 
     # Like-for-like with the owned option: no base site holds more than the deployment puts
     # there, and a base keeps the site's N+1 spares.
@@ -49,4 +49,4 @@ def test_placement_ranks_the_tcos_hybrid_and_it_serves_each_workload_where_its_u
     # the hybrid is not refused for the batch's residency rule.
     assert not any("Nightly catalogue enrichment" in r for r in row.ineligible_reasons)
     assert row.eligible and row.kind == "hybrid"
-    assert float(tco["npv_usd"]) <= float(owned["npv_usd"])
+    assert float(tco["npv_amount"]) <= float(owned["npv_amount"])

@@ -90,9 +90,9 @@ def test_a_run_stores_results_progress_and_money_as_decimals(sized_plan, colo_si
     assert "owned" in keys and "hybrid" in keys  # one owned option for the deployment
     owned = next(o for o in results["options"] if o["key"] == "owned")
     assert [p["key"] for p in owned["sites"]] == [f"site-{colo_site.pk}"]
-    npv = results["options"][0]["npv_usd"]
+    npv = results["options"][0]["npv_amount"]
     assert isinstance(npv, str) and Decimal(npv) == Decimal(npv).quantize(Decimal("0.01"))
-    assert len(results["monte_carlo"]["owned_p50_usd"]) == 60
+    assert len(results["monte_carlo"]["owned_p50_amount"]) == 60
     assert results["monte_carlo"]["paths"] == 10_000
     assert {b["driver"] for b in results["tornado"]} == set(te.DEFAULT_DRIVERS)
     # The stored figures equal a direct engine run on the same inputs (USD), converted once

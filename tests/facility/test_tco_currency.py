@@ -32,4 +32,4 @@ def test_tornado_money_drivers_are_stored_in_the_plan_currency():
     assert rows["cloud_price"]["unit"] == "EUR/GPU-h"
     assert rows["cloud_price"]["high_input"] == pytest.approx(1.35)
     assert rows["utilisation"] == {**rows["utilisation"], "unit": "fraction", "low_input": 0.48}
-    assert stored["tornado"][0]["base_value_usd"] == "1.35"  # the metric converted as before
+    assert stored["tornado"][0]["base_value_amount"] == "1.35"  # the metric converted as before

@@ -20,7 +20,7 @@ def test_collapsed_hybrid_is_shown_and_scored_as_cloud(client, consultant_a, siz
     assert hybrid["collapses_to_cloud"] and hybrid["owned_gpus"] == 0
     assert hybrid["break_even_month"] is None
     assert hybrid["base_curve"][0][0] == 0 and len(hybrid["base_curve"]) >= 6  # 0..5 servers
-    assert hybrid["npv_usd"] == _option(run, "cloud_on_demand")["npv_usd"]
+    assert hybrid["npv_amount"] == _option(run, "cloud_on_demand")["npv_amount"]
 
     scored = {o.key: o for o in services.placement_evaluate(plan=sized_plan).result.options}
     assert scored["hybrid"].kind == "public_cloud"
@@ -40,6 +40,6 @@ def test_a_paying_hybrid_base_keeps_the_hybrid_kind(consultant_a, sized_plan, co
     hybrid = _option(run, "hybrid")
     assert not hybrid["collapses_to_cloud"] and hybrid["owned_gpus"] > 0
     npvs = [float(v) for _, v in hybrid["base_curve"]]
-    assert float(hybrid["npv_usd"]) == min(npvs)
+    assert float(hybrid["npv_amount"]) == min(npvs)
     scored = {o.key: o for o in services.placement_evaluate(plan=sized_plan).result.options}
     assert scored["hybrid"].kind == "hybrid"

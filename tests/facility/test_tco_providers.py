@@ -112,13 +112,16 @@ def test_each_workload_is_costed_by_its_accelerator_seconds_from_the_chosen_poin
     batch_s = batch.requests_per_month * 0.5
     assert costs[str(chat_w.pk)]["share"] == pytest.approx(chat_s / (chat_s + batch_s), abs=1e-6)
     assert (
-        costs[str(chat_w.pk)]["cost_per_request_usd"]
-        != costs[str(batch_w.pk)]["cost_per_request_usd"]
+        costs[str(chat_w.pk)]["cost_per_request_amount"]
+        != costs[str(batch_w.pk)]["cost_per_request_amount"]
     )
     client.force_login(consultant_a)
     page = client.get(reverse("facility:tco", args=[sized_plan.pk])).content.decode()
     for w in first["workloads"]:
-        assert f"{w['input_usd_per_million_tokens']} / {w['output_usd_per_million_tokens']}" in page
+        assert (
+            f"{w['input_amount_per_million_tokens']} / {w['output_amount_per_million_tokens']}"
+            in page
+        )
 
 
 def test_a_choice_saved_without_accelerator_seconds_is_split_by_gpu_hours(sized_plan, colo_site):

@@ -5,6 +5,7 @@ cost of the BOM, the quote) and the surfaces only copy it. Figures are compared 
 against surface, not against numbers written here, so a change of price or rule keeps the test
 true only if every surface changes with it."""
 
+import json
 import re
 from decimal import Decimal
 
@@ -97,7 +98,7 @@ def test_the_demo_shows_one_set_of_money_everywhere(client, demo, choice):
 
     # TCO capex is the BOM at landed cost: the landed-cost page's and the API's total.
     if run.results.get("capex_basis") == "priced BOM":
-        capex = Decimal(options["owned"]["lines_usd"]["capex"][0])
+        capex = Decimal(options["owned"]["lines_amount"]["capex"][0])
         assert capex == CENTS(report.total_net.amount)
     landed_page = client.get(reverse("sourcing:landed_cost", args=[plan.pk])).content.decode()
     shown = re.search(r'data-testid="landed-total".*?card-count">([^<]+)<', landed_page, re.S)
@@ -107,24 +108,35 @@ def test_the_demo_shows_one_set_of_money_everywhere(client, demo, choice):
     ).json()
     assert CENTS(Decimal(str(api["total_net"]["amount"]))) == CENTS(report.total_net.amount)
 
-    # Each option's NPV: the TCO page and the API's run.
+    # Each option's NPV: the TCO page and the API's run, both in the plan's currency (EUR).
     tco_page = client.get(reverse("facility:tco", args=[plan.pk])).content.decode()
+    assert f"Amounts in {plan.currency}" in tco_page
+    page_npv = {}
     for key, option in options.items():
         row = re.search(rf'<tr data-option="{re.escape(key)}">(.*?)</tr>', tco_page, re.S)
         cells = re.findall(r'<td class="num">([^<]*)</td>', row.group(1))
-        assert _number(cells[0]) == Decimal(option["npv_usd"]).quantize(Decimal(1)), key
+        page_npv[key] = _number(cells[0])
+        assert page_npv[key] == Decimal(option["npv_amount"]).quantize(Decimal(1)), key
     api_run = client.get(
         f"/api/v1/plans/{plan.pk}/tco-runs/{run.pk}", headers=bearer(_token(organisation, user))
     ).json()
-    assert {o["key"]: o["npv_usd"] for o in api_run["results"]["options"]} == {
-        k: o["npv_usd"] for k, o in options.items()
+    assert plan.currency == "EUR"
+    assert api_run["currency"] == api_run["results"]["currency"] == plan.currency
+    assert {o["key"]: o["npv_amount"] for o in api_run["results"]["options"]} == {
+        k: o["npv_amount"] for k, o in options.items()
     }
+    assert {
+        o["key"]: Decimal(o["npv_amount"]).quantize(Decimal(1))
+        for o in api_run["results"]["options"]
+    } == page_npv
+    # No key of the API's run names a USD that its EUR amount is not.
+    assert not re.search(r'"(?:\w+_)?usd(?:_\w+)?":', json.dumps(api_run))
 
     # Each workload's cost per request: the TCO page's table is the run's, option by option.
     for key, option in options.items():
         row = re.search(rf'data-option-workloads="{re.escape(key)}">(.*?)</tr>', tco_page, re.S)
         shown = _testid(row.group(1), "tco-workload-per-request")
-        assert shown == [str(w["cost_per_request_usd"]) for w in option["workloads"]], key
+        assert shown == [str(w["cost_per_request_amount"]) for w in option["workloads"]], key
 
     # The quote: its page, the client's page and both PDFs give one total.
     quote_page = client.get(reverse("sourcing:quote", args=[plan.pk])).content.decode()
@@ -141,10 +153,10 @@ def test_the_demo_shows_one_set_of_money_everywhere(client, demo, choice):
     per_request = [_number(t) for t in _testid(body, "headline-per-request")]
     if expected_key == "cheapest cloud":
         clouds = [o for o in options.values() if o["kind"].startswith("cloud")]
-        expected_key = min(clouds, key=lambda o: Decimal(o["npv_usd"]))["key"]
+        expected_key = min(clouds, key=lambda o: Decimal(o["npv_amount"]))["key"]
     five = Decimal("0.00001")
     expected = [
-        Decimal(str(w["cost_per_request_usd"])).quantize(five)
+        Decimal(str(w["cost_per_request_amount"])).quantize(five)
         for w in options[expected_key]["workloads"]
     ]
     assert per_request == expected

@@ -87,13 +87,13 @@ def _snapshot(**overrides):
                     "key": "site-7",
                     "label": "AMS",
                     "kind": "colocation",
-                    "cost_per_request_usd": "0.00031",
+                    "cost_per_request_amount": "0.00031",
                 },
                 {
                     "key": "cloud_od",
                     "label": "Cloud on demand",
                     "kind": "cloud_on_demand",
-                    "cost_per_request_usd": "0.0009",
+                    "cost_per_request_amount": "0.0009",
                 },
             ],  # fmt: skip
         },
@@ -225,10 +225,10 @@ def test_each_workload_is_compared_with_its_own_cost_per_request():
     chat = _workload(id=1, name="Chat", cost_per_request_target="0.000500")
     batch = _workload(id=2, name="Batch", cost_per_request_target="0.001000")
     snapshot = _snapshot(workloads=[chat, batch])
-    snapshot["tco"]["options"][0]["cost_per_request_usd"] = "0.00100"
+    snapshot["tco"]["options"][0]["cost_per_request_amount"] = "0.00100"
     snapshot["tco"]["options"][0]["workloads"] = [
-        {"key": "1", "name": "Chat", "cost_per_request_usd": "0.00031"},
-        {"key": "2", "name": "Batch", "cost_per_request_usd": "0.00240"},
+        {"key": "1", "name": "Chat", "cost_per_request_amount": "0.00031"},
+        {"key": "2", "name": "Batch", "cost_per_request_amount": "0.00240"},
     ]
     item = _item(snapshot, "cost_per_request")
     assert "Chat: target 0.00050 EUR per request, met (0.00031)." in item.evidence

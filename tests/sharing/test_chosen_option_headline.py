@@ -39,8 +39,8 @@ def test_the_headline_is_the_chosen_option_and_says_so_when_none_is(client, plan
     owned = next(o for o in snap["tco"]["options"] if o["key"] == "owned")
     assert snap["placement"]["chosen_key"] in {part["key"] for part in owned["sites"]}
     summary = services.document_context(revision=revision, kind=DocumentKind.REPORT).summary
-    per_workload = [str(w["cost_per_request_usd"]) for w in owned["workloads"]]
-    assert [str(w["cost_per_request_usd"]) for w in summary["per_workload"]] == per_workload
+    per_workload = [str(w["cost_per_request_amount"]) for w in owned["workloads"]]
+    assert [str(w["cost_per_request_amount"]) for w in summary["per_workload"]] == per_workload
     assert summary["headline_label"] == owned["label"]
     assert _quoted_servers(snap) == sum(part["servers"] for part in owned["sites"])
     page = _share_page(client, plan, consultant, revision)
@@ -74,8 +74,8 @@ def test_the_headline_is_the_chosen_option_and_says_so_when_none_is(client, plan
     assert f"the quote prices {owned['label']}" in headline
     for w, other in zip(owned["workloads"], cheapest["workloads"], strict=True):
         assert f"{w['name']} " in headline
-        assert f"{Decimal(w['cost_per_request_usd']):,.5f} EUR" in headline
-        assert f"{Decimal(other['cost_per_request_usd']):,.5f}" not in headline
+        assert f"{Decimal(w['cost_per_request_amount']):,.5f} EUR" in headline
+        assert f"{Decimal(other['cost_per_request_amount']):,.5f}" not in headline
     assert "no option chosen" in page  # the open item, as the client reads it
 
     # Every document says so too (the report's summary and every document's open items).
@@ -84,7 +84,7 @@ def test_the_headline_is_the_chosen_option_and_says_so_when_none_is(client, plan
         html = render_html(services.DOCUMENT_TEMPLATES[kind], {"doc": context})
         assert "no option chosen" in html.lower(), kind
     report = services.document_context(revision=undecided, kind=DocumentKind.REPORT)
-    assert report.summary["no_option_chosen"] and report.summary["cost_per_request_usd"] is None
+    assert report.summary["no_option_chosen"] and report.summary["cost_per_request_amount"] is None
 
     # A chosen hybrid heads with the hybrid's figure, and since the quote still prices the
     # owned deployment, publishing says the quote is not of the chosen option.

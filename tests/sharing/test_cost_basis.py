@@ -28,7 +28,7 @@ def test_tco_owned_capex_is_the_quote_cost_basis(plan, signed_in):
     owned, results = _owned(plan)
     assert results["currency"] == plan.currency == "EUR"
     # Every generation bought inside the horizon is a capex month; the demo buys one.
-    capex = [Decimal(v) for v in owned["lines_usd"]["capex"] if Decimal(v)]
+    capex = [Decimal(v) for v in owned["lines_amount"]["capex"] if Decimal(v)]
     assert len(capex) == 1
     report = ssvc.landed_cost_report(plan=plan, organisation=plan.organisation)
     sell = quote_sell(plan=plan, bom=snapshot_bom(plan, report))
@@ -36,7 +36,7 @@ def test_tco_owned_capex_is_the_quote_cost_basis(plan, signed_in):
     cost_basis = Decimal(sell["goods_cost"])
     assert abs(capex[0] - cost_basis) <= CENT, (capex[0], cost_basis)
     # The per-site capex of the owned option adds up to it too.
-    by_site = sum(Decimal(s["lines_usd"]["capex"]) for s in owned["sites"])
+    by_site = sum(Decimal(s["lines_amount"]["capex"]) for s in owned["sites"])
     assert abs(by_site - cost_basis) <= 2 * CENT
     # The TCO names its capex basis.
     build = fsvc.tco_inputs_build(plan=plan)
@@ -101,7 +101,7 @@ def test_headline_kw_is_the_sites_facility_kw_and_the_tco_charges_it(plan, signe
     for share in owned["sites"]:
         site = sites[share["key"]]
         space = Decimal(site_kw[share["key"]] * site.facility_usd_per_kw_month * months)
-        assert abs(Decimal(share["lines_usd"]["facility"]) - space * rate) <= CENT, share["key"]
+        assert abs(Decimal(share["lines_amount"]["facility"]) - space * rate) <= CENT, share["key"]
 
 
 def test_support_is_counted_as_bought_once_for_its_term(plan):

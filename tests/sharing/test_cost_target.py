@@ -33,7 +33,7 @@ def test_target_compared_with_the_chosen_placement_on_page_and_checklist(client,
     # The TCO's results are in the plan's EUR, and so is the target: compared as stored, with
     # the chat workload's own cost per request (its share of the option by accelerator-seconds).
     cost = float(
-        next(w for w in option["workloads"] if w["key"] == str(chat.pk))["cost_per_request_usd"]
+        next(w for w in option["workloads"] if w["key"] == str(chat.pk))["cost_per_request_amount"]
     )
     assert snapshot["tco"]["currency"] == "EUR" == plan.currency
 
@@ -163,7 +163,7 @@ def test_the_demos_workloads_each_show_their_own_cost_per_request(client, demo):
     for name, cost in shown.items():
         assert f"{name} {cost:.5f} EUR" in evidence
     option, _ = checklist.chosen_tco_option(snapshot)
-    split = {w["name"]: (w["input_usd_per_million_tokens"], w["output_usd_per_million_tokens"])
+    split = {w["name"]: (w["input_amount_per_million_tokens"], w["output_amount_per_million_tokens"])
              for w in option["workloads"]}  # fmt: skip
     print("demo input / output per million tokens:", split)
     assert all(i is not None and o is not None for i, o in split.values())

@@ -34,18 +34,18 @@ def test_demo_headline_figures_agree_in_the_plan_currency(client, signed_in, pla
     results = page.context["run"].results
     assert results["currency"] == "EUR" and results["fx"]["rate"] == tco["fx"]["rate"]
     on_page = next(o for o in results["options"] if o["key"] == chosen["key"])
-    for key in ("npv_usd", "cost_per_request_usd", "cost_per_million_output_tokens_usd",
+    for key in ("npv_amount", "cost_per_request_amount", "cost_per_million_output_tokens_amount",
                 "break_even_month", "owned_gpus"):  # fmt: skip
         assert str(on_page[key]) == str(chosen[key]), key
     # each workload's own cost per request, the same on the page as in the revision
     assert on_page["workloads"] and len(on_page["workloads"]) == len(snap["workloads"])
     for mine, theirs in zip(on_page["workloads"], chosen["workloads"], strict=True):
-        assert str(mine["cost_per_request_usd"]) == str(theirs["cost_per_request_usd"])
+        assert str(mine["cost_per_request_amount"]) == str(theirs["cost_per_request_amount"])
     text = page.content.decode()
     assert f"1 USD = {tco['fx']['rate']} EUR (rate of {tco['fx']['date']})" in text
-    assert f"{Decimal(chosen['npv_usd']):,.0f}".replace(",", "") in text.replace(",", "").replace(
-        "\u00a0", ""
-    )
+    assert f"{Decimal(chosen['npv_amount']):,.0f}".replace(",", "") in text.replace(
+        ",", ""
+    ).replace("\u00a0", "")
 
     # Report (PDF context): the executive summary heads with the chosen option, in EUR.
     head = {"revision_number": revision.number, "published_at": revision.published_at,
@@ -53,11 +53,11 @@ def test_demo_headline_figures_agree_in_the_plan_currency(client, signed_in, pla
     report = report_context(snap, **head)
     assert report.summary["headline_label"] == chosen["label"]
     assert report.summary["currency"] == "EUR"
-    assert [str(w["cost_per_request_usd"]) for w in report.summary["per_workload"]] == [
-        str(w["cost_per_request_usd"]) for w in chosen["workloads"]
+    assert [str(w["cost_per_request_amount"]) for w in report.summary["per_workload"]] == [
+        str(w["cost_per_request_amount"]) for w in chosen["workloads"]
     ]
-    assert str(report.summary["cost_per_million_usd"]) == str(
-        chosen["cost_per_million_output_tokens_usd"]
+    assert str(report.summary["cost_per_million_amount"]) == str(
+        chosen["cost_per_million_output_tokens_amount"]
     )
     assert report.summary["fx"]["rate"] == tco["fx"]["rate"]
 
@@ -69,8 +69,8 @@ def test_demo_headline_figures_agree_in_the_plan_currency(client, signed_in, pla
     headline = public.split("<dt>Cost per request</dt>", 1)[1].split("</dd>", 1)[0]
     for w in chosen["workloads"]:
         assert f"{w['name']} " in headline
-        assert f"{Decimal(w['cost_per_request_usd']):,.5f} EUR" in headline
-    assert f"{Decimal(chosen['npv_usd']):,.0f} EUR" in public
+        assert f"{Decimal(w['cost_per_request_amount']):,.5f} EUR" in headline
+    assert f"{Decimal(chosen['npv_amount']):,.0f} EUR" in public
     assert public.count(f"1 USD = {tco['fx']['rate']} EUR") == 1
     assert " USD</td>" not in public  # no TCO amount left in USD
 

@@ -20,7 +20,7 @@ from tests.sharing.conftest import pdf_text
 def test_the_demo_has_a_published_revision_link_comment_approval_and_sign_offs(plan):
     revision = PlanRevision.objects.get(plan=plan)
     assert revision.number == 1 and revision.published_by_name == "Dana Demo"
-    assert revision.snapshot["schema_version"] == 2
+    assert revision.snapshot["schema_version"] == 3
     assert plan.share_links.count() == 1
     assert revision.comments.count() == 1
     assert revision.decisions.get().kind == "approved"

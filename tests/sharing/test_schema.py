@@ -1,7 +1,9 @@
 """The revision snapshot's schema: validated on publish, versioned, and read typed by the share
-page, the PDFs and the comparison; revisions stored under version 1 still load."""
+page, the PDFs and the comparison; revisions stored under versions 1 and 2 still load."""
 
 import copy
+import json
+import re
 
 import pytest
 
@@ -18,16 +20,28 @@ def stored(plan):
     return PlanRevision.objects.get(plan=plan, number=1).snapshot
 
 
+def _as_version_2(snapshot: dict) -> dict:
+    """The same revision as version 2 stored it: the TCO section's amounts (in its currency)
+    under ``…_usd`` names, written out here by hand rather than from the upgrade's table."""
+    old = copy.deepcopy(snapshot)
+    old["schema_version"] = 2
+    text = json.dumps(old["tco"])
+    text = re.sub(r'"(\w+?)_amount_per_million_tokens"', r'"\1_usd_per_million_tokens"', text)
+    text = re.sub(r'"(\w+?)_amount"', r'"\1_usd"', text)
+    old["tco"] = json.loads(text)
+    return old
+
+
 def _as_version_1(snapshot: dict) -> dict:
     """The same revision as version 1 stored it (no open items)."""
-    old = copy.deepcopy(snapshot)
+    old = _as_version_2(snapshot)
     old["schema_version"] = 1
     old.pop("open_items", None)
     return old
 
 
 def test_a_published_snapshot_is_of_the_current_version_and_reads_typed(stored, plan):
-    assert stored["schema_version"] == SNAPSHOT_SCHEMA_VERSION == 2
+    assert stored["schema_version"] == SNAPSHOT_SCHEMA_VERSION == 3
     snap = schema.load(stored)
     assert snap.plan.name == plan.name
     chat = next(w for w in snap.workloads if w.name == "Customer chat assistant")
@@ -41,7 +55,7 @@ def test_a_published_snapshot_is_of_the_current_version_and_reads_typed(stored, 
 def test_a_version_1_revision_still_loads_and_renders(stored):
     old = _as_version_1(stored)
     snap = schema.load(old)
-    assert snap.schema_version == 2 and snap.open_items == []
+    assert snap.schema_version == 3 and snap.open_items == []
     head = {"revision_number": 1, "published_at": None, "published_by": ""}
     assert pdf_context.report_context(old, **head).summary == (
         pdf_context.report_context(stored, **head).summary
@@ -55,6 +69,33 @@ def test_a_version_1_revision_still_loads_and_renders(stored):
     # Comparing an old revision with a new one reads both typed.
     # (version 1 had no open items: the demo's, its failing A/B feed check, are the only change)
     assert [c for c in compare(old, stored).changes if c.area != "Open items"] == []
+
+
+def test_a_version_2_revision_reads_its_tco_amounts_under_their_new_names(stored):
+    old = _as_version_2(stored)
+    cheapest = next(o for o in old["tco"]["options"] if o["key"] == old["tco"]["cheapest"])
+    assert "npv_usd" in cheapest and "npv_amount" not in cheapest  # the old shape, really
+    assert "low_value_usd" in old["tco"]["tornado"][0]
+    assert "owned_p50_usd" in old["tco"]["monte_carlo"]
+    snap = schema.load(old)
+    assert snap.schema_version == 3
+    assert snap.tco.currency == stored["tco"]["currency"] == "EUR"
+    # The demo's figures, read from the old keys: the same amounts, in the plan's EUR.
+    assert snap.tco.cheapest_option.npv_amount == pytest.approx(
+        schema.load(stored).tco.cheapest_option.npv_amount
+    )
+    assert str(snap.tco.cheapest_option.npv_amount) == cheapest["npv_usd"]
+    chat = snap.tco.cheapest_option.workloads[0]
+    assert chat.cost_per_request_amount == float(cheapest["workloads"][0]["cost_per_request_usd"])
+    dumped = json.dumps(snap.model_dump(mode="json"))
+    assert not re.search(r'"\w*_usd\w*":', dumped.replace("cost_per_request_target_usd", ""))
+    # Every document and the comparison read it as they read the current version.
+    head = {"revision_number": 1, "published_at": None, "published_by": ""}
+    assert pdf_context.report_context(old, **head).summary == (
+        pdf_context.report_context(stored, **head).summary
+    )
+    assert pdf_context.report_charts(old).keys() == pdf_context.report_charts(stored).keys()
+    assert compare(old, stored).changes == []
 
 
 def test_an_old_unavailable_section_with_exception_text_still_loads(stored):
@@ -73,7 +114,7 @@ def test_an_unknown_version_or_a_wrong_field_is_refused(stored):
     broken["workloads"][0]["chosen"]["replicas"] = "many"
     with pytest.raises(schema.SnapshotInvalid, match=r"workloads\.0\.chosen\.replicas"):
         schema.load(broken)
-    with pytest.raises(schema.SnapshotInvalid, match="must be of version 2"):
+    with pytest.raises(schema.SnapshotInvalid, match="must be of version 3"):
         schema.validate(_as_version_1(stored))
 
 

@@ -29,25 +29,25 @@ class Command(BaseCommand):
         self.stdout.write(f"TCO run {run.pk} of plan {plan_id}: amounts in {currency}{rate}")
         for o in results["options"]:
             self.stdout.write(
-                f"  {o['label']}: NPV {o['npv_usd']} {currency}, break-even month "
-                f"{o['break_even_month'] or '—'}, per request {o['cost_per_request_usd']} {currency}, "
-                f"per M output tokens {o['cost_per_million_output_tokens_usd']} {currency}"
+                f"  {o['label']}: NPV {o['npv_amount']} {currency}, break-even month "
+                f"{o['break_even_month'] or '—'}, per request {o['cost_per_request_amount']} {currency}, "
+                f"per M output tokens {o['cost_per_million_output_tokens_amount']} {currency}"
             )
             for w in o.get("workloads") or ():
                 self.stdout.write(
-                    f"    {w['name']}: per request {w['cost_per_request_usd']} {currency}, per M "
-                    f"tokens input {w['input_usd_per_million_tokens'] or '—'} / output "
-                    f"{w['output_usd_per_million_tokens'] or '—'} {currency}"
+                    f"    {w['name']}: per request {w['cost_per_request_amount']} {currency}, per M "
+                    f"tokens input {w['input_amount_per_million_tokens'] or '—'} / output "
+                    f"{w['output_amount_per_million_tokens'] or '—'} {currency}"
                 )
             for note in o.get("notes") or ():
                 self.stdout.write(f"    note: {note}")
             for part in o.get("sites") or ():
                 self.stdout.write(
-                    f"    {part['label']}: {part['servers']} servers, NPV {part['npv_usd']} {currency}"
+                    f"    {part['label']}: {part['servers']} servers, NPV {part['npv_amount']} {currency}"
                 )
         for bar in results.get("tornado") or ():
             self.stdout.write(
                 f"  tornado {bar['driver']}: {bar['low_input']:g}–{bar['high_input']:g} "
-                f"{bar['unit']} → NPV saved {bar['low_value_usd']}–{bar['high_value_usd']} "
+                f"{bar['unit']} → NPV saved {bar['low_value_amount']}–{bar['high_value_amount']} "
                 f"{currency}"
             )
