@@ -341,13 +341,18 @@ def plan_document_check(document: Any) -> dict[str, Any]:
     known = {
         "format", "version", "client", "plan", "workloads", "sites", "tco_settings",
         "placement_decision", "sourcing_settings", "bom_lines", "suppliers",
-        "quote_settings", "quote_fees",
+        "quote_settings", "quote_fees", "purchase_orders",  # orders from version 2 on
     }  # fmt: skip
-    if version >= 2:
-        known.add("purchase_orders")
     unknown = sorted(set(document) - known)
     if unknown:
         raise PortableError({"file": [f"Unknown sections: {', '.join(unknown)}."]})
+    too_long = {
+        section: [f"At most {MAX_ROWS[section]} rows ({len(rows)} given)."]
+        for section, rows in document.items()
+        if section in MAX_ROWS and isinstance(rows, list) and len(rows) > MAX_ROWS[section]
+    }
+    if too_long:
+        raise PortableError(too_long)
     return document
 
 

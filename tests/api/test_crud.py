@@ -49,7 +49,7 @@ def test_create_a_plan_for_a_new_client_then_reuse_it_by_name(api, org_a, consul
 def test_plan_validation_errors_are_the_forms_messages(api):
     response = api.post("/plans", {"name": "No client", "currency": "E1X"})
 
-    assert response.status_code == 400
+    assert response.status_code == 422
     errors = response.json()["errors"]
     assert errors["client"] == ["Pick a client or name a new one."]
     assert errors["currency"] == [
@@ -120,7 +120,7 @@ def test_workload_errors_match_the_page_form(api, sized_plan):
     body = CHAT | {"input_tokens_p95": 100, "daily_profile": [1.0] * 23}
     response = api.post(f"/plans/{sized_plan.pk}/workloads", body)
 
-    assert response.status_code == 400
+    assert response.status_code == 422
     errors = response.json()["errors"]
     form = WorkloadForm(
         {"input_tokens_p95": "100", "daily_profile": ", ".join(["1.0"] * 23)},

@@ -43,7 +43,7 @@ def test_bom_generate_without_a_choice_says_why(owner, demo):
     plan = demo[0]
     plan.workloads.update(chosen_accelerator=None)
     response = owner.post(f"/plans/{plan.pk}/bom/generate")
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "No workload has a chosen configuration" in response.json()["errors"]["__all__"][0]
 
 

@@ -40,12 +40,12 @@ def test_estimate_disaggregated_names_both_pools_and_the_transfer(api, catalog):
     assert data["tpot_ms"] <= 40
     # Without a TPOT target there is nothing to size the decode pool on: a 400, not a 500.
     refused = api.post("/estimate", {**ESTIMATE, "tpot_ms": None})
-    assert refused.status_code == 400
+    assert refused.status_code == 422
     assert "TTFT and a TPOT" in refused.json()["errors"]["__all__"][0]
     assert api.post("/estimate", {**ESTIMATE, "serving": "split"}).status_code == 400
-    # Pools spanning servers are not modelled: a clear 400 names why.
+    # Pools spanning servers are not modelled: a clear 422 names why.
     across = api.post("/estimate", {**ESTIMATE, "pipeline_parallel": 2})
-    assert across.status_code == 400
+    assert across.status_code == 422
     assert "within one server" in across.json()["errors"]["__all__"][0]
 
 

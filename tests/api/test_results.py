@@ -44,7 +44,7 @@ def test_choose_a_candidate_then_an_infeasible_one_is_refused(api, sized_plan):
 
     infeasible = next(r for r in rows if not r["feasible"])
     refused = api.post(base + "/choose", {"key": infeasible["key"]})
-    assert refused.status_code == 400
+    assert refused.status_code == 422
     assert refused.json()["errors"]["key"] == [
         f"That configuration cannot be chosen: {infeasible['reason']}."
     ]
@@ -119,7 +119,7 @@ def test_a_tco_run_is_202_with_a_status_url_that_reports_the_results(
 def test_a_plan_without_a_choice_cannot_be_costed(api, sized_plan):
     sized_plan.workloads.update(chosen_accelerator=None)
     response = api.post(f"/plans/{sized_plan.pk}/tco-runs")
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert response.json()["errors"]["__all__"]
     assert not TcoRun.objects.exists()
 

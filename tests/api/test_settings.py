@@ -143,7 +143,7 @@ def test_placement_settings_errors(api, sized_plan, plan_b):
     assert errors[f"residency.{workload.pk}"] == ["Use ISO country codes or region names: EUROPE!."]
     other = plan_b.workloads.get().pk
     unknown = api.patch(url, {"residency": {str(other): "EU"}})
-    assert unknown.status_code == 400
+    assert unknown.status_code == 422
     assert unknown.json()["errors"] == {
         f"residency.{other}": [f"No workload {other} on this plan."]
     }
@@ -156,10 +156,10 @@ def test_choose_a_placement_option_with_a_reason(api, sized_plan):
     url = f"/plans/{sized_plan.pk}/placement/choose"
 
     short = api.post(url, {"key": key, "reason": "cheap"})
-    assert short.status_code == 400
+    assert short.status_code == 422
     assert short.json()["errors"]["reason"] == ["Say in a sentence why this option was chosen."]
     bad = api.post(url, {"key": "moon-base", "reason": "The client wants it on the moon."})
-    assert bad.status_code == 400 and "key" in bad.json()["errors"]
+    assert bad.status_code == 422 and "key" in bad.json()["errors"]
 
     response = api.post(url, {"key": key, "reason": "Latency to Amsterdam users is lowest."})
 
@@ -214,7 +214,7 @@ def test_split_errors_are_the_forms(api, two_sites, plan_b):
 
     response = api.put(url, {"shares": {str(amsterdam.pk): 60, str(frankfurt.pk): 30}})
 
-    assert response.status_code == 400
+    assert response.status_code == 422
     form = SiteSplitForm(
         {f"share_{amsterdam.pk}": "60", f"share_{frankfurt.pk}": "30"},
         workload=workload,
@@ -274,7 +274,7 @@ def test_payment_milestones_must_add_up_to_100(api, bom_plan):
     assert api.get(url).json()["payment_milestones"][0] == {"pct": 40.0, "when": "on order"}
     bad = [{"pct": 30, "when": "on order"}, {"pct": 60, "when": "on delivery"}]
     response = api.patch(url, {"payment_milestones": bad})
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert response.json()["errors"]["payment_milestones"] == [
         "The payment milestones add up to 90 %; they must add up to 100 %."
     ]
@@ -332,7 +332,7 @@ def test_quote_fee_errors_are_the_models(api, sized_plan):
     support = api.post(
         url, {"kind": "support", "description": "Support", "unit": "days", "unit_price": 10}
     )
-    assert support.status_code == 400
+    assert support.status_code == 422
     assert support.json()["errors"] == {"unit": ["Support is sold in years."]}
     missing = api.post(url, {"kind": "design", "description": "Workshop"}).json()["errors"]
     assert missing == {"unit_price": ["This field is required."]}
@@ -341,7 +341,7 @@ def test_quote_fee_errors_are_the_models(api, sized_plan):
         {"kind": "other", "description": "Travel", "unit": "lump sum", "quantity": 2,
          "unit_price": 100},
     )  # fmt: skip
-    assert lump.status_code == 400
+    assert lump.status_code == 422
     assert lump.json()["errors"] == {"quantity": ["A lump sum has quantity 1."]}
     years = api.post(
         url, {"kind": "support", "description": "S", "unit": "years", "quantity": 1.5,

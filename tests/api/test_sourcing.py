@@ -106,7 +106,7 @@ def test_suppliers_crud_through_the_page_form(owner, demo):
 def test_supplier_validation_is_the_forms(owner, demo):
     taken = Supplier.objects.filter(organisation=demo[2]).first().name
     response = owner.post("/suppliers", {"name": taken.upper(), "country": "NL"})
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert response.json()["errors"]["name"] == ["A supplier with this name already exists."]
     missing = owner.post("/suppliers", {"name": "No country"})
     assert missing.status_code == 400 and "country" in missing.json()["errors"]
@@ -143,29 +143,36 @@ def test_offer_create_read_list_with_price_breaks_and_validity(owner, demo):
 
 
 @pytest.mark.parametrize(
-    ("over", "field", "message"),
+    ("over", "field", "message", "status"),
     [
         (
             {"valid_until": "2020-01-01", "quoted_on": "2020-02-01"},
             "valid_until",
             "An offer cannot expire before it was quoted.",
+            422,  # a rule across two fields
         ),
-        ({"quoted_on": "2999-01-01"}, "quoted_on", None),
+        ({"quoted_on": "2999-01-01"}, "quoted_on", None, 400),  # out of the dates' range
         (
             {"price_breaks": [{"min_qty": 5, "unit_price": 1}, {"min_qty": 5, "unit_price": 2}]},
             "price_breaks",
             "Quantity 5 is given twice.",
+            422,
         ),
-        ({"unit_price": -1}, "unit_price", "Cannot be negative."),
-        ({"item": "part:no-such-part"}, "item", "Unknown part 'no-such-part' in the catalog."),
-        ({"currency": "XXQ"}, "currency", None),
+        ({"unit_price": -1}, "unit_price", "Cannot be negative.", 400),  # below its minimum
+        (
+            {"item": "part:no-such-part"},
+            "item",
+            "Unknown part 'no-such-part' in the catalog.",
+            422,  # a catalog lookup
+        ),
+        ({"currency": "XXQ"}, "currency", None, 422),  # looked up in the ISO 4217 list
     ],
 )
-def test_offer_validation_is_the_forms(owner, demo, over, field, message):
+def test_offer_validation_is_the_forms(owner, demo, over, field, message, status):
     supplier = Supplier.objects.filter(organisation=demo[2]).first()
     before = Offer.objects.count()
     response = owner.post(f"/suppliers/{supplier.pk}/offers", _offer_body(**over))
-    assert response.status_code == 400, response.content
+    assert response.status_code == status, response.content
     errors = response.json()["errors"]
     assert field in errors, errors
     if message:
@@ -246,7 +253,7 @@ def test_manual_bom_line_add_by_slug_and_remove(owner, demo):
     again = owner.post(
         f"/plans/{plan.pk}/bom/lines", {"description": "Spare console cable kit", "quantity": 1}
     )
-    assert again.status_code == 400
+    assert again.status_code == 422
     assert again.json()["errors"]["__all__"] == [
         "This item is already on the bill of materials; change its quantity."
     ]
@@ -255,19 +262,24 @@ def test_manual_bom_line_add_by_slug_and_remove(owner, demo):
 
 
 @pytest.mark.parametrize(
-    ("body", "field", "message"),
+    ("body", "field", "message", "status"),
     [
-        ({"quantity": 1}, "part", "Pick a part, a server or a service, or describe the item."),
-        ({"part": "no-such-part", "quantity": 1}, "part", None),
-        ({"description": "x", "quantity": 0}, "quantity", "At least 1."),
-        ({"description": "x", "quantity": 1, "hs_code": "12"}, "hs_code", None),
+        (
+            {"quantity": 1},
+            "part",
+            "Pick a part, a server or a service, or describe the item.",
+            422,  # one of several fields
+        ),
+        ({"part": "no-such-part", "quantity": 1}, "part", None, 422),  # a catalog lookup
+        ({"description": "x", "quantity": 0}, "quantity", "At least 1.", 400),
+        ({"description": "x", "quantity": 1, "hs_code": "12"}, "hs_code", None, 422),
     ],
 )
-def test_manual_bom_line_validation_is_the_forms(owner, demo, body, field, message):
+def test_manual_bom_line_validation_is_the_forms(owner, demo, body, field, message, status):
     plan = demo[0]
     before = BomLine.objects.filter(plan=plan).count()
     response = owner.post(f"/plans/{plan.pk}/bom/lines", body)
-    assert response.status_code == 400, response.content
+    assert response.status_code == status, response.content
     errors = response.json()["errors"]
     assert field in errors, errors
     if message:
@@ -330,7 +342,7 @@ def test_patch_a_line_refuses_what_the_form_refuses(owner, demo):
     )
     url = f"/plans/{plan.pk}/bom/lines/{line.pk}"
     wrong_item = owner.patch(url, {"pinned_offer": foreign.pk})
-    assert wrong_item.status_code == 400
+    assert wrong_item.status_code == 422
     assert wrong_item.json()["errors"]["pinned_offer"] == [
         "Select a valid choice. That choice is not one of the available choices."
     ]
@@ -383,7 +395,7 @@ def test_purchase_orders_list_create_from_the_bom_and_track(owner, demo):
     ]
     assert owner.get(f"/plans/{plan.pk}/purchase-orders/{order['id']}").json() == order
     nothing = owner.post(f"/plans/{plan.pk}/purchase-orders", {"supplier": supplier.pk})
-    assert nothing.status_code == 400
+    assert nothing.status_code == 422
     assert nothing.json()["errors"]["supplier"][0].startswith("No BOM line left to order")
 
     # Tracking: an actual date moves the status; the change is in the plan's history.
@@ -403,7 +415,7 @@ def test_purchase_order_validation_is_the_forms(owner, demo, other):
     url = f"/plans/{plan.pk}/purchase-orders/{order.pk}"
     future = (timezone.localdate() + timedelta(days=5)).isoformat()
     response = owner.patch(url, {"installed_actual": future})
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert response.json()["errors"]["installed_actual"] == [
         "An actual date cannot be in the future."
     ]
@@ -411,7 +423,7 @@ def test_purchase_order_validation_is_the_forms(owner, demo, other):
     assert negative.json()["errors"]["freight"] == ["Cannot be negative."]
     # Another organisation's supplier is not a choice (the form's message).
     foreign = owner.post(f"/plans/{plan.pk}/purchase-orders", {"supplier": other["supplier"].pk})
-    assert foreign.status_code == 400
+    assert foreign.status_code == 422
     assert foreign.json()["errors"]["supplier"] == [
         "Select a valid choice. That choice is not one of the available choices."
     ]
@@ -591,7 +603,7 @@ def test_hostile_purchase_orders_get_a_clear_error_and_create_nothing(demo, clie
         hostile = copy.deepcopy(document)
         hostile["purchase_orders"] = [bad]
         response = b.post("/plans/import", hostile)
-        assert response.status_code == 400, (name, response.content)
+        assert response.status_code == 422, (name, response.content)  # the file's content
         assert response.json()["errors"].get(where), (name, response.json())
         assert (Plan.objects.count(), PurchaseOrder.objects.count(), Supplier.objects.count()) == (
             before

@@ -89,7 +89,7 @@ def test_an_unreadable_body_has_the_documented_error_shape(member, body):
 
 
 def test_an_engine_refusal_has_the_documented_error_shape(member):
-    assert_error_shape(post(member, GOOD | {"input_tokens": 10_000_000}), 400, "__all__")
+    assert_error_shape(post(member, GOOD | {"input_tokens": 10_000_000}), 422, "__all__")
 
 
 def test_no_credentials_is_401_in_the_error_shape(client, catalog):

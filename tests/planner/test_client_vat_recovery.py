@@ -85,7 +85,7 @@ def test_the_api_reads_and_sets_the_recovery(client, org_a, consultant_a):
     assert Client.objects.get(pk=body["id"]).vat_recovery_pct == D(30)
 
     bad = api.patch(f"/clients/{body['id']}", {"vat_recoverable_pct": 130})
-    assert bad.status_code == 400
+    assert bad.status_code == 422
     assert "less than 100 %" in bad.json()["errors"]["vat_recoverable_pct"][0]
 
     plan = api.post("/plans", {"client": body["id"], "name": "Chat", "currency": "USD"}).json()
