@@ -76,7 +76,16 @@ class MemberSessionAuth(SessionAuth):
         return user
 
 
-api = NinjaAPI(
+class PlannerAPI(NinjaAPI):
+    """The API object; an operation's id is its view's name (``plan_create``), which a client
+    generated from the document uses as its function name (ninja's default prefixes the
+    module path). ``tests/api/test_generated_client.py`` checks the ids are unique."""
+
+    def get_openapi_operation_id(self, operation) -> str:
+        return operation.view_func.__name__
+
+
+api = PlannerAPI(
     title="Inference Planner API",
     version="1",
     description="Estimates from the calibrated sizing engine. Authenticate with the session "
@@ -113,7 +122,9 @@ class EstimateIn(InSchema):
     )
     input_tokens: int = Field(..., ge=1, le=10_000_000)
     output_tokens: int = Field(..., ge=1, le=10_000_000)
-    tensor_parallel: int | None = Field(None, ge=1, description="Chosen by the engine if omitted.")
+    tensor_parallel: int | None = Field(
+        None, ge=1, le=1024, description="Chosen by the engine if omitted."
+    )
     scenario: Literal["offline", "server"] | None = Field(
         None, description="offline or server; server when a target or a request rate is given."
     )

@@ -13,12 +13,13 @@ left, or became a viewer, can only read).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 from django import forms
 from django.core.exceptions import PermissionDenied
 from ninja import Field, Schema
 from pydantic import ConfigDict, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from planner import selectors
 from planner.api.contract import apply_form_contract, is_lookup, read_decimal
@@ -27,6 +28,7 @@ from planner.input_rules import (
     SINGLE_LINE_PATTERN,
     control_character,
     control_character_message,
+    is_multiline,
 )
 from planner.models import ApiToken, Membership, Plan
 from planner.permissions import VIEWER_MESSAGE
@@ -82,7 +84,7 @@ def _text_rule_schema(schema: dict[str, Any], model: type) -> None:
     control characters out (``planner.input_rules``); strings with their own pattern, a closed
     set or a format are already narrower."""
     apply_form_contract(schema, model)
-    multiline = getattr(model, "multiline_fields", frozenset())
+    multiline = model.multiline() if hasattr(model, "multiline") else frozenset()
 
     def narrow(node: dict[str, Any], pattern: str) -> None:
         for branch in node.get("anyOf", [node]):
@@ -117,20 +119,52 @@ class InSchema(Schema):
     contract_create: ClassVar[bool] = False
     contract_optional: ClassVar[frozenset[str]] = frozenset()  # a create fills them itself
 
+    @classmethod
+    def multiline(cls) -> frozenset[str]:
+        """The fields whose text may hold tabs and line breaks: those named, and those bound
+        to a text box (``Textarea``) of the body's form."""
+        names = set(cls.multiline_fields)
+        if cls.contract_form is not None:
+            for name in cls.model_fields:
+                field = cls.contract_form.base_fields.get(cls.contract_names.get(name) or name)
+                if field is not None and is_multiline(field):
+                    names.add(name)
+        return frozenset(names)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _json_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """An integer or number field takes a JSON number, as the document says: not true
+        (which Python reads as 1), a numeric string or, for an integer, 3.0."""
+        field = cls.model_fields.get(info.field_name or "")
+        kinds = {k for k in get_args(field.annotation) or (field.annotation,)} if field else set()
+        kinds.discard(type(None))
+        if kinds == {int} and isinstance(value, float) and value.is_integer():
+            return int(value)  # JSON Schema counts 3.0 as an integer
+        if kinds == {int} and (isinstance(value, bool | str | float)):
+            raise PydanticCustomError(
+                "json_integer", "Input should be a whole number (a JSON integer)."
+            )
+        if kinds == {float} and isinstance(value, bool | str):
+            raise PydanticCustomError("json_number", "Input should be a number (a JSON number).")
+        return value
+
     @field_validator("*", mode="after")
     @classmethod
     def _text_rules(cls, value: Any, info: ValidationInfo) -> Any:
-        multiline = info.field_name in cls.multiline_fields
+        multiline = info.field_name in cls.multiline()
         for text in _strings(value):
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError:
-                raise ValueError(
-                    "Text must be valid Unicode (a lone surrogate was sent)."
+                raise PydanticCustomError(
+                    "lone_surrogate", "Text must be valid Unicode (a lone surrogate was sent)."
                 ) from None
             character = control_character(text, multiline=multiline)
             if character is not None:
-                raise ValueError(control_character_message(character))
+                raise PydanticCustomError(
+                    "control_characters", control_character_message(character)
+                )
         return value
 
 

@@ -26,7 +26,8 @@ from typing import Annotated, Any
 
 from django import forms
 from django.core import validators as django_validators
-from pydantic import Field, Strict
+from pydantic import BeforeValidator, Field, Strict, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from planner.engine.limits import DATE_MAX, DATE_MIN
 from planner.input_rules import SINGLE_LINE_PATTERN
@@ -46,17 +47,41 @@ EMAIL_PATTERN = (
 )
 # An address Django's URLValidator accepts; a missing scheme reads as https (URLField).
 _LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_HOST_AND_PATH = (
-    rf"({_LABEL}\.)+[A-Za-z]{{2,63}}(:[1-9][0-9]{{0,3}})?" r"([/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
-)
-URL_PATTERN = rf"^(https?|ftps?)://{_HOST_AND_PATH}"
-URL_WITHOUT_SCHEME_PATTERN = rf"^{_HOST_AND_PATH}"
+_HOST = rf"({_LABEL}\.)+[A-Za-z]{{2,63}}"
+_PATH = r"([/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
+URL_PATTERN = rf"^(https?|ftps?)://{_HOST}(:[1-9][0-9]{{0,3}})?{_PATH}"
+# No port without a scheme: Python's urlsplit reads "host:535" as the scheme "host".
+URL_WITHOUT_SCHEME_PATTERN = rf"^{_HOST}{_PATH}"
 # A decimal as text (the server reads it exactly; the field's own digits narrow it).
 DECIMAL_TEXT_PATTERN = r"^-?[0-9]{1,16}(\.[0-9]{1,8})?$"
 
 # A JSON number; a numeric string is refused, as the document says (no silent coercion).
 Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]
-WholeNumber = Annotated[int, Strict()]
+
+
+def _whole_number(value: Any) -> Any:
+    """A JSON integer (3, or 3.0, which JSON Schema counts as one); not true, "3" or 3.5."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PydanticCustomError(
+            "json_integer", "Input should be a whole number (a JSON integer)."
+        )
+    return value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
+
+
+def whole_number(low: int, high: int) -> Any:
+    """A JSON integer from ``low`` to ``high``, stated as such in the document (pydantic
+    writes bounds after a before-validator as its own ``ge``/``le``, which JSON Schema lacks)."""
+    return Annotated[
+        int,
+        BeforeValidator(_whole_number),
+        Field(ge=low, le=high),
+        WithJsonSchema({"type": "integer", "minimum": low, "maximum": high}),
+    ]
 
 
 def _bounds(field: forms.Field, extra=()) -> tuple[float | None, float | None]:

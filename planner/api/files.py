@@ -11,6 +11,7 @@ from planner.api.contract import NON_BLANK_PATTERN
 from planner.api.plans import Id, PlanOut, actor, plan_out
 from planner.portable import (
     FORMAT,
+    MAX_ROWS,
     READABLE_VERSIONS,
     VERSION,
     PortableError,
@@ -25,7 +26,7 @@ DOCUMENT_SCHEMA = {
     "type": "object",
     "description": f"A portable plan file: format '{FORMAT}', version {VERSION}, with the "
     "client, plan, workloads (with site splits), sites, TCO, placement, sourcing and quote "
-    "settings, quote fees, BOM lines and the suppliers' offers. Version 1 files still import.",
+    "settings, quote fees, BOM lines, the suppliers' offers and the purchase orders. Version 1 files still import.",
     "required": ["format", "version", "client", "plan"],
     "additionalProperties": False,
     "properties": {
@@ -35,19 +36,46 @@ DOCUMENT_SCHEMA = {
             "type": "object",
             "required": ["name"],
             "properties": {
-                "name": {"type": "string", "minLength": 1, "pattern": NON_BLANK_PATTERN}
+                "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200,
+                    "pattern": NON_BLANK_PATTERN,
+                }
             },
         },
         "plan": {"type": "object"},
-        "workloads": {"type": "array", "items": {"type": "object"}},
-        "sites": {"type": "array", "items": {"type": "object"}},
+        "workloads": {
+            "type": "array",
+            "items": {"type": "object"},
+            "maxItems": MAX_ROWS["workloads"],
+        },
+        "sites": {"type": "array", "items": {"type": "object"}, "maxItems": MAX_ROWS["sites"]},
         "tco_settings": {"type": ["object", "null"]},
         "placement_decision": {"type": ["object", "null"]},
         "sourcing_settings": {"type": ["object", "null"]},
         "quote_settings": {"type": ["object", "null"]},
-        "quote_fees": {"type": "array", "items": {"type": "object"}},
-        "bom_lines": {"type": "array", "items": {"type": "object"}},
-        "suppliers": {"type": "array", "items": {"type": "object"}},
+        "quote_fees": {
+            "type": "array",
+            "items": {"type": "object"},
+            "maxItems": MAX_ROWS["quote_fees"],
+        },
+        "bom_lines": {
+            "type": "array",
+            "items": {"type": "object"},
+            "maxItems": MAX_ROWS["bom_lines"],
+        },
+        "suppliers": {
+            "type": "array",
+            "items": {"type": "object"},
+            "maxItems": MAX_ROWS["suppliers"],
+        },
+        "purchase_orders": {
+            "type": "array",
+            "items": {"type": "object"},
+            "maxItems": MAX_ROWS["purchase_orders"],
+            "description": "Version 2 and later.",
+        },
     },
 }
 

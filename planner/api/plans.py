@@ -227,12 +227,12 @@ class ClientIn(Versioned):
         description="How much VAT the client recovers: full, partial or none (VAT-exempt, "
         "e.g. a bank: the VAT it pays is a cost in the landed cost, TCO and quote).",
     )
-    vat_recoverable_pct: Number | Annotated[str, Field(pattern=DECIMAL_TEXT_PATTERN)] | None = (
-        Field(
-            None,
-            description="Only with partial recovery: the share recovered, more than 0 and less "
-            "than 100.",
-        )
+    vat_recoverable_pct: (
+        Number | Annotated[str, Field(pattern=DECIMAL_TEXT_PATTERN, max_length=40)] | None
+    ) = Field(
+        None,
+        description="Only with partial recovery: the share recovered, more than 0 and less "
+        "than 100.",
     )
     notes: str | None = Field(None, max_length=20_000)
 
@@ -344,9 +344,13 @@ class WorkloadIn(Versioned):
     headroom_pct: int | None = None
     n_plus_one: bool | None = None
     daily_profile: list[Annotated[Number, Field(ge=0, le=1)]] | None = Field(
-        None, min_length=24, max_length=24, description="24 shares of peak (0-1), one per UTC hour."
+        None,
+        max_length=100,
+        # Exactly 24 in the document; the form counts them, with the page's message.
+        json_schema_extra={"minItems": 24, "maxItems": 24},
+        description="24 shares of peak (0-1), one per UTC hour.",
     )
-    users_by_region: dict[str, Finite] | None = Field(
+    users_by_region: dict[str, Annotated[Number, Field(ge=0, le=100)]] | None = Field(
         None, max_length=50, description="Region key → share of users in %, adding to 100."
     )
 

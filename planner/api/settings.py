@@ -28,7 +28,7 @@ from planner.api.common import (
     require_editor,
     sent_fields,
 )
-from planner.api.contract import NON_BLANK_PATTERN, Number
+from planner.api.contract import NON_BLANK_PATTERN, Number, whole_number
 from planner.api.plans import Finite, Id, actor, workload_get
 from planner.engine import limits
 from planner.facility import selectors as facility_selectors
@@ -101,7 +101,7 @@ class TcoSettingsIn(Versioned):
     spot_share_pct: Finite | None = None
     annual_cloud_price_decline_pct: Finite | None = None
     growth_pct_per_month: Finite | None = None
-    cloud_providers: list[str] | None = Field(
+    cloud_providers: list[Annotated[str, Field(max_length=120)]] | None = Field(
         None,
         max_length=50,
         description="Providers of the catalog's cloud offerings; empty compares every one.",
@@ -209,7 +209,7 @@ class PlacementSettingsIn(Versioned):
         None, description="Share of the tightest TTFT target the network round trip may take."
     )
     control_requirement: int | None = Field(None, description="0 (none) to 5 (full control).")
-    residency: dict[str, str | None] | None = Field(
+    residency: dict[str, Annotated[str, Field(max_length=200)] | None] | None = Field(
         None,
         max_length=MAP_ROWS,
         description="Workload id → where it may run ('EU, CH'; empty or null: anywhere). "
@@ -379,7 +379,7 @@ def placement_choose(request, plan_id: Id, payload: PlacementChoiceIn):
 
 
 class SiteSplitIn(Versioned):
-    shares: dict[str, Finite | None] = Field(
+    shares: dict[str, whole_number(0, 100) | None] = Field(  # type: ignore[valid-type]
         ...,
         max_length=MAP_ROWS,
         description="Site id → whole percent of the workload's replicas, adding up to 100. "

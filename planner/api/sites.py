@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
 from django.db import transaction
 from ninja import Field, Router, Schema, Status
@@ -24,7 +24,9 @@ from planner.api.common import (
     require_editor,
     sent_fields,
 )
+from planner.api.contract import Number
 from planner.api.plans import Finite, Id
+from planner.engine import limits
 from planner.facility import selectors as facility_selectors
 from planner.facility import services as facility_services
 from planner.facility.forms import SiteForm
@@ -35,7 +37,7 @@ router = Router(tags=["sites"])
 
 class UpgradeIn(InSchema):
     ready_date: date
-    added_kw: Finite
+    added_kw: Annotated[Number, Field(ge=0.01, le=limits.SITE_KW.high)]
     note: str = Field("", max_length=200)
 
 

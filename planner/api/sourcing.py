@@ -57,7 +57,10 @@ router = Router(tags=["suppliers and orders"])
 SLUG = r"^[a-z0-9][a-z0-9._-]*$"
 # Bounded only against absurd values; the form says what it refuses (negative, too many digits).
 # A JSON number (rounded to the field's places) or a decimal as text (read exactly).
-Money = Number | Annotated[str, Field(pattern=DECIMAL_TEXT_PATTERN, max_length=40)]
+Money = (
+    Annotated[Number, Field(ge=0, le=10**14)]
+    | Annotated[str, Field(pattern=DECIMAL_TEXT_PATTERN, max_length=40)]
+)
 
 
 def _text(value: Any) -> Any:
