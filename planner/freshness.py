@@ -166,8 +166,8 @@ def tco_freshness(plan: Plan, *, state=None) -> Freshness:
     run = state.run
     if run is None:
         reason = state.not_ready or "The TCO has not been run yet."
-        return Freshness(TCO, label, MISSING, reason, "" if state.build is None else url)
-    if state.build is None:
+        return Freshness(TCO, label, MISSING, reason, url if state.ready else "")
+    if not state.ready:
         return Freshness(TCO, label, STALE, f"The TCO cannot be run now: {state.not_ready}", "")
     if state.stale:
         return Freshness(TCO, label, STALE, "The TCO inputs changed since the last run.", url)

@@ -290,7 +290,7 @@ def _tco_context(request, plan, state: services.TcoState) -> dict:
         "stale": state.stale,
         "fresh": freshness.tco_freshness(plan, state=state),
         "not_ready": state.not_ready,
-        "build": state.build,
+        "inputs": state.inputs if state.ready else None,
         "figures": figures,
         "section": "tco",
         "can_edit": request.membership.can_edit,
@@ -362,9 +362,7 @@ def tco_status(request: HttpRequest, plan_id: int, run_id: int) -> HttpResponse:
     except ObjectDoesNotExist:
         raise Http404("No such TCO run.") from None
     jobs.job_expire_if_lost(run)
-    current = services.tco_state(plan=plan)
-    stale = current.build is None or current.build.input_hash != run.input_hash
-    state = services.TcoState(run, current.build, current.not_ready, stale)
+    state = services.tco_state(plan=plan).of_run(run)
     response = render(request, "facility/tco.html#run", _tco_context(request, plan, state))
     if run.is_finished:
         return HttpResponseStopPolling(response.content)

@@ -13,7 +13,9 @@ from planner.models import Workload
 
 pytestmark = pytest.mark.django_db
 
-PARTS = {"deployment", "per_workload_deployments", "landed_cost", "tco_inputs"}
+PARTS = {
+    "deployment", "per_workload_deployments", "landed_cost", "tco_inputs", "tco_inputs_digest",
+}  # fmt: skip
 
 
 class Builder:
