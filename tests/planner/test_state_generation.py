@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from catalog.models import CloudOffering
 from planner import computed as computed_module
+from planner import freshness
 from planner.computed import (
     computed_across_requests,
     counting_builds,
@@ -159,6 +160,47 @@ def test_an_edit_outside_the_tco_inputs_leaves_the_pages_current(signed_in):
         QuoteSettings.objects.update_or_create(plan=plan, defaults={"markup_pct": 17})
     assert not _truth(plan)
     assert _pages_say_stale(client, plan) == (False, False)
+
+
+def _overview_says_bom_stale(client, plan) -> bool:
+    overview = client.get(reverse("plan_detail", args=[plan.pk]))
+    return any(item.kind == "bom" for item in overview.context["stale_results"])
+
+
+def _bom_truth(plan) -> bool:
+    stored = SourcingSettings.objects.get(plan=plan).bom_inputs_hash
+    return freshness.bom_inputs_hash(plan) != stored
+
+
+def _edit_spares(plan):
+    settings = SourcingSettings.objects.get(plan=plan)
+    before = settings.spares_pct
+    settings.spares_pct = before + 10
+    settings.save()
+    return lambda: SourcingSettings.objects.filter(pk=settings.pk).update(spares_pct=before)
+
+
+def _edit_chosen_replicas(plan):
+    chat = plan.workloads.get(name="Customer chat assistant")
+    chat.chosen_replicas += 8
+    chat.save()
+    return lambda: Workload.objects.filter(pk=chat.pk).update(
+        chosen_replicas=chat.chosen_replicas - 8
+    )
+
+
+@pytest.mark.parametrize("edit", [_edit_spares, _edit_chosen_replicas])
+def test_an_edit_of_a_bom_input_flips_the_overview_to_stale_and_back(signed_in, edit):
+    client, plan, committed = signed_in
+    assert not _overview_says_bom_stale(client, plan) and not _bom_truth(plan)
+    with committed(execute=True):
+        undo = edit(plan)
+    assert _bom_truth(plan)
+    assert _overview_says_bom_stale(client, plan)
+    with committed(execute=True):
+        undo()
+    assert not _bom_truth(plan)
+    assert not _overview_says_bom_stale(client, plan)
 
 
 class Builder:
