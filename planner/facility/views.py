@@ -283,7 +283,7 @@ def _tco_context(request, plan, state: services.TcoState) -> dict:
     figures = {}
     if run is not None and run.status == "succeeded" and run.results:
         option = request.GET.get("option")
-        figures = charts.tco_figures(run.results, stack_option=option)
+        figures = charts.tco_run_figures(run, stack_option=option)
     return {
         "plan": plan,
         "run": run,

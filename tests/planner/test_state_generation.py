@@ -28,6 +28,7 @@ from planner.computed import (
 )
 from planner.facility import selectors as fsel
 from planner.facility import services as fsvc
+from planner.facility.charts import tco_figures
 from planner.facility.models import Site, TcoSettings
 from planner.models import Workload
 from sourcing import services as ssvc
@@ -281,3 +282,12 @@ def test_outside_a_scope_nothing_is_kept(demo):
     computed_across_requests(("part", demo[0].pk), build)
     computed_across_requests(("part", demo[0].pk), build)
     assert build.calls == 2
+
+
+def test_the_tco_page_figures_are_the_runs_for_the_option_asked(signed_in):
+    client, plan, _ = signed_in
+    run = fsel.tco_run_latest(plan=plan)
+    url = reverse("facility:tco", args=[plan.pk])
+    for key in [None, *(o["key"] for o in run.results["options"])] * 2:
+        figures = client.get(url, {"option": key} if key else {}).context["figures"]
+        assert dict(figures) == tco_figures(run.results, stack_option=key)
