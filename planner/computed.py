@@ -178,17 +178,21 @@ _PENDING = "_state_generation_pending"  # the connection's bump waiting for its 
 _table_seen = False  # the generation table answered once in this process
 
 
+def _generation_replace(conn) -> None:
+    global _table_seen
+    with conn.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {STATE_GENERATION_TABLE} (id, token) VALUES (1, %s) "
+            "ON CONFLICT (id) DO UPDATE SET token = excluded.token",
+            [uuid.uuid4().hex],
+        )
+    _table_seen = True
+
+
 def _bump(conn) -> None:
     """Give the database a new state generation (after a commit, or at once in autocommit)."""
-    global _table_seen
     try:
-        with conn.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO {STATE_GENERATION_TABLE} (id, token) VALUES (1, %s) "
-                "ON CONFLICT (id) DO UPDATE SET token = excluded.token",
-                [uuid.uuid4().hex],
-            )
-        _table_seen = True
+        _generation_replace(conn)
     except DatabaseError:
         # Before its migration (the migrations' own writes) the table is not there, and a
         # reader then keeps nothing; once seen, a failed bump forgets this process's results.
@@ -225,12 +229,24 @@ def _uncommitted_write(conn) -> bool:
 
 
 def _bump_on_write(execute, sql, params, many, context):
-    result = execute(sql, params, many, context)
-    if not _neutral.get():
-        table = _written_table(sql)
-        truncate = table is None and sql.lstrip()[:8].upper() == "TRUNCATE"
-        if truncate or (table is not None and table not in NEUTRAL_TABLES):
-            _bump_after_commit(context["connection"])
+    if _neutral.get():
+        return execute(sql, params, many, context)
+    table = _written_table(sql)
+    truncate = table is None and sql.lstrip()[:8].upper() == "TRUNCATE"
+    if not truncate and (table is None or table in NEUTRAL_TABLES):
+        return execute(sql, params, many, context)
+    conn = context["connection"]
+    together = _table_seen and not conn.in_atomic_block and conn.get_autocommit()
+    if not together or "RETURNING" in sql.upper():
+        result = execute(sql, params, many, context)
+        _bump_after_commit(conn)
+        return result
+    # A statement in autocommit: it and the new generation commit together (one commit, and
+    # no moment when the write is there under the old generation), or neither does. Not a
+    # statement that returns rows: those are read after it returns, after the commit.
+    with transaction.atomic(using=conn.alias):
+        result = execute(sql, params, many, context)
+        _generation_replace(conn)
     return result
 
 
@@ -245,9 +261,11 @@ def state_generation_install(sender=None, connection=None, **kwargs) -> None:
 
 def state_generation() -> str | None:
     """The database's current state generation (None when its row is missing)."""
+    global _table_seen
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT token FROM {STATE_GENERATION_TABLE} WHERE id = 1")
         row = cursor.fetchone()
+    _table_seen = True
     return row[0] if row else None
 
 

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.sessions.backends.db import SessionStore
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -25,12 +25,13 @@ from planner.computed import (
     counting_builds,
     plan_state_scope,
     state_generation,
+    state_generation_bump,
 )
 from planner.facility import selectors as fsel
 from planner.facility import services as fsvc
 from planner.facility.charts import tco_figures
 from planner.facility.models import Site, TcoSettings
-from planner.models import Workload
+from planner.models import Organisation, Workload
 from sourcing import services as ssvc
 from sourcing.models import BomLine, QuoteSettings, SourcingSettings
 
@@ -291,3 +292,18 @@ def test_the_tco_page_figures_are_the_runs_for_the_option_asked(signed_in):
     for key in [None, *(o["key"] for o in run.results["options"])] * 2:
         figures = client.get(url, {"option": key} if key else {}).context["figures"]
         assert dict(figures) == tco_figures(run.results, stack_option=key)
+
+
+def test_a_write_in_autocommit_commits_together_with_its_new_generation(transactional_db):
+    state_generation_bump()  # the row (the flush before a transactional test empties tables)
+    first = state_generation()
+    organisation = Organisation.objects.create(name="A", slug="a")
+    second = state_generation()
+    assert second != first
+    Organisation.objects.filter(pk=organisation.pk).update(name="B")
+    third = state_generation()
+    assert third != second
+    with pytest.raises(IntegrityError):  # refused: neither the write nor a new generation
+        Organisation.objects.filter(pk=organisation.pk).update(name=None)
+    assert state_generation() == third
+    assert Organisation.objects.get(pk=organisation.pk).name == "B"
