@@ -172,7 +172,8 @@ class PlanStateMiddleware:
 # --- Across requests -----------------------------------------------------------------------------
 
 ACROSS_REQUESTS_MAX_AGE_S = 300.0
-ACROSS_REQUESTS_MAX_KEYS = 2000  # a plan has a few; past this the process starts again empty
+ACROSS_REQUESTS_PRUNE_AT = 200  # a plan has a few keys; past this, other generations' go
+ACROSS_REQUESTS_MAX_KEYS = 2000  # and past this the process starts again empty
 _across: dict[Hashable, tuple[str, date, float, Any]] = {}
 _PENDING = "_state_generation_pending"  # the connection's bump waiting for its commit
 _table_seen = False  # the generation table answered once in this process
@@ -303,6 +304,9 @@ def _kept_across_requests(key: Hashable, build: Callable[[], T]) -> T:
         return kept[3]
     value = build()
     if not _uncommitted_write(connection):
+        if len(_across) >= ACROSS_REQUESTS_PRUNE_AT:  # what older generations left
+            for old in [k for k, v in list(_across.items()) if v[0] != generation]:
+                _across.pop(old, None)
         if len(_across) >= ACROSS_REQUESTS_MAX_KEYS:
             _across.clear()
         _across[key] = (generation, today, now, value)

@@ -292,6 +292,8 @@ def tco_run_figures(run, *, stack_option: str | None = None) -> Mapping[str, Any
     """``tco_figures`` of a finished run, kept by the process across requests until anything is
     written (``planner.computed.computed_across_requests``): building them costs more than the
     rest of the TCO page, and a run's results do not change once it has finished."""
+    if stack_option not in {o["key"] for o in run.results.get("options", ())}:
+        stack_option = None  # the stack's default option, as for any unknown key (one entry)
     return computed_across_requests(
         ("tco_figures", run.pk, stack_option),
         lambda: MappingProxyType(tco_figures(run.results, stack_option=stack_option)),

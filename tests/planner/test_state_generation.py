@@ -249,6 +249,20 @@ def test_a_result_is_kept_across_scopes_until_a_write_or_the_next_day(
         assert computed_across_requests(("part", plan.pk), build) == "value 4"
 
 
+def test_results_of_older_generations_are_let_go(
+    demo, django_capture_on_commit_callbacks, monkeypatch
+):
+    monkeypatch.setattr(computed_module, "ACROSS_REQUESTS_PRUNE_AT", 3)
+    with plan_state_scope():
+        for n in range(3):
+            computed_across_requests(("part", n), Builder())
+    with django_capture_on_commit_callbacks(execute=True):
+        demo[0].workloads.filter(pk=-1).update(name="x")
+    with plan_state_scope():
+        computed_across_requests(("part", 3), Builder())
+    assert list(computed_module._across) == [("part", 3)]
+
+
 def test_a_write_not_yet_committed_keeps_nothing(demo):
     plan = demo[0]
     build = Builder()
@@ -289,7 +303,7 @@ def test_the_tco_page_figures_are_the_runs_for_the_option_asked(signed_in):
     client, plan, _ = signed_in
     run = fsel.tco_run_latest(plan=plan)
     url = reverse("facility:tco", args=[plan.pk])
-    for key in [None, *(o["key"] for o in run.results["options"])] * 2:
+    for key in [None, "no-such-option", *(o["key"] for o in run.results["options"])] * 2:
         figures = client.get(url, {"option": key} if key else {}).context["figures"]
         assert dict(figures) == tco_figures(run.results, stack_option=key)
 
