@@ -176,18 +176,17 @@ ACROSS_REQUESTS_PRUNE_AT = 200  # a plan has a few keys; past this, other genera
 ACROSS_REQUESTS_MAX_KEYS = 2000  # and past this the process starts again empty
 _across: dict[Hashable, tuple[str, date, float, Any]] = {}
 _PENDING = "_state_generation_pending"  # the connection's bump waiting for its commit
-_table_seen = False  # the generation table answered once in this process
+_SEEN = "_state_generation_seen"  # the generation table answered on this connection
 
 
 def _generation_replace(conn) -> None:
-    global _table_seen
     with conn.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {STATE_GENERATION_TABLE} (id, token) VALUES (1, %s) "
             "ON CONFLICT (id) DO UPDATE SET token = excluded.token",
             [uuid.uuid4().hex],
         )
-    _table_seen = True
+    setattr(conn, _SEEN, True)
 
 
 def _bump(conn) -> None:
@@ -198,7 +197,7 @@ def _bump(conn) -> None:
         # Before its migration (the migrations' own writes) the table is not there, and a
         # reader then keeps nothing; once seen, a failed bump forgets this process's results.
         _across.clear()
-        if _table_seen:
+        if getattr(conn, _SEEN, False):
             logger.warning("state generation not replaced", exc_info=True)
 
 
@@ -237,7 +236,7 @@ def _bump_on_write(execute, sql, params, many, context):
     if not truncate and (table is None or table in NEUTRAL_TABLES):
         return execute(sql, params, many, context)
     conn = context["connection"]
-    together = _table_seen and not conn.in_atomic_block and conn.get_autocommit()
+    together = getattr(conn, _SEEN, False) and not conn.in_atomic_block and conn.get_autocommit()
     if not together or "RETURNING" in sql.upper():
         result = execute(sql, params, many, context)
         _bump_after_commit(conn)
@@ -254,6 +253,7 @@ def _bump_on_write(execute, sql, params, many, context):
 def state_generation_install(sender=None, connection=None, **kwargs) -> None:
     """Hook a database connection so that its committed writes replace the state generation
     (``connection_created`` receiver, connected in ``PlannerConfig.ready``)."""
+    setattr(connection, _SEEN, False)  # a new database connection: maybe another database
     wrappers = connection.execute_wrappers
     if _bump_on_write not in wrappers:
         # first: a scope's wrapper, appended and popped by a context manager, stays last
@@ -262,11 +262,10 @@ def state_generation_install(sender=None, connection=None, **kwargs) -> None:
 
 def state_generation() -> str | None:
     """The database's current state generation (None when its row is missing)."""
-    global _table_seen
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT token FROM {STATE_GENERATION_TABLE} WHERE id = 1")
         row = cursor.fetchone()
-    _table_seen = True
+    setattr(connection, _SEEN, True)
     return row[0] if row else None
 
 
