@@ -1,7 +1,8 @@
-"""Results kept across requests (planner.computed.computed_across_requests): the TCO inputs'
-hash that says on the overview and the sizing page whether the TCO is stale is kept from one
-request to the next only while nothing is written, so an edit of any input flips the pages to
-stale at once, and putting it back flips them to current.
+"""Results kept across requests (planner.computed.computed_across_requests): the TCO and BOM
+inputs' hashes that say on the overview and the sizing page whether the TCO and the BOM are
+stale (and the cost target's basis, the TCO run's figures) are kept from one request to the
+next only while nothing is written, so an edit of any input flips the pages to stale at once,
+and putting it back flips them to current.
 
 The writes here are made inside ``django_capture_on_commit_callbacks(execute=True)``: their
 commit hooks run as they would after a real commit, so the pages after them read the kept
