@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from planner.computed import computed_across_requests
 from planner.engine.landed_cost import LandedCostError, Money
 from planner.models import Plan, Workload
 
@@ -98,25 +99,53 @@ class CostTargetComparison:
         return (self.cost / float(self.target) - 1) * 100  # type: ignore[operator]
 
 
+@dataclass(frozen=True, slots=True)
+class _ChosenOptionCost:
+    """What the comparison reads of the TCO run and the plan's chosen placement."""
+
+    cost: float | None  # the workload's own cost per request in the chosen option
+    source: str  # which option, or why there is none
+    option_label: str | None  # None without a chosen option
+    currency: str  # the run's ("" without a finished run)
+    stale: bool
+
+
+def _chosen_option_cost(plan: Plan, workload_id: int) -> _ChosenOptionCost:
+    """Kept by the process across requests until anything is written (the snapshot's TCO
+    section is the run's whole results, read and checked on every view of the sizing page)."""
+
+    def build() -> _ChosenOptionCost:
+        tco, placement = snapshot.plan_tco_and_placement(plan)
+        option, how = chosen_tco_option({"tco": tco, "placement": placement})
+        return _ChosenOptionCost(
+            cost=workload_cost_per_request(option, workload_id),  # this workload's own
+            source=how,
+            option_label=None if option is None else option["label"],
+            currency=tco.get("currency") or "",
+            stale=bool(tco.get("stale")),
+        )
+
+    return computed_across_requests(("cost_target_option", plan.pk, workload_id), build)
+
+
 def cost_target_compare(*, plan: Plan, workload: Workload) -> CostTargetComparison:
     """Compare ``workload``'s target with the plan's chosen option (a TCO run must exist).
 
     Both are in the plan's currency: the TCO's results are converted into it when stored.
     """
-    tco, placement = snapshot.plan_tco_and_placement(plan)
-    option, how = chosen_tco_option({"tco": tco, "placement": placement})
-    cost = workload_cost_per_request(option, workload.pk)  # this workload's own
-    if option is not None and cost is None:
+    chosen = _chosen_option_cost(plan, workload.pk)
+    how = chosen.source
+    if chosen.option_label is not None and chosen.cost is None:
         how = (
-            f"the TCO gives {option['label']} no cost per request for {workload.name} "
+            f"the TCO gives {chosen.option_label} no cost per request for {workload.name} "
             "(no request volume)"
         )
     target = cost_target_in_plan_currency(workload)
     return CostTargetComparison(
         target=target.amount,
-        cost=cost,
-        currency=tco.get("currency") or plan.currency,
+        cost=chosen.cost,
+        currency=chosen.currency or plan.currency,
         source=how,
-        stale=bool(tco.get("stale")),
+        stale=chosen.stale,
         problem=target.problem,
     )

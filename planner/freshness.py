@@ -25,6 +25,7 @@ from django.urls import reverse
 
 from planner import selectors as plan_selectors
 from planner import sizing
+from planner.computed import computed_across_requests
 from planner.engine import bom as bom_engine
 from planner.engine.errors import EngineInputError
 from planner.engine.landed_cost import NOT_PRICED
@@ -134,6 +135,19 @@ def bom_inputs_hash(plan: Plan) -> str:
     )
 
 
+def _bom_inputs_hash_now(plan: Plan) -> tuple[str | None, str]:
+    """``bom_inputs_hash(plan)``, or None and why it cannot be computed; kept by the process
+    across requests until anything is written (``computed_across_requests``)."""
+
+    def build() -> tuple[str | None, str]:
+        try:
+            return bom_inputs_hash(plan), ""
+        except (ssvc.SourcingError, EngineInputError) as exc:
+            return None, str(exc)
+
+    return computed_across_requests(("bom_inputs_hash", plan.pk), build)
+
+
 # --- One function per result kind ---------------------------------------------------------------
 
 
@@ -166,8 +180,8 @@ def tco_freshness(plan: Plan, *, state=None) -> Freshness:
     run = state.run
     if run is None:
         reason = state.not_ready or "The TCO has not been run yet."
-        return Freshness(TCO, label, MISSING, reason, "" if state.build is None else url)
-    if state.build is None:
+        return Freshness(TCO, label, MISSING, reason, url if state.ready else "")
+    if not state.ready:
         return Freshness(TCO, label, STALE, f"The TCO cannot be run now: {state.not_ready}", "")
     if state.stale:
         return Freshness(TCO, label, STALE, "The TCO inputs changed since the last run.", url)
@@ -186,10 +200,9 @@ def bom_freshness(plan: Plan) -> Freshness:
     settings = ssvc.sourcing_settings_get(plan=plan)
     if settings.bom_generated_at is None:
         return Freshness(BOM, label, MISSING, "The bill of materials has not been generated.", url)
-    try:
-        current = bom_inputs_hash(plan)
-    except (ssvc.SourcingError, EngineInputError) as exc:
-        return Freshness(BOM, label, FAILED, f"It cannot be generated now: {exc}", url)
+    current, refusal = _bom_inputs_hash_now(plan)
+    if current is None:
+        return Freshness(BOM, label, FAILED, f"It cannot be generated now: {refusal}", url)
     if settings.bom_inputs_hash != current:
         return Freshness(
             BOM,

@@ -573,6 +573,5 @@ def tco_run_read(request, plan_id: Id, run_id: Id):
     plan = plan_get(request, plan_id)
     run = TcoRun.objects.get(plan=plan, pk=run_id)
     jobs.job_expire_if_lost(run)
-    state = facility_services.tco_state(plan=plan)
-    stale = state.build is None or state.build.input_hash != run.input_hash
+    stale = facility_services.tco_state(plan=plan).of_run(run).stale
     return _run_out(run, stale=stale)

@@ -7,12 +7,15 @@ one option by line item, the sensitivity tornado and the Monte Carlo fan (P10/P5
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import plotly.graph_objects as go
 
 from planner import chartdefs
 from planner.charts import FONT, figure_json
+from planner.computed import computed_across_requests
 from planner.engine.tco import DRIVER_UNITS
 from planner.labels import DRIVER_LABELS, LINE_LABELS
 
@@ -288,6 +291,18 @@ def hybrid_curve_figure(results: dict[str, Any]) -> str | None:
         xaxis={"title": "Owned servers in the base", "dtick": 1 if len(servers) <= 30 else None},
         yaxis={"title": f"NPV of cost ({_cur(results)})", "tickformat": ",.0f"},
         showlegend=False,
+    )
+
+
+def tco_run_figures(run, *, stack_option: str | None = None) -> Mapping[str, Any]:
+    """``tco_figures`` of a finished run, kept by the process across requests until anything is
+    written (``planner.computed.computed_across_requests``): building them costs more than the
+    rest of the TCO page, and a run's results do not change once it has finished."""
+    if stack_option not in {o["key"] for o in run.results.get("options", ())}:
+        stack_option = None  # the stack's default option, as for any unknown key (one entry)
+    return computed_across_requests(
+        ("tco_figures", run.pk, stack_option),
+        lambda: MappingProxyType(tco_figures(run.results, stack_option=stack_option)),
     )
 
 

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from planner import jobs, sizing
 from planner import selectors as plan_selectors
-from planner.computed import computed
+from planner.computed import computed, computed_across_requests
 from planner.engine import demand as de
 from planner.engine import facility as fe
 from planner.engine import placement as pe
@@ -1360,21 +1360,71 @@ def tco_inputs_from_canonical(canonical: dict[str, Any]) -> te.TcoInputs:
     )
 
 
+@dataclass(frozen=True)
+class TcoInputsDigest:
+    """What pages read of the plan's current TCO inputs: their hash (a run of other inputs is
+    stale) and the price basis the next run would have, or why there can be no run now.
+
+    Attributes:
+        input_hash: ``TcoBuild.input_hash`` of the inputs as they are now; None when they
+            cannot be built (``not_ready`` says why).
+        basis: ``TcoBuild.basis`` (empty when not ready).
+        not_ready: The ``TcoNotReady`` message ("" when ready).
+    """
+
+    input_hash: str | None
+    basis: tuple[str, ...] = ()
+    not_ready: str = ""
+
+
+def tco_inputs_digest(*, plan: Plan) -> TcoInputsDigest:
+    """The hash and basis of ``tco_inputs_build(plan=plan)``, or why it refuses.
+
+    Kept by the process across requests until anything is written to the database or the day
+    changes (``planner.computed.computed_across_requests``): building the inputs prices the
+    whole BOM, and every page that says whether the TCO is stale reads this.
+    """
+
+    def build() -> TcoInputsDigest:
+        try:
+            inputs = tco_inputs_build(plan=plan)
+        except TcoNotReady as exc:
+            return TcoInputsDigest(None, (), str(exc))
+        return TcoInputsDigest(inputs.input_hash, tuple(inputs.basis))
+
+    return computed_across_requests(("tco_inputs_digest", plan.pk), build)
+
+
 def _current_hash(plan: Plan) -> str | None:
-    try:
-        return tco_inputs_build(plan=plan).input_hash
-    except TcoNotReady:
-        return None
+    return tco_inputs_digest(plan=plan).input_hash
 
 
 @dataclass(frozen=True)
 class TcoState:
-    """What the TCO page shows: the latest run and whether it matches the plan today."""
+    """What the TCO page shows: the latest run and whether it matches the plan today.
+
+    Attributes:
+        run: The plan's latest run (None before the first).
+        inputs: The plan's current TCO inputs (``inputs.input_hash`` None when not ready).
+        stale: The run was computed from other inputs, or none can be built now.
+    """
 
     run: TcoRun | None
-    build: TcoBuild | None
-    not_ready: str
+    inputs: TcoInputsDigest
     stale: bool
+
+    @property
+    def ready(self) -> bool:
+        """Whether the TCO can be run from the plan's current inputs."""
+        return self.inputs.input_hash is not None
+
+    @property
+    def not_ready(self) -> str:
+        return self.inputs.not_ready
+
+    def of_run(self, run: TcoRun) -> TcoState:
+        """The same current inputs against another run of the plan (a polled one)."""
+        return TcoState(run, self.inputs, run.input_hash != self.inputs.input_hash)
 
 
 def tco_state(*, plan: Plan) -> TcoState:
@@ -1386,12 +1436,9 @@ def tco_state(*, plan: Plan) -> TcoState:
     run = selectors.tco_run_latest(plan=plan)
     if run is not None:
         jobs.job_expire_if_lost(run)
-    try:
-        build, reason = tco_inputs_build(plan=plan), ""
-    except TcoNotReady as exc:
-        build, reason = None, str(exc)
-    stale = run is not None and (build is None or build.input_hash != run.input_hash)
-    return TcoState(run, build, reason, stale)
+    inputs = tco_inputs_digest(plan=plan)
+    stale = run is not None and inputs.input_hash != run.input_hash
+    return TcoState(run, inputs, stale)
 
 
 # --- TCO runs ---------------------------------------------------------------------------------

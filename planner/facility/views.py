@@ -267,14 +267,14 @@ def _tco_context(request, plan, state: services.TcoState) -> dict:
     figures = {}
     if run is not None and run.status == "succeeded" and run.results:
         option = request.GET.get("option")
-        figures = charts.tco_figures(run.results, stack_option=option)
+        figures = charts.tco_run_figures(run, stack_option=option)
     return {
         "plan": plan,
         "run": run,
         "stale": state.stale,
         "fresh": freshness.tco_freshness(plan, state=state),
         "not_ready": state.not_ready,
-        "build": state.build,
+        "inputs": state.inputs if state.ready else None,
         "figures": figures,
         "section": "tco",
         "can_edit": can_edit(request),
@@ -343,9 +343,7 @@ def tco_status(request: HttpRequest, plan_id: int, run_id: int) -> HttpResponse:
     plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
     run = org_object_or_404(request, TcoRun, plan=plan, pk=run_id)
     jobs.job_expire_if_lost(run)
-    current = services.tco_state(plan=plan)
-    stale = current.build is None or current.build.input_hash != run.input_hash
-    state = services.TcoState(run, current.build, current.not_ready, stale)
+    state = services.tco_state(plan=plan).of_run(run)
     response = render(request, "facility/tco.html#run", _tco_context(request, plan, state))
     if run.is_finished:
         return HttpResponseStopPolling(response.content)

@@ -5,6 +5,7 @@ from .jobs import Job, JobStatus
 from .operations import OperationsPlan
 from .organisations import Membership, Organisation, Role
 from .plans import Client, Plan, Precision, Serving, VatRecovery, Workload, WorkloadKind
+from .state import StateGeneration
 from .tokens import ApiToken
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "Precision",
     "Serving",
     "Role",
+    "StateGeneration",
     "VatRecovery",
     "Workload",
     "WorkloadKind",

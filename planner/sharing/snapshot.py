@@ -335,8 +335,7 @@ def _tco(plan: Plan) -> dict[str, Any]:
     if run is None or not run.results:
         return _unavailable("No finished TCO run.")
     try:
-        state = fsvc.tco_state(plan=plan)
-        stale = state.build is None or state.build.input_hash != run.input_hash
+        stale = fsvc.tco_state(plan=plan).of_run(run).stale
     except domain_errors():  # staleness is a label, not a reason to fail
         stale = False
     results = run.results
