@@ -60,5 +60,8 @@ def test_the_engine_writes_its_reasons_in_the_sites_units():
     for word in ("BTU", "CFM", "°F", "tons"):
         assert word not in metric_words
         assert word in imperial_words
-    assert "releases 20.4 kW of heat against 90.0 kW of site cooling" in metric.by_key("heat_load").reason
+    assert (
+        "releases 20.4 kW of heat against 90.0 kW of site cooling"
+        in metric.by_key("heat_load").reason
+    )
     assert "m³/h" in metric.by_key("airflow").reason
