@@ -855,7 +855,10 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         raise TcoNotReady("No workload has a chosen configuration yet.")
     workloads = {w.pk: w for w in plan_selectors.workload_list(plan=plan)}
     basis: list[str] = []
-    pricing, providers = _tco_cloud(settings, deployments, basis)
+    # Amounts in the basis read in the plan's currency, at the rate the results are shown at.
+    fx = tco_fx(plan)
+    shown = ShownIn(fx["currency"], float(fx["rate"]))
+    pricing, providers = _tco_cloud(settings, deployments, basis, shown)
     growth = float(settings.growth_pct_per_month)
     demands = []
     for d in deployments:
@@ -926,8 +929,10 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             f"Mixed servers costed at their mean: {per_server} accelerators and "
             f"{power_kw:.2f} kW per server (the same total power)."
         )
-    prices = tco_prices.hardware_prices(plan=plan, deployments=deployments)
-    server_price, maintenance, network = _tco_hardware_basis(settings, deployments, prices, basis)
+    prices = tco_prices.hardware_prices(plan=plan, deployments=deployments, shown=shown)
+    server_price, maintenance, network = _tco_hardware_basis(
+        settings, deployments, prices, basis, shown
+    )
     hardware = te.OwnedHardware(
         server_count=servers,
         gpus_per_server=per_server,
@@ -996,7 +1001,6 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             f"({te.DEFAULT_COLOCATION_USD_PER_KW_MONTH:g} USD/kW-month CBRE H2 2024, PUE "
             f"{fe.DEFAULT_PUE:g}, {fe.DEFAULT_POWER_USD_PER_KWH:g} USD/kWh EIA 2023)."
         )
-    fx = tco_fx(plan)
     hardware, capex_basis = _tco_capex(plan, settings, hardware, fx, basis)
     inputs = te.TcoInputs(
         workloads=tuple(demands),
@@ -1203,7 +1207,10 @@ def tco_fx(plan: Plan) -> dict[str, Any]:
 
 
 def _tco_cloud(
-    settings: TcoSettings, deployments: list[Deployment], basis: list[str]
+    settings: TcoSettings,
+    deployments: list[Deployment],
+    basis: list[str],
+    shown: ShownIn = USD_SHOWN,
 ) -> tuple[te.CloudPricing, tuple[te.CloudProvider, ...]]:
     """The cloud side: each chosen provider's own price list, or one per-GPU-hour price.
 
@@ -1248,7 +1255,9 @@ def _tco_cloud(
             "The catalog has no on-demand price for the chosen accelerator; enter one below."
         )
     if settings.on_demand_usd_per_gpu_h is not None:
-        basis.append(f"On-demand {on_demand:.2f} USD per accelerator-hour, entered by hand.")
+        basis.append(  # typed in the plan's currency: said in it
+            f"On-demand {shown.per(on_demand, 'accelerator-hour')}, entered by hand."
+        )
     else:
         basis.extend(s for s in cloud.sources if "on demand" in s or "No on-demand" in s)
 
@@ -1294,8 +1303,10 @@ def _tco_hardware_basis(
     deployments: list[Deployment],
     prices: tco_prices.HardwarePrices,
     basis: list[str],
+    shown: ShownIn = USD_SHOWN,
 ) -> tuple[float, float, float | None]:
-    """(server price, maintenance fraction a year, network capex or None) and their basis.
+    """(server price, maintenance fraction a year, network capex or None, all USD) and their
+    basis, whose amounts read in ``shown`` (the plan's currency, as the form takes them).
 
     Raises:
         TcoNotReady: A platform has neither a supplier offer nor a sourced list price and no
@@ -1304,7 +1315,7 @@ def _tco_hardware_basis(
     servers = sum(d.servers for d in deployments)
     if settings.server_price_usd is not None:
         price = float(settings.server_price_usd)
-        basis.append(f"Server price {price:,.0f} USD per server, entered by hand.")
+        basis.append(f"Server price {shown.money(price)} per server, entered by hand.")
     else:
         missing = sorted(
             {d.server_name for d in deployments if prices.servers[_server_key(d)] is None}
@@ -1319,7 +1330,7 @@ def _tco_hardware_basis(
         price = total / servers
         basis.extend(dict.fromkeys(p.words for p in prices.servers.values() if p is not None))
         if len(prices.servers) > 1:
-            basis.append(f"Mean server price over the fleet {price:,.0f} USD.")
+            basis.append(f"Mean server price over the fleet {shown.money(price)}.")
     if settings.maintenance_pct_per_year is not None:
         maintenance = float(settings.maintenance_pct_per_year) / 100
         basis.append(f"Maintenance {maintenance:.1%} of server capex a year, entered by hand.")
@@ -1339,10 +1350,10 @@ def _tco_hardware_basis(
     network = None
     if settings.network_usd is not None:
         network = float(settings.network_usd)
-        basis.append(f"Network capex {network:,.0f} USD, entered by hand.")
+        basis.append(f"Network capex {shown.money(network)}, entered by hand.")
     elif prices.network is not None:
         network = prices.network.usd
-        basis.append(f"Network capex {network:,.0f} USD from the BOM: {prices.network.words}.")
+        basis.append(f"Network capex {shown.money(network)} from the BOM: {prices.network.words}.")
         if prices.network_unpriced:
             basis.append(
                 "Not priced (no valid offer), so left out of the network capex: "

@@ -1,11 +1,7 @@
 """A EUR plan's consultant pages show money in EUR: one walk over every consultant page of the
 demo plan (EUR), signed in as its consultant, fails on "USD" or "$" in the visible text unless
 an allowed pattern with its reason explains it: a dated exchange rate, a price really quoted or
-listed in USD and labelled so, or a public source's figure as it publishes it.
-
-``KNOWN_GAPS`` are USD figures still written in USD on pages outside this walk's first change
-(the TCO's capex basis sentences): listed with where they come from, so that fixing one fails
-here until it is removed from the list."""
+listed in USD and labelled so, or a public source's figure as it publishes it."""
 
 import re
 
@@ -35,18 +31,12 @@ ALLOWED: dict[str, str] = {
     r"from [\d.]+ USD/kWh: US industrial 2023 average": "EIA's figure, cited",
     r"from \d+ USD/kW-month: CBRE|\$184\.06|\$217 Q1 2025": "CBRE's figures, cited",
 }
-KNOWN_GAPS: dict[str, str] = {
-    # planner/facility/tco_prices.py writes the prices the TCO computed with in USD.
-    rf"{AMOUNT} USD each for \d+": "TCO capex basis: an offer's price per unit in USD",
-    rf"Network capex {AMOUNT} USD from the BOM": "TCO capex basis: the network lines' sum",
-    rf"\d+ × [^;.]+? {AMOUNT} USD": "TCO capex basis: one network line in USD",
-}
 STRAY = re.compile(r"USD|\$")
 
 
 def stray_usd(text: str) -> list[str]:
     """Each "USD" or "$" left once the allowed patterns are blanked, with its context."""
-    spans = [m.span() for p in (*ALLOWED, *KNOWN_GAPS) for m in re.finditer(p, text)]
+    spans = [m.span() for p in ALLOWED for m in re.finditer(p, text)]
     return [
         text[max(0, m.start() - 70) : m.end() + 30]
         for m in STRAY.finditer(text)
