@@ -237,6 +237,16 @@ class ShownFieldsMixin:
         self.initial[name] = figure
         self._shown_as[name] = (shown, stored, figure)
 
+    def _show_money(self, rate: UsdRate, fields) -> None:
+        """Label the (field, unit, label) ``fields`` with the plan's currency and, when it is
+        not USD, show and take them in it."""
+        for name, per, label in fields:
+            if rate.currency == "USD":
+                self.fields[name].label = label.format("USD")
+            else:
+                shown = _money_shown(rate, _places(self.fields[name]), per)
+                self.show_field(name, shown, label.format(rate.currency))
+
     def _tracked(self) -> list[str]:
         # The units the form was shown in say how to read it; they are not a value of the row.
         return [name for name in super()._tracked() if name != UNITS_SHOWN]
@@ -369,21 +379,17 @@ class SiteForm(ShownFieldsMixin, VersionedFormMixin, InputModelForm):
         self.usd_rate = usd_rate
         for name, source in SITE_DEFAULT_SOURCES.items():
             self.fields[name].help_text = f"Default {source}"
+        if usd_rate is not None:
+            self._show_money(usd_rate, SITE_MONEY_FIELDS)
         if usd_rate is not None and usd_rate.currency != "USD":
-            defaults = {
-                "power_usd_per_kwh": fe.DEFAULT_POWER_USD_PER_KWH,
-                "facility_usd_per_kw_month": te.DEFAULT_COLOCATION_USD_PER_KW_MONTH,
-            }
-            for name, per, label in SITE_MONEY_FIELDS:
-                places = _places(self.fields[name])
-                self.show_field(
-                    name, _money_shown(usd_rate, places, per), label.format(usd_rate.currency)
-                )
-                if name in defaults:
-                    self.fields[name].help_text = (
-                        f"Default {converted_default(usd_rate, defaults[name], per, places)}, "
-                        f"from {SITE_DEFAULT_SOURCES[name]}"
-                    )
+            # The default converted, then its source's figure as the source publishes it.
+            per = {name: unit for name, unit, _ in SITE_MONEY_FIELDS}
+            for name, usd in (
+                ("power_usd_per_kwh", fe.DEFAULT_POWER_USD_PER_KWH),
+                ("facility_usd_per_kw_month", te.DEFAULT_COLOCATION_USD_PER_KW_MONTH),
+            ):
+                shown = converted_default(usd_rate, usd, per[name], _places(self.fields[name]))
+                self.fields[name].help_text = f"Default {shown}, from {SITE_DEFAULT_SOURCES[name]}"
         self.units = units
         if units is not None:
             posted = self.data.get(self.add_prefix(UNITS_SHOWN)) if self.is_bound else None
@@ -548,12 +554,8 @@ class TcoSettingsForm(ShownFieldsMixin, VersionedFormMixin, InputModelForm):
         self.fields["cloud_providers"].choices = [(p, p) for p in providers]
         for name, source in TCO_DEFAULT_SOURCES.items():
             self.fields[name].help_text = f"Default {source}"
-        if usd_rate is not None and usd_rate.currency != "USD":
-            for name, per, label in TCO_MONEY_FIELDS:
-                places = _places(self.fields[name])
-                self.show_field(
-                    name, _money_shown(usd_rate, places, per), label.format(usd_rate.currency)
-                )
+        if usd_rate is not None:
+            self._show_money(usd_rate, TCO_MONEY_FIELDS)
 
 
 class SiteSplitForm(VersionedFormMixin, InputForm):

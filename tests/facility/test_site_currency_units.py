@@ -198,3 +198,38 @@ def test_tco_settings_read_in_the_plans_currency_and_save_unchanged(client, demo
     settings.refresh_from_db()
     assert settings.install_usd == (Decimal("1000") / rate).quantize(Decimal("0.01"))
     assert settings.server_price_usd == Decimal("305000.00")
+
+
+def test_without_a_rate_the_form_says_its_prices_are_usd_and_why(client, consultant_a, sized_plan):
+    from sourcing.models import FxRate
+
+    FxRate.objects.all().delete()
+    client.force_login(consultant_a)
+    html = client.get(reverse("facility:site_create", args=[sized_plan.pk])).content.decode()
+    text = visible_text(html)
+
+    assert "Running costs (USD: no USD → EUR rate on file yet, add it under FX rates)" in text
+    assert "Power price (USD/kWh)" in text
+    # Stored as typed: nothing to convert at.
+    assert page_form(html, containing="power_usd_per_kwh")["power_usd_per_kwh"] == "0.08"
+
+
+def test_a_price_changed_meanwhile_is_merged_exactly(client, demo):
+    """Two consultants load the Frankfurt site; one changes the energy price, the other the
+    staff cost: the second save keeps the first's price to the last stored digit."""
+    plan, consultant, _ = demo
+    client.force_login(consultant)
+    site = _site(plan, "Frankfurt")
+    url = reverse("facility:site_detail", args=[plan.pk, site.pk])
+    html = _page(client, plan, site)
+    first, second = (page_form(html, containing="power_usd_per_kwh") for _ in range(2))
+
+    assert client.post(url, first | {"power_usd_per_kwh": "0.1999"}).status_code == 302
+    site.refresh_from_db()
+    price = site.power_usd_per_kwh
+    assert client.post(url, second | {"staff_usd_per_month": "5000.00"}).status_code == 302
+
+    site.refresh_from_db()
+    rate = services.plan_usd_rate(plan).rate
+    assert site.power_usd_per_kwh == price
+    assert site.staff_usd_per_month == (Decimal("5000") / rate).quantize(Decimal("0.01"))
