@@ -9,11 +9,13 @@ figure printed is the figure the totals add up.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 
 from babel.numbers import format_currency, format_decimal
 
 from planner.engine.landed_cost import MINOR_UNITS, round_money
+from planner.engine.shown import ShownIn
 
 LOCALE = "en"  # grouping with "," and "." for decimals, as the rest of the app prints numbers
 NOT_PRICED = "not priced"
@@ -49,3 +51,30 @@ def format_money(amount, currency: str = "") -> str:
             rounded, currency, format=_pattern(MINOR_UNITS[currency]) + " ¤¤", locale=LOCALE,
             currency_digits=False,
         )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class UsdRate:
+    """1 USD = ``rate`` ``currency`` on ``rate_date``: how USD-stored inputs are shown.
+
+    The engines compute in USD (catalog, cloud and site prices); a consultant reads and types
+    the plan's currency. A form shows a stored USD amount with :meth:`from_usd` and stores
+    what was typed with :meth:`to_usd`, both rounded half up to the field's decimal places.
+    """
+
+    currency: str
+    rate: Decimal
+    rate_date: str | None = None
+
+    @property
+    def shown_in(self) -> ShownIn:
+        """The same rate for the engines' sentences."""
+        return ShownIn(self.currency, float(self.rate))
+
+    def from_usd(self, usd: Decimal, places: int) -> Decimal:
+        """``usd`` in the plan's currency, to ``places`` decimals."""
+        return (Decimal(usd) * self.rate).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
+
+    def to_usd(self, amount: Decimal, places: int) -> Decimal:
+        """An amount typed in the plan's currency back in USD, to ``places`` decimals."""
+        return (Decimal(amount) / self.rate).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)

@@ -31,6 +31,7 @@ from typing import Literal
 from planner.engine import limits
 from planner.engine.errors import EngineInputError
 from planner.engine.shown import USD_SHOWN, ShownIn
+from planner.engine.units import BTU_PER_H_PER_TON, BTU_PER_H_PER_W, IMPERIAL, SiteUnits
 
 __all__ = [
     "ASHRAE_CLASSES",
@@ -80,8 +81,6 @@ DEFAULT_POWER_FACTOR = 1.0  # NetBox convention W = VA; expose 0.9-1.0 (ref A1, 
 DEFAULT_PUE = 1.5  # enterprise/colocation 1.5-1.6, Uptime industry avg 1.58 in 2023 (ref A6, D9)
 PUE_WARN_ABOVE = 1.6  # above the Uptime industry average band 1.55-1.59 (ref A6)
 DEFAULT_POWER_USD_PER_KWH = 0.08  # US industrial 2023 avg 8.06 ¢/kWh, EIA via Epoch (ref B6, D10)
-BTU_PER_H_PER_W = 3.412  # 1 W of IT load = 3.412 BTU/h of heat (ref A6, D8)
-BTU_PER_H_PER_TON = 12_000.0  # 1 ton of refrigeration (ref A6, D8)
 CFM_SENSIBLE_HEAT_FACTOR = 1.085  # CFM = 3412·kW / (1.085·ΔT°F), Dell via insideHPC (ref A6, D8)
 DEFAULT_DELTA_T_F = 20.0  # typical server ΔT 20-30 °F (ref A6, D8)
 WARN_FRACTION = 0.9  # planner convention: warn at ≥ 90 % of a limit
@@ -607,8 +606,11 @@ def _planned_density(load: RackLoad, cap: RackCapacity) -> int:
 # --- Checks -----------------------------------------------------------------------------------
 
 
-def _per_rack_tail_checks(site: SiteSpec, load: RackLoad, rack_kw: float) -> list[Check]:
-    """Airflow and inlet class of the fullest rack (checks 10 and 11)."""
+def _per_rack_tail_checks(
+    site: SiteSpec, load: RackLoad, rack_kw: float, units: SiteUnits = IMPERIAL
+) -> list[Check]:
+    """Airflow and inlet class of the fullest rack (checks 10 and 11); the reasons in the
+    site's ``units``."""
     checks: list[Check] = []
     # 10. Airflow per rack (air-cooled share of the heat).
     air_fraction = AIR_FRACTION_BY_COOLING[site.cooling_method]
@@ -621,7 +623,8 @@ def _per_rack_tail_checks(site: SiteSpec, load: RackLoad, rack_kw: float) -> lis
             cfm,
             None,
             "CFM",
-            f"The fullest rack needs about {cfm:,.0f} CFM of air at ΔT {site.delta_t_f:g} °F "
+            f"The fullest rack needs about {units.airflow(cfm)} of air at ΔT "
+            f"{units.delta_t(site.delta_t_f)} "
             f"({air_fraction:.0%} of its heat carried by air).",
         )
     )
@@ -638,8 +641,9 @@ def _per_rack_tail_checks(site: SiteSpec, load: RackLoad, rack_kw: float) -> lis
             room.allowable_max_c,
             server.allowable_max_c,
             "°C",
-            f"The room is run to ASHRAE {room.name} (up to {room.allowable_max_c:g} °C) and the "
-            f"servers are rated {server.name} (up to {server.allowable_max_c:g} °C)"
+            f"The room is run to ASHRAE {room.name} (up to "
+            f"{units.temperature(room.allowable_max_c)}) and the servers are rated "
+            f"{server.name} (up to {units.temperature(server.allowable_max_c)})"
             + ("." if ok else ", so hot excursions can exceed the servers' rating."),
         )
     )
@@ -655,6 +659,7 @@ def _site_checks(
     go_live: date,
     power_ready_margin_days: int,
     shown: ShownIn = USD_SHOWN,
+    units: SiteUnits = IMPERIAL,
 ) -> tuple[list[Check], tuple[float, float, float, float, date | None]]:
     """Checks of the whole site's load (6-9 and 12): racks, capacity, PUE, heat, power date.
 
@@ -720,18 +725,17 @@ def _site_checks(
 
     # 9. Heat load against site cooling.
     heat = heat_btu_per_h(it_kw)
-    tons = heat / BTU_PER_H_PER_TON
     if site.cooling_capacity_site_kw is not None:
         limit_btu = heat_btu_per_h(site.cooling_capacity_site_kw)
         status = _status(heat, limit_btu)
         reason = (
-            f"{it_kw:.1f} kW of IT releases {heat:,.0f} BTU/h ({tons:.1f} tons) against "
-            f"{limit_btu:,.0f} BTU/h of site cooling."
+            f"{it_kw:.1f} kW of IT releases {units.heat(heat)} of heat against "
+            f"{units.heat(limit_btu)} of site cooling."
         )
     else:
         limit_btu, status = None, "warn"
         reason = (
-            f"{it_kw:.1f} kW of IT releases {heat:,.0f} BTU/h ({tons:.1f} tons); the site has "
+            f"{it_kw:.1f} kW of IT releases {units.heat(heat)} of heat; the site has "
             "not stated its total cooling capacity."
         )
     checks.append(Check("heat_load", "Heat load", status, heat, limit_btu, "BTU/h", reason))
@@ -789,6 +793,7 @@ def check_facility(
     *,
     power_ready_margin_days: int = DEFAULT_POWER_READY_MARGIN_DAYS,
     shown: ShownIn = USD_SHOWN,
+    units: SiteUnits = IMPERIAL,
 ) -> FacilityReport:
     """Run every facility check for ``load`` placed in ``site`` with a target ``go_live``.
 
@@ -801,6 +806,8 @@ def check_facility(
         go_live: Target go-live date.
         power_ready_margin_days: Slack below which a power date that is in time still warns.
         shown: The currency the reasons write amounts in (the energy cost; figures stay USD).
+        units: The units the reasons write heat, airflow and temperatures in (figures stay
+            in the engine's BTU/h, CFM and °C).
 
     Returns:
         A :class:`FacilityReport`.
@@ -965,9 +972,9 @@ def check_facility(
         f"{_n(load.server_count, 'server')} at {per_rack} per rack need {_n(racks_needed, 'rack')}"
     )
     site_checks, totals = _site_checks(
-        site, it_kw, racks_needed, racks_text, go_live, power_ready_margin_days, shown
+        site, it_kw, racks_needed, racks_text, go_live, power_ready_margin_days, shown, units
     )
-    tail = _per_rack_tail_checks(site, load, rack_kw)
+    tail = _per_rack_tail_checks(site, load, rack_kw, units)
     # Display order: per-rack 1-5, site 6-9, per-rack 10-11, site 12 (power ready).
     checks = checks + site_checks[:4] + tail + site_checks[4:]
     cfm = tail[0].value
@@ -1011,6 +1018,7 @@ def check_site(
     *,
     power_ready_margin_days: int = DEFAULT_POWER_READY_MARGIN_DAYS,
     shown: ShownIn = USD_SHOWN,
+    units: SiteUnits = IMPERIAL,
 ) -> FacilityReport:
     """Every facility check for several server kinds placed in one site as they are.
 
@@ -1026,12 +1034,19 @@ def check_site(
         go_live: Target go-live date.
         power_ready_margin_days: Slack below which a power date that is in time still warns.
         shown: The currency the reasons write amounts in (the energy cost; figures stay USD).
+        units: The units the reasons write heat, airflow and temperatures in (figures stay
+            in the engine's BTU/h, CFM and °C).
     """
     if not loads:
         raise EngineInputError("Give at least one server kind to place in the site.")
     reports = [
         check_facility(
-            site, load, go_live, power_ready_margin_days=power_ready_margin_days, shown=shown
+            site,
+            load,
+            go_live,
+            power_ready_margin_days=power_ready_margin_days,
+            shown=shown,
+            units=units,
         )
         for load in loads
     ]
@@ -1048,7 +1063,7 @@ def check_site(
         + f" — {_n(racks_needed, 'rack')} in all"
     )
     site_checks, totals = _site_checks(
-        site, it_kw, racks_needed, racks_text, go_live, power_ready_margin_days, shown
+        site, it_kw, racks_needed, racks_text, go_live, power_ready_margin_days, shown, units
     )
     facility_kw, energy_usd_month, heat, cap_at_go_live, ready = totals
     by_key = {c.key: c for c in site_checks}

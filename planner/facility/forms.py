@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from django import forms
+from django.core.exceptions import ValidationError
 
 from catalog.models import CloudOffering
 from planner.engine import facility as fe
 from planner.engine import limits
 from planner.engine import tco as te
+from planner.engine import units as eu
 from planner.engine.limits import DATE_MAX, DATE_MIN
 from planner.facility.models import CoolingMethod, Site, TcoSettings
 from planner.input_rules import InputForm, InputModelForm
+from planner.money import UsdRate
 from planner.validation import DATE_MESSAGE, IsoDateInput
 from planner.versioning import VersionedFormMixin
 
@@ -123,6 +128,153 @@ TCO_DEFAULT_SOURCES: dict[str, str] = {
     ),
 }
 
+
+# --- Shown in the plan's currency and the site's units ----------------------------------------
+#
+# The site's and the TCO's prices are stored in USD and the air temperature rise in °F, the
+# units the engines and the API take (their names say so: ``power_usd_per_kwh``,
+# ``delta_t_f``). A page form shows and takes them in the plan's currency (at the TCO's dated
+# rate) and in the site's units, converting in the form only: storing each amount with its own
+# currency would rename the fields, change the API's contract and make every engine input a
+# conversion, for no figure a consultant sees. A value the consultant did not change is stored
+# as it was (the shown figure is rounded, so converting it back could move the stored one by
+# a fraction of a cent): an unchanged form saves nothing new.
+
+
+UNITS_SHOWN = "units_shown"
+# Site prices: (field, unit after the currency, label with the currency).
+SITE_MONEY_FIELDS = (
+    ("power_usd_per_kwh", "/kWh", "Energy price ({}/kWh)"),
+    ("facility_usd_per_kw_month", " per kW-month", "Space/capacity ({} per kW-month)"),
+    ("staff_usd_per_month", "/month", "Staff ({}/month)"),
+)
+TCO_MONEY_FIELDS = (
+    ("server_price_usd", "", "Server price ({} per server)"),
+    ("network_usd", "", "Network capex ({})"),
+    ("storage_usd", "", "Storage capex ({})"),
+    ("install_usd", "", "Installation ({})"),
+    ("shipping_and_duties_usd", "", "Shipping and duties ({})"),
+    (
+        "on_demand_usd_per_gpu_h",
+        " per accelerator-hour",
+        "On-demand price ({} per accelerator-hour)",
+    ),
+)
+
+
+def _prices_in(rate: UsdRate | None, plan_currency: str) -> str:
+    if rate is not None:
+        return rate.currency
+    if plan_currency == "USD":
+        return "USD"
+    return f"USD: no USD → {plan_currency} rate on file yet, add it under FX rates"
+
+
+def converted_default(rate: UsdRate, usd: float, per: str, places: int) -> str:
+    """A USD default as shown: ``"0.0741 EUR/kWh at 1 USD = 0.926784 EUR (2025-01-02)"``."""
+    when = f" ({rate.rate_date})" if rate.rate_date else ""
+    figure = rate.from_usd(Decimal(str(usd)), places).normalize()
+    return f"{figure:f} {rate.currency}{per} at 1 USD = {rate.rate} {rate.currency}{when}"
+
+
+@dataclass(frozen=True)
+class ShownAs:
+    """How one stored field is shown: in ``unit``, by ``show`` (stored → shown) and ``store``
+    (typed → stored), both rounded to the field's decimal places."""
+
+    unit: str
+    stored_unit: str
+    show: Callable[[Decimal], Decimal]
+    store: Callable[[Decimal], Decimal]
+
+
+def _places(field: forms.Field) -> int:
+    return field.decimal_places if getattr(field, "decimal_places", None) is not None else 2
+
+
+def _money_shown(rate: UsdRate, places: int, per: str) -> ShownAs:
+    return ShownAs(
+        unit=rate.currency + per,
+        stored_unit="USD" + per,
+        show=lambda usd: rate.from_usd(usd, places),
+        store=lambda amount: rate.to_usd(amount, places),
+    )
+
+
+def _delta_t_shown(units: eu.SiteUnits, places: int) -> ShownAs:
+    step = Decimal(1).scaleb(-places)
+    if units.imperial:
+        return ShownAs("°F", "°F", lambda f: f, lambda f: f)
+    return ShownAs(
+        unit="°C",
+        stored_unit="°F",
+        show=lambda f: Decimal(eu.celsius_delta_from_fahrenheit_delta(float(f))).quantize(
+            step, ROUND_HALF_UP
+        ),
+        store=lambda c: Decimal(eu.fahrenheit_delta_from_celsius_delta(float(c))).quantize(
+            step, ROUND_HALF_UP
+        ),
+    )
+
+
+class ShownFieldsMixin:
+    """Fields stored in one unit, shown and typed in another (see the note above).
+
+    Call :meth:`show_field` from ``__init__`` for each such field. The stored value it was
+    loaded with is kept; :meth:`_clean_fields` turns a typed value back into the stored unit,
+    or keeps the stored value when the figure shown was posted back unchanged. A converted
+    value out of the model field's range is refused next to the field, in both units.
+    """
+
+    def show_field(self, name: str, shown: ShownAs, label: str) -> None:
+        if not hasattr(self, "_shown_as"):
+            self._shown_as: dict[str, tuple[ShownAs, Decimal | None, Decimal | None]] = {}
+        field = self.fields[name]
+        field.label = label
+        stored = self.get_initial_for_field(field, name)
+        stored = None if stored in (None, "") else Decimal(str(stored))
+        figure = None if stored is None else shown.show(stored)
+        self.initial[name] = figure
+        self._shown_as[name] = (shown, stored, figure)
+
+    def _show_money(self, rate: UsdRate, fields) -> None:
+        """Label the (field, unit, label) ``fields`` with the plan's currency and, when it is
+        not USD, show and take them in it."""
+        for name, per, label in fields:
+            if rate.currency == "USD":
+                self.fields[name].label = label.format("USD")
+            else:
+                shown = _money_shown(rate, _places(self.fields[name]), per)
+                self.show_field(name, shown, label.format(rate.currency))
+
+    def _tracked(self) -> list[str]:
+        # The units the form was shown in say how to read it; they are not a value of the row.
+        return [name for name in super()._tracked() if name != UNITS_SHOWN]
+
+    def _clean_fields(self) -> None:
+        super()._clean_fields()
+        for name, (shown, stored, figure) in getattr(self, "_shown_as", {}).items():
+            if name not in self.cleaned_data:
+                continue  # refused already
+            typed = self.cleaned_data[name]
+            if typed is None or shown.unit == shown.stored_unit:
+                continue
+            if figure is not None and typed == figure:
+                self.cleaned_data[name] = stored  # unchanged: the stored value, exactly
+                continue
+            value = shown.store(typed)
+            try:
+                self._meta.model._meta.get_field(name).run_validators(value)
+            except ValidationError as exc:
+                self.add_error(
+                    name,
+                    f"{typed:f} {shown.unit} is {value:f} {shown.stored_unit}. "
+                    + " ".join(exc.messages),
+                )
+                continue
+            self.cleaned_data[name] = value
+
+
 _DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 _KW = re.compile(r"\+?\s*(\d+(?:[.,]\d+)?)\s*kW\b", re.IGNORECASE)
 
@@ -163,7 +315,7 @@ def parse_upgrades(text: str) -> list[tuple[date, Decimal, str]]:
     return upgrades
 
 
-class SiteForm(VersionedFormMixin, InputModelForm):
+class SiteForm(ShownFieldsMixin, VersionedFormMixin, InputModelForm):
     """A site with its planned power upgrades as text, one per line."""
 
     upgrades = forms.CharField(
@@ -211,17 +363,64 @@ class SiteForm(VersionedFormMixin, InputModelForm):
             "notes": forms.Textarea(attrs={"rows": 2}),
         }
 
-    def __init__(self, *args, plan, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        plan,
+        usd_rate: UsdRate | None = None,
+        units: eu.SiteUnits | None = None,
+        **kwargs,
+    ) -> None:
+        """``usd_rate`` shows the prices in the plan's currency, ``units`` the air temperature
+        rise in the site's units (the page passes both; without them the stored USD and °F,
+        as the API takes them)."""
         super().__init__(*args, **kwargs)
         self.plan = plan
+        self.usd_rate = usd_rate
         for name, source in SITE_DEFAULT_SOURCES.items():
             self.fields[name].help_text = f"Default {source}"
+        if usd_rate is not None:
+            self._show_money(usd_rate, SITE_MONEY_FIELDS)
+        if usd_rate is not None and usd_rate.currency != "USD":
+            # The default converted, then its source's figure as the source publishes it.
+            per = {name: unit for name, unit, _ in SITE_MONEY_FIELDS}
+            for name, usd in (
+                ("power_usd_per_kwh", fe.DEFAULT_POWER_USD_PER_KWH),
+                ("facility_usd_per_kw_month", te.DEFAULT_COLOCATION_USD_PER_KW_MONTH),
+            ):
+                shown = converted_default(usd_rate, usd, per[name], _places(self.fields[name]))
+                self.fields[name].help_text = f"Default {shown}, from {SITE_DEFAULT_SOURCES[name]}"
+        self.units = units
+        if units is not None:
+            posted = self.data.get(self.add_prefix(UNITS_SHOWN)) if self.is_bound else None
+            if posted in (eu.METRIC.name, eu.IMPERIAL.name):  # the units the page showed
+                units = eu.IMPERIAL if posted == eu.IMPERIAL.name else eu.METRIC
+            self.units = units
+            self.fields[UNITS_SHOWN] = forms.ChoiceField(
+                choices=[(u.name, u.name) for u in (eu.METRIC, eu.IMPERIAL)],
+                required=False,
+                initial=units.name,
+                widget=forms.HiddenInput,
+            )
+            shown = _delta_t_shown(units, _places(self.fields["delta_t_f"]))
+            self.show_field("delta_t_f", shown, f"Air ΔT ({shown.unit})")
+            if not units.imperial:
+                self.fields["delta_t_f"].help_text = (
+                    f"Default {units.delta_t(fe.DEFAULT_DELTA_T_F)}: typical server air "
+                    "temperature rise (insideHPC, Dell, 2011)."
+                )
         if self.instance.pk and not self.is_bound:
             self.initial["upgrades"] = "\n".join(
                 f"+{u.added_kw.normalize():f} kW on {u.ready_date.isoformat()}"
                 + (f" {u.note}" if u.note else "")
                 for u in self.instance.upgrades.all()
             )
+
+    @property
+    def prices_in(self) -> str:
+        """The currency the running costs are typed in, and why it is USD on a plan that is
+        not (its rate is missing)."""
+        return _prices_in(self.usd_rate, getattr(self.plan, "currency", "USD"))
 
     def clean_country(self) -> str:
         return self.cleaned_data["country"].upper()
@@ -309,7 +508,7 @@ class PlacementChoiceForm(VersionedFormMixin, InputForm):
         return reason
 
 
-class TcoSettingsForm(VersionedFormMixin, InputModelForm):
+class TcoSettingsForm(ShownFieldsMixin, VersionedFormMixin, InputModelForm):
     # Ticked from the providers in the catalog (choices set per form), stored as a JSON list.
     cloud_providers = forms.MultipleChoiceField(
         label="Cloud providers the client would use",
@@ -346,12 +545,17 @@ class TcoSettingsForm(VersionedFormMixin, InputModelForm):
             "cloud_keeps_spares": "Rent N+1 spares and headroom in the cloud too",
         }
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, usd_rate: UsdRate | None = None, **kwargs) -> None:
+        """``usd_rate`` shows the prices in the plan's currency (the page passes it; without
+        it the stored USD, as the API takes them)."""
         super().__init__(*args, **kwargs)
+        self.usd_rate = usd_rate
         providers = sorted(set(CloudOffering.objects.values_list("provider", flat=True).distinct()))
         self.fields["cloud_providers"].choices = [(p, p) for p in providers]
         for name, source in TCO_DEFAULT_SOURCES.items():
             self.fields[name].help_text = f"Default {source}"
+        if usd_rate is not None:
+            self._show_money(usd_rate, TCO_MONEY_FIELDS)
 
 
 class SiteSplitForm(VersionedFormMixin, InputForm):

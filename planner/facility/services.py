@@ -34,6 +34,7 @@ from planner.engine.landed_cost import LandedCostError
 from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, flag_regions, haversine_km, rtt_ms
 from planner.engine.shown import USD_SHOWN, ShownIn
+from planner.engine.units import SiteUnits, site_units
 from planner.facility import selectors, tco_prices
 from planner.facility.deployment import PlanDeployment, plan_deployment, workload_deployments
 from planner.facility.deployment import rack_types as deployment_rack_types
@@ -49,6 +50,7 @@ from planner.facility.models import (
     WorkloadSiteSplit,
 )
 from planner.models import Plan
+from planner.money import UsdRate
 
 logger = logging.getLogger(__name__)
 
@@ -126,6 +128,8 @@ class SiteEvaluation:
         catalog_gap: Why the plan's servers cannot be checked (a figure missing from the
             catalog), if so; the site's own figures are still summarised.
         servers_elsewhere: The plan has servers, but its split places none at this site.
+        units: How the site's heat, airflow and temperatures read (by its country).
+        shown: The plan's currency at the TCO's rate, for the energy cost.
     """
 
     spec: fe.SiteSpec | None
@@ -141,30 +145,44 @@ class SiteEvaluation:
     error: str = ""
     catalog_gap: str = ""
     servers_elsewhere: bool = False
+    units: SiteUnits = field(default_factory=SiteUnits)
+    shown: ShownIn = USD_SHOWN
 
     @property
     def status(self) -> str:
         return self.report.status if self.report else ""
 
     @property
+    def energy_per_month(self) -> str:
+        """The facility's energy cost a month in the plan's currency: the figure the facility
+        check's reason states (one conversion, :class:`ShownIn`)."""
+        if self.report is None:
+            return ""
+        return self.shown.money(self.report.energy_usd_per_month)
+
+    @property
     def check_rows(self) -> list[dict[str, str]]:
-        """The checks with their figures formatted for display (``inf`` reads "never" when the
-        check fails, "no limit" when it passes, without a unit)."""
+        """The checks with their figures formatted for display, in the site's units (``inf``
+        reads "never" when the check fails, "no limit" when it passes, without a unit)."""
         if self.report is None:
             return []
-        return [
-            {
-                "key": c.key,
-                "title": c.title,
-                "status": c.status,
-                "value": _figure(c.value, c.status),
-                "limit": "—" if c.limit is None else _figure(c.limit),
-                # "never days late" and "already days of slack" read badly: the word alone.
-                "unit": "" if finite_or_none(c.value) is None else c.unit,
-                "reason": c.reason,
-            }
-            for c in self.report.checks
-        ]
+        rows = []
+        for c in self.report.checks:
+            value, unit = self.units.quantity(c.value, c.unit)
+            limit = None if c.limit is None else self.units.quantity(c.limit, c.unit)[0]
+            rows.append(
+                {
+                    "key": c.key,
+                    "title": c.title,
+                    "status": c.status,
+                    "value": _figure(value, c.status),
+                    "limit": "—" if limit is None else _figure(limit),
+                    # "never days late" and "already days of slack" read badly: the word alone.
+                    "unit": "" if finite_or_none(c.value) is None else unit,
+                    "reason": c.reason,
+                }
+            )
+        return rows
 
 
 def _figure(value: float, status: str = "") -> str:
@@ -197,18 +215,34 @@ def site_evaluate(
     except EngineInputError as exc:
         # A stored value the engine refuses (saved before today's ranges): say which.
         return SiteEvaluation(
-            None, None, [], None, go_live, assumed, None, None, None, [], str(exc)
-        )
+            None, None, [], None, go_live, assumed, None, None, None, [], str(exc),
+            units=site_units_of(site),
+        )  # fmt: skip
 
 
-def _shown_in(plan: Plan) -> ShownIn:
-    """The plan's currency at the TCO's dated rate, for amounts in the checks' reasons (USD
-    when the plan has no such rate: the TCO page then says which rate is missing)."""
+def plan_usd_rate(plan: Plan) -> UsdRate | None:
+    """1 USD in the plan's currency at the TCO's dated rate (:func:`tco_fx`); ``None`` when
+    the FX table has no such rate (the TCO page then says which rate is missing)."""
     try:
         fx = tco_fx(plan)
     except TcoNotReady:
-        return USD_SHOWN
-    return ShownIn(fx["currency"], float(fx["rate"]))
+        return None
+    return UsdRate(fx["currency"], Decimal(fx["rate"]), fx["rate_date"])
+
+
+def plan_shown_in(plan: Plan) -> ShownIn:
+    """The plan's currency at the TCO's dated rate, for amounts the pages and the engine's
+    sentences write (USD when the plan has no such rate)."""
+    rate = plan_usd_rate(plan)
+    return rate.shown_in if rate is not None else USD_SHOWN
+
+
+def site_units_of(site: Site) -> SiteUnits:
+    """The units a site reads in: by its country, else by its region's country."""
+    country = site.country
+    if not country and site.region_key in REGION_LOCATIONS:
+        country = REGION_LOCATIONS[site.region_key].country
+    return site_units(country)
 
 
 def _site_pool(deployment: PlanDeployment, site: Site, notes: list[str]):
@@ -240,6 +274,7 @@ def _site_evaluate(plan, site, upgrades, deployment, go_live, assumed) -> SiteEv
         notes.append(
             "The plan has no target go-live date; power readiness is checked against today."
         )
+    shown, units = plan_shown_in(plan), site_units_of(site)
     pool = _site_pool(deployment, site, notes) if deployment is not None else None
     types = deployment_rack_types(pool) if pool is not None else []
     report, servers, views = None, None, []
@@ -250,7 +285,7 @@ def _site_evaluate(plan, site, upgrades, deployment, go_live, assumed) -> SiteEv
         )
         notes.extend(dict.fromkeys(a for t in types for a in t.assumptions))
         loads = [selectors.rack_load(site, t) for t in types]
-        report = fe.check_site(spec, loads, go_live, shown=_shown_in(plan))
+        report = fe.check_site(spec, loads, go_live, shown=shown, units=units)
         for rack_type, load in zip(types, loads, strict=True):
             layout = fe.rack_layout(spec, load, max_racks=MAX_RACKS_DRAWN)
             needed = fe.check_facility(spec, load, go_live).racks_needed
@@ -268,6 +303,8 @@ def _site_evaluate(plan, site, upgrades, deployment, go_live, assumed) -> SiteEv
         notes=notes,
         catalog_gap=catalog_gap,
         servers_elsewhere=pool is None and deployment is not None and deployment.servers > 0,
+        units=units,
+        shown=shown,
     )
 
 
@@ -818,7 +855,10 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         raise TcoNotReady("No workload has a chosen configuration yet.")
     workloads = {w.pk: w for w in plan_selectors.workload_list(plan=plan)}
     basis: list[str] = []
-    pricing, providers = _tco_cloud(settings, deployments, basis)
+    # Amounts in the basis read in the plan's currency, at the rate the results are shown at.
+    fx = tco_fx(plan)
+    shown = ShownIn(fx["currency"], float(fx["rate"]))
+    pricing, providers = _tco_cloud(settings, deployments, basis, shown)
     growth = float(settings.growth_pct_per_month)
     demands = []
     for d in deployments:
@@ -889,8 +929,10 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             f"Mixed servers costed at their mean: {per_server} accelerators and "
             f"{power_kw:.2f} kW per server (the same total power)."
         )
-    prices = tco_prices.hardware_prices(plan=plan, deployments=deployments)
-    server_price, maintenance, network = _tco_hardware_basis(settings, deployments, prices, basis)
+    prices = tco_prices.hardware_prices(plan=plan, deployments=deployments, shown=shown)
+    server_price, maintenance, network = _tco_hardware_basis(
+        settings, deployments, prices, basis, shown
+    )
     hardware = te.OwnedHardware(
         server_count=servers,
         gpus_per_server=per_server,
@@ -959,7 +1001,6 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
             f"({te.DEFAULT_COLOCATION_USD_PER_KW_MONTH:g} USD/kW-month CBRE H2 2024, PUE "
             f"{fe.DEFAULT_PUE:g}, {fe.DEFAULT_POWER_USD_PER_KWH:g} USD/kWh EIA 2023)."
         )
-    fx = tco_fx(plan)
     hardware, capex_basis = _tco_capex(plan, settings, hardware, fx, basis)
     inputs = te.TcoInputs(
         workloads=tuple(demands),
@@ -1166,7 +1207,10 @@ def tco_fx(plan: Plan) -> dict[str, Any]:
 
 
 def _tco_cloud(
-    settings: TcoSettings, deployments: list[Deployment], basis: list[str]
+    settings: TcoSettings,
+    deployments: list[Deployment],
+    basis: list[str],
+    shown: ShownIn = USD_SHOWN,
 ) -> tuple[te.CloudPricing, tuple[te.CloudProvider, ...]]:
     """The cloud side: each chosen provider's own price list, or one per-GPU-hour price.
 
@@ -1211,7 +1255,9 @@ def _tco_cloud(
             "The catalog has no on-demand price for the chosen accelerator; enter one below."
         )
     if settings.on_demand_usd_per_gpu_h is not None:
-        basis.append(f"On-demand {on_demand:.2f} USD per accelerator-hour, entered by hand.")
+        basis.append(  # typed in the plan's currency: said in it
+            f"On-demand {shown.per(on_demand, 'accelerator-hour')}, entered by hand."
+        )
     else:
         basis.extend(s for s in cloud.sources if "on demand" in s or "No on-demand" in s)
 
@@ -1257,8 +1303,10 @@ def _tco_hardware_basis(
     deployments: list[Deployment],
     prices: tco_prices.HardwarePrices,
     basis: list[str],
+    shown: ShownIn = USD_SHOWN,
 ) -> tuple[float, float, float | None]:
-    """(server price, maintenance fraction a year, network capex or None) and their basis.
+    """(server price, maintenance fraction a year, network capex or None, all USD) and their
+    basis, whose amounts read in ``shown`` (the plan's currency, as the form takes them).
 
     Raises:
         TcoNotReady: A platform has neither a supplier offer nor a sourced list price and no
@@ -1267,7 +1315,7 @@ def _tco_hardware_basis(
     servers = sum(d.servers for d in deployments)
     if settings.server_price_usd is not None:
         price = float(settings.server_price_usd)
-        basis.append(f"Server price {price:,.0f} USD per server, entered by hand.")
+        basis.append(f"Server price {shown.money(price)} per server, entered by hand.")
     else:
         missing = sorted(
             {d.server_name for d in deployments if prices.servers[_server_key(d)] is None}
@@ -1282,7 +1330,7 @@ def _tco_hardware_basis(
         price = total / servers
         basis.extend(dict.fromkeys(p.words for p in prices.servers.values() if p is not None))
         if len(prices.servers) > 1:
-            basis.append(f"Mean server price over the fleet {price:,.0f} USD.")
+            basis.append(f"Mean server price over the fleet {shown.money(price)}.")
     if settings.maintenance_pct_per_year is not None:
         maintenance = float(settings.maintenance_pct_per_year) / 100
         basis.append(f"Maintenance {maintenance:.1%} of server capex a year, entered by hand.")
@@ -1302,10 +1350,10 @@ def _tco_hardware_basis(
     network = None
     if settings.network_usd is not None:
         network = float(settings.network_usd)
-        basis.append(f"Network capex {network:,.0f} USD, entered by hand.")
+        basis.append(f"Network capex {shown.money(network)}, entered by hand.")
     elif prices.network is not None:
         network = prices.network.usd
-        basis.append(f"Network capex {network:,.0f} USD from the BOM: {prices.network.words}.")
+        basis.append(f"Network capex {shown.money(network)} from the BOM: {prices.network.words}.")
         if prices.network_unpriced:
             basis.append(
                 "Not priced (no valid offer), so left out of the network capex: "

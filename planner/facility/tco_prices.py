@@ -23,6 +23,7 @@ from planner.engine import demand
 from planner.engine import landed_cost as lc
 from planner.engine import tco as te
 from planner.engine.deployment import Deployment
+from planner.engine.shown import USD_SHOWN, ShownIn
 from planner.models import Plan
 
 NETWORK_CATEGORIES = ("nic", "switch", "optic", "cable")
@@ -93,16 +94,21 @@ def _offer_price(offers, quantity: int, fx: _Fx, pinned_id: int | None, on: date
     return best[0], best[3]
 
 
-def _offer_words(offer, quantity: int, total_usd: float) -> str:
+def _offer_words(offer, quantity: int, total_usd: float, shown: ShownIn) -> str:
     return (
         f"{offer.supplier.name} offer of {offer.quoted_on:%Y-%m-%d} "
         f"({offer.unit_price:,.0f} {offer.currency} a unit, valid to "
-        f"{offer.valid_until:%Y-%m-%d}; {total_usd / quantity:,.0f} USD each for {quantity})"
+        f"{offer.valid_until:%Y-%m-%d}; {shown.money(total_usd / quantity)} each for {quantity})"
     )
 
 
-def hardware_prices(*, plan: Plan, deployments: Sequence[Deployment]) -> HardwarePrices:
-    """The plan's server prices, BOM network capex and support rate (see the module doc)."""
+def hardware_prices(
+    *, plan: Plan, deployments: Sequence[Deployment], shown: ShownIn = USD_SHOWN
+) -> HardwarePrices:
+    """The plan's server prices, BOM network capex and support rate (see the module doc).
+
+    Amounts are USD; their sentences write the price the TCO takes in ``shown`` (the plan's
+    currency), beside the offer's own price in its own currency."""
     # sourcing sits above facility (.importlinter) until the TCO moves above it
     from sourcing import selectors as ss
     from sourcing.services import sourcing_settings_get, valuation_date
@@ -121,7 +127,7 @@ def hardware_prices(*, plan: Plan, deployments: Sequence[Deployment]) -> Hardwar
     servers: dict[str, Priced | None] = {}
     for key, count in counts.items():
         platform = platforms.get(key)
-        servers[key] = _server_price(platform, key, count, offers, lines, fx, on)
+        servers[key] = _server_price(platform, key, count, offers, lines, fx, on, shown)
 
     network_usd, network_words, unpriced = 0.0, [], []
     support = None
@@ -135,7 +141,7 @@ def hardware_prices(*, plan: Plan, deployments: Sequence[Deployment]) -> Hardwar
                 unpriced.append(line.description)
                 continue
             network_usd += found[0]
-            network_words.append(f"{line.quantity} × {line.description} {found[0]:,.0f} USD")
+            network_words.append(f"{line.quantity} × {line.description} {shown.money(found[0])}")
         elif line.service == "support":
             found = _offer_price(
                 ss.offers_for_line(offers, line), line.quantity, fx, line.pinned_offer_id, on
@@ -144,7 +150,7 @@ def hardware_prices(*, plan: Plan, deployments: Sequence[Deployment]) -> Hardwar
                 total, offer = found
                 support = Priced(
                     total / line.quantity,
-                    f"support contract: {_offer_words(offer, line.quantity, total)}, "
+                    f"support contract: {_offer_words(offer, line.quantity, total, shown)}, "
                     "taken as per server and year",
                 )
     network = None
@@ -153,7 +159,7 @@ def hardware_prices(*, plan: Plan, deployments: Sequence[Deployment]) -> Hardwar
     return HardwarePrices(servers, network, tuple(unpriced), support, tuple(fx.used.values()))
 
 
-def _server_price(platform, key, count, offers, lines, fx, on) -> Priced | None:
+def _server_price(platform, key, count, offers, lines, fx, on, shown) -> Priced | None:
     name = str(platform) if platform else key
     if platform is not None:
         own = [o for o in offers if o.server_id == platform.pk]
@@ -163,7 +169,7 @@ def _server_price(platform, key, count, offers, lines, fx, on) -> Priced | None:
             total, offer = found
             return Priced(
                 total / count,
-                f"{name}: the plan's supplier offer, {_offer_words(offer, count, total)}.",
+                f"{name}: the plan's supplier offer, {_offer_words(offer, count, total, shown)}.",
             )
         if platform.list_price_usd is not None:
             dated = (

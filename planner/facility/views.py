@@ -24,7 +24,7 @@ from planner.facility.forms import (
     SiteSplitForm,
     TcoSettingsForm,
 )
-from planner.facility.models import TcoRun
+from planner.facility.models import Site, TcoRun
 from planner.permissions import can_edit, editor_required, member_required, require_editor
 from planner.selectors import plans_with_client, workloads_with_choices
 from planner.tenancy import org_object_or_404
@@ -105,6 +105,17 @@ def site_split(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResp
     return _site_list_page(request, plan, bound=form, status=400)
 
 
+def _site_form(data, *, plan, site, **kwargs) -> SiteForm:
+    """The site form in the plan's currency and the site's units."""
+    return SiteForm(
+        data,
+        plan=plan,
+        usd_rate=services.plan_usd_rate(plan),
+        units=services.site_units_of(site),
+        **kwargs,
+    )
+
+
 def _site_page(request, plan, form, site, evaluation, *, saved=None, status=200):
     context = {
         "plan": plan,
@@ -125,7 +136,7 @@ def _site_page(request, plan, form, site, evaluation, *, saved=None, status=200)
 def site_create(request: HttpRequest, plan_id: int) -> HttpResponse:
     """A new site. With htmx every change previews the checks without saving."""
     plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
-    form = SiteForm(request.POST or None, plan=plan)
+    form = _site_form(request.POST or None, plan=plan, site=Site(plan=plan))
     evaluation = None
     if request.method == "POST":
         if form.is_valid():
@@ -148,7 +159,7 @@ def site_detail(request: HttpRequest, plan_id: int, site_id: int) -> HttpRespons
     site = org_object_or_404(request, selectors.sites_with_upgrades(), plan=plan, pk=site_id)
     if request.method == "POST":
         require_editor(request)
-        form = SiteForm(request.POST, instance=site, plan=plan)
+        form = _site_form(request.POST, plan=plan, site=site, instance=site)
         if form.is_valid():
             try:
                 site = services.site_save(plan=plan, form=form)
@@ -165,7 +176,7 @@ def site_detail(request: HttpRequest, plan_id: int, site_id: int) -> HttpRespons
         site = org_object_or_404(request, selectors.sites_with_upgrades(), plan=plan, pk=site_id)
         evaluation = services.site_evaluate(plan=plan, site=site)
         return _site_page(request, plan, form, site, evaluation, saved=False, status=400)
-    form = SiteForm(instance=site, plan=plan)
+    form = _site_form(None, plan=plan, site=site, instance=site)
     evaluation = services.site_evaluate(plan=plan, site=site)
     return _site_page(request, plan, form, site, evaluation)
 
@@ -291,7 +302,9 @@ def tco_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         if can_edit(request)
         else selectors.tco_settings_get(plan=plan)
     )
-    form = TcoSettingsForm(request.POST or None, instance=settings)
+    form = TcoSettingsForm(
+        request.POST or None, instance=settings, usd_rate=services.plan_usd_rate(plan)
+    )
     status = 200
     if request.method == "POST":
         require_editor(request)

@@ -23,6 +23,7 @@ from planner.engine.load_test import (
     measured_replicas,
     model_correction,
 )
+from planner.facility.services import plan_shown_in
 from planner.measured import charts, logs, services
 from planner.measured.forms import RetentionForm, SweepUploadForm, TrafficLogForm
 from planner.measured.models import (
@@ -158,6 +159,7 @@ def sweep_detail_view(
             "section": "overview",
             "sweep": sweep,
             "measurement": measurement,
+            "usd_shown": plan_shown_in(workload.plan),  # cloud rates: catalog USD → plan's
             "rows": rows,
             "figure": charts.measured_vs_modelled_figure(rows) if rows else None,
             "modelled": modelled,

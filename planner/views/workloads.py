@@ -17,6 +17,7 @@ from planner.engine import limits
 from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.sweep import cost_order
 from planner.facility.deployment import workload_deployments
+from planner.facility.services import plan_shown_in
 from planner.labels import SERVING_STACK_CHOICES, workload_stack_label
 from planner.models import Workload, WorkloadKind
 from planner.permissions import can_edit, editor_required, member_required, require_editor
@@ -178,8 +179,9 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         "stack_label": workload_stack_label(workload),
         "target": sizing.engine_workload(workload),
         "network": sizing.workload_network_delay(workload),
+        "usd_shown": plan_shown_in(workload.plan),
     }
-    context.update(_detail_context(workload, selected))
+    context.update(_detail_context(workload, selected, context["usd_shown"]))
     return context
 
 
@@ -199,12 +201,15 @@ def _fleet_warning(feasible) -> int | None:
     return smallest if smallest and smallest > limits.FLEET_ACCELERATORS_WARN else None
 
 
-def _detail_context(workload: Workload, candidate) -> dict:
+def _detail_context(workload: Workload, candidate, usd_shown=None) -> dict:
+    # Cloud-rate prices are the catalog's USD; the page shows them in the plan's currency.
+    usd_shown = usd_shown or plan_shown_in(workload.plan)
     if candidate is None:
-        return {"detail": None}
+        return {"detail": None, "usd_shown": usd_shown}
     detail = sizing.candidate_detail(workload, candidate)
     context = {
         "detail": detail,
+        "usd_shown": usd_shown,
         "selected_key": sizing.candidate_key(candidate),
         "memory_figure": charts.memory_breakdown_figure(detail),
     }

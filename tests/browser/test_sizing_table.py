@@ -36,7 +36,9 @@ def assert_table_fits(page) -> None:
     box = table.locator("xpath=..")  # the .table-wrap that would scroll
     assert box.evaluate("e => e.scrollWidth <= e.clientWidth"), "the table scrolls sideways"
     assert page.evaluate("document.documentElement.scrollWidth") <= SCREEN["width"]
-    assert_on_screen(page, table.locator("thead th", has_text="USD / M output tokens"), "cost")
+    assert_on_screen(
+        page, table.locator("thead th", has_text="EUR / M output tokens"), "cost"
+    )  # the demo is EUR
     first_cost = table.locator("tbody tr:not(.infeasible)").first.locator("td.num").nth(7)
     assert_on_screen(page, first_cost, "a cost figure")
     assert_on_screen(page, table.locator("button", has_text="Choose").first, "Choose")

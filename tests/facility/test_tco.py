@@ -65,7 +65,8 @@ def test_a_hand_entered_price_uses_the_listed_or_default_discounts(sized_plan):
     build = services.tco_inputs_build(plan=sized_plan)
     assert build.inputs.providers == ()
     assert build.inputs.cloud.on_demand_usd_per_gpu_h == 4.0
-    assert "On-demand 4.00 USD per accelerator-hour, entered by hand." in build.basis
+    # Typed in the plan's EUR (4 USD stored), said in it: 4 × 1 / 1.035 = 3.86 EUR.
+    assert "On-demand 3.86 EUR/accelerator-hour, entered by hand." in build.basis
 
 
 def test_no_chosen_configuration_is_not_ready(sized_plan):
@@ -226,4 +227,5 @@ def test_a_platform_without_a_sourced_price_is_not_given_another_ones(sized_plan
     TcoSettings.objects.create(plan=sized_plan, server_price_usd=500000)
     build = services.tco_inputs_build(plan=sized_plan)
     assert build.inputs.hardware.server_price_usd == 500_000
-    assert "Server price 500,000 USD per server, entered by hand." in build.basis
+    # 500,000 USD at 1 USD = 1 / 1.035 = 0.966184 EUR: 483,092 EUR.
+    assert "Server price 483,092 EUR per server, entered by hand." in build.basis
