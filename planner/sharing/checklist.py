@@ -21,6 +21,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from planner.engine.shown import quantity
 from planner.labels import count_range, headroom_rule
 from planner.money import format_money
 
@@ -103,7 +104,7 @@ def _latency_and_concurrency(s: dict) -> _Finding:
         if w.get("peak_concurrency"):
             peak = f"peak {w['peak_concurrency']} concurrent requests"
         elif w.get("peak_requests_per_s"):
-            peak = f"peak {w['peak_requests_per_s']:g} requests/s"
+            peak = f"peak {quantity(w['peak_requests_per_s'], 'requests/s')}"
         else:
             peak = ""
         if not target:
