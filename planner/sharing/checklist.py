@@ -96,7 +96,10 @@ def _latency_and_concurrency(s: dict) -> _Finding:
     found = _Finding()
     for w in workloads:
         if w.get("ttft_ms") and w.get("tpot_ms"):
-            target = f"TTFT {w['ttft_ms']} ms and TPOT {w['tpot_ms']} ms at p{w['percentile']}"
+            target = (
+                f"TTFT {quantity(w['ttft_ms'], 'ms')} and TPOT {quantity(w['tpot_ms'], 'ms')} "
+                f"at p{w['percentile']}"
+            )
         elif w.get("e2e_s"):
             target = f"{w['e2e_s']} s per request at p{w['percentile']}"
         else:
