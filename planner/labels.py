@@ -7,6 +7,7 @@ with spaces, capitalised, so a new key never shows with underscores.
 
 from __future__ import annotations
 
+from planner.engine.shown import plural as plural_of
 from planner.engine.stacks import (
     AUTO_KV_CACHE_DTYPE,
     SERVING_STACK_NAMES,
@@ -81,15 +82,16 @@ def label(key: str, labels: dict[str, str]) -> str:
 
 
 def count(n: int, singular: str, plural: str = "") -> str:
-    """``1 replica``, ``3 replicas`` (``plural`` defaults to the singular plus "s")."""
-    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
+    """``1 replica``, ``3 replicas``, ``1,200 lines`` (``plural`` defaults to the English
+    plural of the singular: the rule of ``planner.engine.shown.quantity``)."""
+    return f"{n:,d} {singular if n == 1 else (plural or plural_of(singular))}"
 
 
 def count_range(low: int, high: int, singular: str, plural: str = "") -> str:
     """``1 replica``, ``3–5 replicas``: a range only when its ends differ."""
     if low == high:
         return count(low, singular, plural)
-    return f"{low}–{high} {plural or singular + 's'}"
+    return f"{low:,d}–{high:,d} {plural or plural_of(singular)}"
 
 
 def pooled_into(servers: int | None) -> str:

@@ -32,6 +32,7 @@ from planner.engine.memory import ACCELERATOR_BYTES_PER_GB, SERVING_STACKS, weig
 from planner.engine.network import REGIONS, RegionLatency, flag_regions
 from planner.engine.parallelism import ParallelLayout, scale_out_link
 from planner.engine.performance import Calibration
+from planner.engine.shown import quantity
 from planner.engine.specs import (
     AcceleratorSpec,
     ModelSpec,
@@ -438,8 +439,8 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
             f"{candidate.prefill_requests_per_s_per_replica:,.2f} prompts/s each within the "
             f"TTFT target, {candidate.ttft_ms:,.0f} ms including the "
             f"{candidate.kv_transfer_ms:,.1f} ms KV transfer over {candidate.kv_transfer_path}; "
-            f"decode replicas (TP {candidate.tensor_parallel}) hold {candidate.batch_per_replica} "
-            f"streams each at TPOT {candidate.tpot_ms:,.1f} ms. The memory and curve below are "
+            f"decode replicas (TP {candidate.tensor_parallel}) hold "
+            f"{quantity(candidate.batch_per_replica, 'stream')} each at TPOT {candidate.tpot_ms:,.1f} ms. The memory and curve below are "
             "the decode replica's serving everything, for comparison"
         )
     elif candidate.batch_per_replica >= capacity.max_batch:

@@ -21,6 +21,7 @@ from planner.engine import limits
 from planner.engine import quote as quote_engine
 from planner.engine.landed_cost import MINOR_UNITS
 from planner.input_rules import NOTES_MAX_LENGTH
+from planner.money import format_money
 from planner.validation import date_constraint, date_in_range, in_range, range_constraint
 from planner.versioning import VersionedModel
 
@@ -421,7 +422,10 @@ class Offer(VersionedModel):
         ]
 
     def __str__(self) -> str:
-        return f"{self.supplier}: {self.item_label} at {self.unit_price:.2f} {self.currency}"
+        # The BOM's offer choices and the admin show this: money as every page writes it.
+        return (
+            f"{self.supplier}: {self.item_label} at {format_money(self.unit_price, self.currency)}"
+        )
 
     @property
     def item_label(self) -> str:

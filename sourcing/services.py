@@ -37,6 +37,7 @@ from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES
 from planner.facility.deployment import UNPLACED_KEY, plan_deployment, site_key
 from planner.facility.models import Site
 from planner.facility.services import site_evaluate
+from planner.labels import count
 from planner.models import Plan
 from planner.money import format_money
 from planner.validation import DATE_MESSAGE
@@ -1483,7 +1484,7 @@ def purchase_order_create(
         order.save()
     event_record(
         plan=plan, user=user, kind="order",
-        message=f"{order.reference} to {supplier} created with {len(picks)} lines"
+        message=f"{order.reference} to {supplier} created with {count(len(picks), 'line')}"
         + (f" for {first.line.site.name} ({first.destination})" if first.line.site_id else "")
         + ": "
         + ", ".join(f"{c.line.quantity} × {c.line.description}" for c in picks) + ".",

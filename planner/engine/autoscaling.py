@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from planner.engine.errors import EngineInputError
+from planner.engine.shown import quantity
 
 __all__ = ["AutoscalingRecommendation", "ColdStart", "cold_start", "recommend_autoscaling"]
 
@@ -179,7 +180,8 @@ def recommend_autoscaling(
         "Queue depth (vllm:num_requests_waiting) is the second signal: requests waiting mean "
         "time to first token is already growing.",
         GPU_UTILISATION_NOTE,
-        f"Bounds: {min_replicas} replicas carry the average load, {max_replicas} the peak "
+        f"Bounds: {quantity(min_replicas, 'replica')} carry the average load, "
+        f"{quantity(max_replicas, 'replica')} the peak "
         f"with {headroom_pct:g} % headroom" + (" and one spare." if n_plus_one else "."),
     )
     if start is not None:

@@ -42,6 +42,7 @@ from typing import Literal
 
 from planner.engine import limits
 from planner.engine.errors import EngineInputError
+from planner.engine.shown import quantity
 
 __all__ = [
     "CUSTOMS_VALUE_BASIS",
@@ -1200,8 +1201,8 @@ def shipment_landed_cost(
     brokerage_total = shipment.brokerage
     if "import" not in rules and shipment.brokerage.amount:
         warnings.append(
-            f"Brokerage of {shipment.brokerage.amount} {shipment.brokerage.currency} not charged: "
-            "no line of this shipment crosses a customs border."
+            f"Brokerage of {quantity(shipment.brokerage.amount, shipment.brokerage.currency)} "
+            "not charged: no line of this shipment crosses a customs border."
         )
         brokerage_total = Money.zero(shipment.brokerage.currency)
     shares = {
@@ -1269,7 +1270,7 @@ def shipment_landed_cost(
                 net = gross - recovered
                 note = (
                     f"Domestic supply ({ship_from} → {dest}): no customs duty, no import VAT; "
-                    f"{dest} VAT {vat_pct} % charged by the supplier"
+                    f"{dest} VAT {quantity(vat_pct, '%')} charged by the supplier"
                     + _deduction_words(vat_recoverable, recovery)
                 )
             else:
@@ -1281,7 +1282,7 @@ def shipment_landed_cost(
                 gross = net = paid + not_recovered
                 note = (
                     f"Intra-EU B2B supply ({ship_from} → {dest}): zero-rated, no customs duty; "
-                    f"reverse charge — buyer self-accounts {dest} VAT {vat_pct} % "
+                    f"reverse charge — buyer self-accounts {dest} VAT {quantity(vat_pct, '%')} "
                     + (
                         "and deducts it (net cash 0)"
                         if not not_recovered.amount

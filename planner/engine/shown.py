@@ -1,4 +1,4 @@
-"""The currency an engine's sentences write amounts in.
+"""How an engine's sentences and every page write numbers: amounts in a currency, quantities.
 
 The engines compute in USD (catalog, cloud and site prices are USD); the plan's documents
 show every amount in the plan's currency at one dated rate (the TCO's, stored with its run).
@@ -8,7 +8,71 @@ check's reason, an option's notes) are converted as they are written, with this.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+# A unit that is an English noun (``server``, ``replica``, ``token``) counts whole things and
+# takes a plural; any other unit is a symbol (``d``, ``ms``, ``req/s``, ``kW``, ``%``).
+_NOUN = re.compile(r"[a-z]{3,}")
+# ``quantity(x, WHOLE)``: a whole count with no unit, under a heading that names it.
+WHOLE = "#"
+
+
+def plural(noun: str) -> str:
+    """``server`` → ``servers``, ``batch`` → ``batches``, ``delivery`` → ``deliveries``."""
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def _digits_for(magnitude: float) -> int:
+    """Decimals a reader needs at this size: three significant figures, never more than two
+    decimals at 1 or above and none at 100 or above (31.1111 → 31.1, 0.5058 → 0.51)."""
+    if magnitude >= 100:
+        return 0
+    if magnitude >= 10:
+        return 1
+    if magnitude >= 1:
+        return 2
+    return max(2, 1 - math.floor(math.log10(magnitude)))  # two significant figures
+
+
+def number(value) -> str:
+    """``value`` grouped by thousands with the decimals its size needs, no trailing zeros:
+    ``1200`` → ``"1,200"``, ``31.1111`` → ``"31.1"``, ``12.0`` → ``"12"``; ``"—"`` when empty."""
+    try:
+        exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value))
+    except (InvalidOperation, ValueError, TypeError):
+        return "—"
+    if not exact.is_finite():
+        return "—"
+    digits = 0 if exact == exact.to_integral_value() else _digits_for(float(abs(exact)))
+    rounded = exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    text = f"{abs(rounded) if rounded == 0 else rounded:,f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def quantity(value, unit: str = "") -> str:
+    """A number as every page writes it, with its unit after a space.
+
+    A noun unit counts whole things, singular for one: ``quantity(1, "server")`` →
+    ``"1 server"``, ``quantity(61.8, "request")`` → ``"61 requests"`` (a fraction of a
+    request is not one held). A symbol keeps the decimals the size needs:
+    ``quantity(31.1111, "req/s")`` → ``"31.1 req/s"``, ``quantity(90, "d")`` → ``"90 d"``.
+    ``unit=WHOLE`` is a whole count alone (``"61"``); no unit, the number alone. Empty or
+    non-numeric values are ``"—"``.
+    """
+    if value is None or value == "" or number(value) == "—":
+        return "—"
+    if unit == WHOLE or _NOUN.fullmatch(unit or ""):
+        count = math.floor(Decimal(str(value)))
+        text = f"{count:,d}"
+        return text if unit == WHOLE else f"{text} {unit if count == 1 else plural(unit)}"
+    return f"{number(value)} {unit}" if unit else number(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from planner import chartdefs
 from planner.charts import FONT, figure_json
 from planner.computed import computed_across_requests
 from planner.engine.tco import DRIVER_UNITS
-from planner.labels import DRIVER_LABELS, LINE_LABELS
+from planner.labels import DRIVER_LABELS, LINE_LABELS, count
 
 COLOURS = {
     "cloud_on_demand": "#dc2626",
@@ -278,7 +278,7 @@ def hybrid_curve_figure(results: dict[str, Any]) -> str | None:
             text=[
                 "cheapest: no owned base (cloud only)"
                 if servers[best] == 0
-                else f"cheapest: {servers[best]} servers"
+                else f"cheapest: {count(int(servers[best]), 'server')}"
             ],
             textposition="top center",
             name="Cheapest base",

@@ -21,6 +21,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from planner.engine.shown import quantity
 from planner.labels import count_range, headroom_rule
 from planner.money import format_money
 
@@ -95,7 +96,10 @@ def _latency_and_concurrency(s: dict) -> _Finding:
     found = _Finding()
     for w in workloads:
         if w.get("ttft_ms") and w.get("tpot_ms"):
-            target = f"TTFT {w['ttft_ms']} ms and TPOT {w['tpot_ms']} ms at p{w['percentile']}"
+            target = (
+                f"TTFT {quantity(w['ttft_ms'], 'ms')} and TPOT {quantity(w['tpot_ms'], 'ms')} "
+                f"at p{w['percentile']}"
+            )
         elif w.get("e2e_s"):
             target = f"{w['e2e_s']} s per request at p{w['percentile']}"
         else:
@@ -103,7 +107,7 @@ def _latency_and_concurrency(s: dict) -> _Finding:
         if w.get("peak_concurrency"):
             peak = f"peak {w['peak_concurrency']} concurrent requests"
         elif w.get("peak_requests_per_s"):
-            peak = f"peak {w['peak_requests_per_s']:g} requests/s"
+            peak = f"peak {quantity(w['peak_requests_per_s'], 'requests/s')}"
         else:
             peak = ""
         if not target:

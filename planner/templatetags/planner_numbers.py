@@ -1,4 +1,12 @@
-"""Fast number filters for long tables: the same text as ``floatformat`` and ``intcomma``.
+"""Number filters: ``quantity``, the way every page writes a figure with its unit, and fast
+``floatformat`` / ``intcomma`` equivalents for long tables.
+
+``{{ x|quantity:"req/s" }}`` → ``31.1 req/s``; ``{{ n|quantity:"server" }}`` → ``1 server``;
+``{{ days|quantity:"d" }}`` → ``90 d``; ``{{ b|quantity:"#" }}`` → ``61`` (a whole count). The
+rules (grouping, decimals by magnitude, plurals, a space before the unit) are
+:func:`planner.engine.shown.quantity`, which the engine's own sentences use too.
+
+The fast filters:
 
 Django's ``floatformat`` goes through the localisation machinery for every cell; the sizing
 table shows a hundred rows of five figures on every htmx recompute, where that was a tenth of
@@ -12,7 +20,15 @@ from django import template
 from django.contrib.humanize.templatetags.humanize import intcomma
 from django.template.defaultfilters import floatformat
 
+from planner.engine import shown
+
 register = template.Library()
+
+
+@register.filter
+def quantity(value, unit: str = "") -> str:
+    """``value`` with ``unit`` as people write it (see :func:`planner.engine.shown.quantity`)."""
+    return shown.quantity(value, unit)
 
 
 def _rounded(value, digits: int) -> Decimal | None:

@@ -145,7 +145,7 @@ def test_a_complete_plan_leaves_only_the_load_test():
             assert item.status == checklist.DONE, (key, item.failing)
             assert item.failing == ()
     assert items["autoscaling"].status == checklist.SIGN_OFF
-    assert "TTFT 1000 ms and TPOT 50 ms at p95; peak 100 concurrent" in items[
+    assert "TTFT 1,000 ms and TPOT 50 ms at p95; peak 100 concurrent" in items[
         "latency_concurrency"].evidence[0]  # fmt: skip
     assert "KV cache 30.0 GB of 80 GB" in items["memory_footprint"].evidence[0]
     assert checklist.summary(list(items.values())) == {"done": 6, "sign_off": 1, "missing": 0}

@@ -76,7 +76,7 @@ def test_checklist_page_and_sign_off(signed_in, plan):
     assert page.status_code == 200
     body = page.content.decode()
     assert "A written latency target per request type" in body
-    assert "TTFT 1000 ms and TPOT 50 ms" in body
+    assert "TTFT 1,000 ms and TPOT 50 ms" in body
     response = signed_in.post(reverse("sharing:checklist", args=[plan.pk]), {
         "item_key": "logistics_owner", "name": "Dana Demo",
         "signed_on": timezone.localdate().isoformat(), "note": "<b>owner</b> named",
