@@ -116,7 +116,7 @@ def test_every_body_that_edits_a_row_is_bound_to_its_form():
         for cls in _in_schemas()
         if cls.contract_form is None
         and cls.__name__ not in NOT_A_FORM
-        and "Versioned" != cls.__name__
+        and cls.__name__ != "Versioned"
     }
     assert unbound == set()
     assert set(NOT_A_FORM) <= {cls.__name__ for cls in _in_schemas()}  # no stale entry

@@ -15,7 +15,7 @@ def first_token(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('planner', '0016_client_vat_recovery'),
+        ('planner', '0017_input_lengths_and_decimal_bounds'),
     ]
 
     operations = [
