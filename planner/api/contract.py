@@ -19,7 +19,6 @@ is only its digits, a string of at most those digits and places, read exactly.
 from __future__ import annotations
 
 import copy
-import math
 import re
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Annotated, Any
@@ -74,14 +73,20 @@ WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
 
 
 def whole_number(low: int, high: int) -> Any:
-    """A JSON integer from ``low`` to ``high``, stated as such in the document (pydantic
-    writes bounds after a before-validator as its own ``ge``/``le``, which JSON Schema lacks)."""
+    """A JSON integer whose range ``low``..``high`` the document states and the page form
+    checks, with the form's message (``WithJsonSchema``: pydantic would write bounds after a
+    before-validator as its own ``ge``/``le``, which JSON Schema lacks)."""
     return Annotated[
         int,
         BeforeValidator(_whole_number),
-        Field(ge=low, le=high),
         WithJsonSchema({"type": "integer", "minimum": low, "maximum": high}),
     ]
+
+
+def stated_range(low: float, high: float) -> Any:
+    """A number's range as the document states it, checked by the form it is posted to (so
+    a refusal carries the form's message, as on the page)."""
+    return Field(json_schema_extra={"minimum": low, "maximum": high})
 
 
 def _bounds(field: forms.Field, extra=()) -> tuple[float | None, float | None]:
@@ -98,10 +103,13 @@ def _bounds(field: forms.Field, extra=()) -> tuple[float | None, float | None]:
             high = value if high is None else min(high, value)
     if isinstance(field, forms.DecimalField) and field.max_digits is not None:
         places = field.decimal_places or 0
-        largest = float(Decimal(10) ** (field.max_digits - places) - Decimal(10) ** -places)
+        # The largest whole number of its digits (a float of 10**14 - 0.0001 rounds up to 10**14,
+        # which has one digit too many).
+        largest = float(10 ** (field.max_digits - places) - 1)
         high = largest if high is None else min(float(high), largest)
         low = -largest if low is None else max(float(low), -largest)
-    if isinstance(field, forms.IntegerField):
+    whole_field = not isinstance(field, forms.DecimalField | forms.FloatField)
+    if isinstance(field, forms.IntegerField) and whole_field:  # (both subclass IntegerField)
         # PostgreSQL integer columns (and the forms' own widgets) stop at 2**31 - 1.
         high = 2**31 - 1 if high is None else min(high, 2**31 - 1)
         low = -(2**31 - 1) if low is None else max(low, -(2**31 - 1))
@@ -115,7 +123,7 @@ def decimal_string_pattern(field: forms.DecimalField, model_validators=()) -> st
         return None
     whole, places = field.max_digits - field.decimal_places, field.decimal_places
     low, high = _bounds(field, model_validators)
-    largest = float(Decimal(10) ** whole - Decimal(10) ** -places)
+    largest = float(10**whole - 1)  # as _bounds states it
     if high is None or high < largest or (low is not None and low not in (0.0, -largest)):
         return None
     sign = "-?" if low is not None and low < 0 else ""
@@ -167,14 +175,14 @@ def constrain(node: dict[str, Any], field: forms.Field, model_validators=()) -> 
                 continue
             low, high = _bounds(field, model_validators)
             if kind == "integer":
-                low = None if low is None else math.ceil(low)
-                high = None if high is None else math.floor(high)
+                low = None if low is None else -int(-low // 1)  # the next whole number up
+                high = None if high is None else int(high // 1)
             if low is not None:
                 branch.pop("exclusiveMinimum", None)
-                branch["minimum"] = max(branch.get("minimum", -math.inf), low)
+                branch["minimum"] = max(branch.get("minimum", low), low)
             if high is not None:
                 branch.pop("exclusiveMaximum", None)
-                branch["maximum"] = min(branch.get("maximum", math.inf), high)
+                branch["maximum"] = min(branch.get("maximum", high), high)
             if isinstance(field, forms.DecimalField) and field.decimal_places is not None:
                 branch.setdefault(
                     "description",

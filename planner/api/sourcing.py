@@ -38,7 +38,7 @@ from planner.api.common import (
     require_editor,
     sent_fields,
 )
-from planner.api.contract import DECIMAL_TEXT_PATTERN, Number
+from planner.api.contract import DECIMAL_TEXT_PATTERN, Number, stated_range
 from planner.api.delivery import BomLineOut, bom_line_out
 from planner.api.plans import Id, actor
 from sourcing import selectors, services
@@ -58,7 +58,7 @@ SLUG = r"^[a-z0-9][a-z0-9._-]*$"
 # Bounded only against absurd values; the form says what it refuses (negative, too many digits).
 # A JSON number (rounded to the field's places) or a decimal as text (read exactly).
 Money = (
-    Annotated[Number, Field(ge=0, le=10**14)]
+    Annotated[Number, stated_range(0, 10**14)]
     | Annotated[str, Field(pattern=DECIMAL_TEXT_PATTERN, max_length=40)]
 )
 

@@ -63,7 +63,7 @@ def test_log_fills_the_workload_and_a_sweep_marks_its_row_measured(page, live_se
     page.select_option("#id_mapping", "preset:openai_gateway")
     page.click("button:has-text('Upload and read')")
     page.wait_for_url(re.compile(r"/traffic/\d+/$"))
-    assert page.get_by_test_id("input-lengths").inner_text() == "600 / 1050"
+    assert page.get_by_test_id("input-lengths").inner_text() == "600 / 1,050"
     page.wait_for_selector("[data-plotly-figure=traffic-daily][data-rendered=true]")
     page.wait_for_selector("[data-plotly-figure=traffic-input][data-rendered=true]")
     page.click("button:has-text('Fill the workload')")

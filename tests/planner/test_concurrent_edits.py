@@ -77,7 +77,7 @@ FORMS = [
     EditForm(
         "tco settings", lambda p, o: facility_services.tco_settings_for_edit(plan=p),
         lambda r: reverse("facility:tco", args=[r.plan_id]),
-        "storage_usd", "1000", "2000", "install_usd", "500",
+        "spares_pct", "5", "8", "residual_pct", "10",  # (money fields show the plan currency)
     ),
     EditForm(
         "placement settings", lambda p, o: facility_services.placement_decision_for_edit(plan=p),
