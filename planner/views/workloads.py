@@ -219,9 +219,13 @@ def _detail_context(workload: Workload, candidate, usd_shown=None) -> dict:
             detail, ttft_target_ms=target.ttft_ms, tpot_target_ms=target.tpot_ms
         )
     if candidate.feasible and (workload.peak_concurrency or workload.peak_requests_per_s):
-        context["replicas_figure"] = charts.replicas_by_hour_figure(
-            sizing.replicas_by_hour(workload, candidate)
+        # The autoscaling bounds are this chart's fewest and most replicas (one computation).
+        by_hour = (
+            detail.autoscaling.replicas_by_hour
+            if detail.autoscaling is not None
+            else sizing.replicas_by_hour(workload, candidate)
         )
+        context["replicas_figure"] = charts.replicas_by_hour_figure(list(by_hour))
     return context
 
 

@@ -2,6 +2,7 @@
 warning for a fleet no one could build."""
 
 import html
+import json
 import re
 
 import pytest
@@ -160,3 +161,22 @@ def test_help_and_errors_are_tied_to_their_field_for_screen_readers(client, cons
     assert 'aria-describedby="id_traffic_sessions_error"' in widget
     error = page.split('id="id_traffic_sessions_error"')[1].split("</span>")[0]
     assert "needs this with the active users" in error
+
+
+def test_autoscaling_bounds_are_the_replicas_chart_fewest_and_most(
+    client, consultant_a, plan, workload
+):  # noqa: F811
+    # Seen: "between 3 and 5 replicas" beside its own chart showing 2 at night.
+    workload.peak_concurrency = 2000
+    workload.daily_profile = [0.05] * 6 + [0.4] * 4 + [1.0] * 10 + [0.4] * 4
+    workload.save()
+    client.force_login(consultant_a)
+    response = client.get(reverse("workload_sizing", args=[plan.pk, workload.pk]))
+    bars = json.loads(response.context["replicas_figure"])["data"][0]["y"]
+    fewest, most = min(bars), max(bars)
+    assert fewest < most  # the night needs fewer replicas than the day
+    page = html.unescape(re.sub(r"<[^>]+>", "", response.content.decode()))
+    assert f"between {fewest} replicas and {most} replicas." in page
+    assert (
+        f"Bounds: {fewest} replicas in the quietest hour, {most} replicas in the peak hour" in page
+    )
