@@ -163,9 +163,7 @@ def test_help_and_errors_are_tied_to_their_field_for_screen_readers(client, cons
     assert "needs this with the active users" in error
 
 
-def test_autoscaling_bounds_are_the_replicas_chart_fewest_and_most(
-    client, consultant_a, plan, workload
-):  # noqa: F811
+def test_autoscaling_bounds_are_the_charts_min_and_max(client, consultant_a, plan, workload):  # noqa: F811
     # Seen: "between 3 and 5 replicas" beside its own chart showing 2 at night.
     workload.peak_concurrency = 2000
     workload.daily_profile = [0.05] * 6 + [0.4] * 4 + [1.0] * 10 + [0.4] * 4
