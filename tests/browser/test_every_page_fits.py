@@ -155,7 +155,7 @@ NOT_PAGES = {
     **dict.fromkeys(
         (
             "facility:tco_status", "sharing:document_status", "sharing:public_document_status",
-            "candidate_detail",
+            "candidate_detail", "workload_traffic_preview",
         ),
         "an htmx partial of a page that is walked",
     ),

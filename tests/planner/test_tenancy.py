@@ -27,6 +27,9 @@ TENANT_OBJECT_URLS = {
     "plan_edit": lambda objs: reverse("plan_edit", args=[objs["plan_b"].pk]),
     "plan_export": lambda objs: reverse("plan_export", args=[objs["plan_b"].pk]),
     "workload_add": lambda objs: reverse("workload_add", args=[objs["plan_b"].pk]),
+    "workload_traffic_preview": lambda objs: reverse(
+        "workload_traffic_preview", args=[objs["plan_b"].pk]
+    ),
     "workload_sizing": lambda objs: reverse(
         "workload_sizing", args=[objs["plan_b"].pk, objs["workload_b"].pk]
     ),
