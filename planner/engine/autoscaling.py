@@ -197,6 +197,14 @@ def recommend_autoscaling(
         + (" and one spare" if n_plus_one else "")
         + ", as the replicas-by-hour chart shows.",
     )
+    if min_replicas == 0:
+        rationale += (
+            # Kubernetes HPA: minReplicas ≥ 1 unless the alpha HPAScaleToZero gate is on;
+            # KEDA scales a deployment to and from zero on an event source.
+            "Hours without load need no replica: scaling to zero takes an autoscaler that "
+            "supports it (e.g. KEDA; the Kubernetes HPA keeps at least 1 replica), and the "
+            "first request after a quiet spell waits for a cold start.",
+        )
     if start is not None:
         rationale += (
             f"A new replica serves after {start.total_s:.0f} s ({start.weights_gb:.0f} GB of "

@@ -118,3 +118,18 @@ def test_cold_start_refuses_nonsense():
         cold_start(weights_gb=10, read_gb_per_s=0, engine_start_s=0, daily_profile=[1.0])
     with pytest.raises(EngineInputError):
         cold_start(weights_gb=10, read_gb_per_s=1, engine_start_s=0, daily_profile=[0.0])
+
+
+def test_hours_without_load_scale_to_zero_and_say_what_that_takes():
+    # A nightly batch: load 01:00-05:00 only; the other hours need no replica.
+    profile = [0.0] + [1.0] * 4 + [0.0] * 19
+    rec = recommend_autoscaling(
+        load=_load(30, 40, n_plus_one=False), daily_profile=profile, max_concurrency_per_replica=64
+    )
+    assert (rec.min_replicas, rec.max_replicas) == (0, 1)
+    assert rec.expected_kv_usage_at_quietest == 0
+    assert any("scaling to zero takes an autoscaler that supports it" in r for r in rec.rationale)
+    flat = recommend_autoscaling(
+        load=_load(30, 40), daily_profile=[1.0] * 24, max_concurrency_per_replica=64
+    )
+    assert not any("scaling to zero" in r for r in flat.rationale)
