@@ -21,7 +21,7 @@ from planner.labels import count, stack_label
 from planner.measured.models import FleetNotice, LoadTestSweep
 from planner.models import Plan, Workload
 
-EVENT_KIND = "fleet_changed"
+EVENT_KIND = "fleet"  # shown in the history's "What" column, as "bom" and "order" are
 
 # Sent with plan, user, kind, message and data: one entry for the plan's history.
 plan_history_entry = Signal()

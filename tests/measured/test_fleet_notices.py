@@ -79,7 +79,7 @@ def test_a_load_test_that_changes_the_fleet_says_so_on_the_overview_and_in_the_h
     assert said in " ".join(_text(overview).split())
     assert overview.content.decode().count('data-testid="fleet-notice"') == 1
 
-    event = PlanEvent.objects.filter(plan=chat.plan, kind="fleet_changed").first()  # newest
+    event = PlanEvent.objects.filter(plan=chat.plan, kind="fleet").first()  # newest
     assert event.message == said
     assert (event.data["before"], event.data["after"]) == (before, after)
     history = client.get(reverse("sourcing:history", args=[chat.plan_id]))
@@ -88,7 +88,7 @@ def test_a_load_test_that_changes_the_fleet_says_so_on_the_overview_and_in_the_h
 
 def test_a_notice_stays_until_dismissed_or_superseded(client, chat):
     before = chat.chosen_accelerators
-    history = PlanEvent.objects.filter(plan=chat.plan, kind="fleet_changed").count()
+    history = PlanEvent.objects.filter(plan=chat.plan, kind="fleet").count()
     _attach(client, chat, _slow_sweep(chat))
     first = FleetNotice.objects.get(workload=chat, closed_at=None)
     # The same candidate measured again at the demo's own figures: the fleet changes back,
@@ -111,7 +111,7 @@ def test_a_notice_stays_until_dismissed_or_superseded(client, chat):
     overview = client.get(reverse("plan_detail", args=[chat.plan_id])).content.decode()
     assert 'data-testid="fleet-notice"' not in overview
     # The history keeps both sentences.
-    assert PlanEvent.objects.filter(plan=chat.plan, kind="fleet_changed").count() == history + 2
+    assert PlanEvent.objects.filter(plan=chat.plan, kind="fleet").count() == history + 2
 
 
 def test_a_viewer_cannot_dismiss(client, chat, demo):
@@ -146,4 +146,4 @@ def test_a_traffic_log_that_changes_the_fleet_says_so(client, consultant_a, work
     )
     overview = client.get(reverse("plan_detail", args=[workload.plan_id]))
     assert said in " ".join(_text(overview).split())
-    assert PlanEvent.objects.get(plan=workload.plan, kind="fleet_changed").message == said
+    assert PlanEvent.objects.get(plan=workload.plan, kind="fleet").message == said
