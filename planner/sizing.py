@@ -499,20 +499,17 @@ def peak_load(workload: Workload, candidate) -> demand.PeakLoad:
 def _autoscaling(workload: Workload, candidate, max_batch: int, weights_gb_per_replica: float):
     if not candidate.feasible:
         return None
-    peak = peak_load(workload, candidate).concurrency()
     start = cold_start(
         weights_gb=weights_gb_per_replica,
         read_gb_per_s=float(workload.weights_read_gb_per_s),
         engine_start_s=float(workload.engine_start_s),
         daily_profile=workload.daily_profile or [1.0],
     )
+    # The bounds and the replicas-by-hour chart are one computation (the recommendation's).
     return recommend_autoscaling(
-        average_concurrency=peak * demand.mean_to_peak(workload.daily_profile or [1.0]),
-        peak_concurrency=peak,
+        load=peak_load(workload, candidate),
+        daily_profile=workload.daily_profile or [1.0] * 24,
         max_concurrency_per_replica=max_batch,
-        target_batch_per_replica=candidate.batch_per_replica,
-        headroom_pct=float(workload.headroom_pct),
-        n_plus_one=workload.n_plus_one,
         start=start,
     )
 

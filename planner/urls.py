@@ -53,6 +53,11 @@ urlpatterns = [
     path("plans/<int:plan_id>/", include("planner.measured.urls")),
     path("plans/<int:plan_id>/workloads/new/", workloads.workload_add, name="workload_add"),
     path(
+        "plans/<int:plan_id>/workloads/traffic-preview/",
+        workloads.traffic_preview,
+        name="workload_traffic_preview",
+    ),
+    path(
         "plans/<int:plan_id>/workloads/<int:workload_id>/",
         workloads.workload_sizing,
         name="workload_sizing",

@@ -7,13 +7,19 @@ Cloud TPU guide). The thresholds follow llm-d's Workload Variant Autoscaler (anc
 replica is saturated at KV-cache usage ≥ 0.80 or a queue of ≥ 5 waiting requests; scale up when
 the mean spare KV capacity drops below 0.10 or the mean spare queue below 3; scale down only if
 the load redistributed over N − 1 replicas keeps both spares.
+
+The replica bounds are the quietest and the busiest hour of
+:func:`planner.engine.demand.replicas_by_hour`, which the recommendation carries: the bounds
+and the replicas-by-hour chart are one computation, so they cannot disagree.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from planner.engine import demand
 from planner.engine.errors import EngineInputError
 from planner.engine.shown import quantity
 
@@ -103,9 +109,12 @@ class AutoscalingRecommendation:
         saturation_kv_usage: A replica at or above this KV usage counts as saturated.
         saturation_queue_depth: A replica with this many waiting requests counts as saturated.
         scale_down_kv_usage: Scale down only if the KV usage over N−1 replicas would stay below.
-        min_replicas: Replicas for the average load (at least 1, plus N+1 when asked).
-        max_replicas: Replicas for the peak load with headroom (plus N+1 when asked).
-        expected_kv_usage_at_average: Mean KV usage with ``min_replicas`` at average load.
+        min_replicas: Replicas of the quietest hour (``min(replicas_by_hour)``).
+        max_replicas: Replicas of the peak hour (``max(replicas_by_hour)``).
+        replicas_by_hour: Replicas in each hour of the daily profile, headroom and spares
+            included (:func:`planner.engine.demand.replicas_by_hour`); the chart draws these.
+        expected_kv_usage_at_quietest: Mean KV usage with ``min_replicas`` at the quietest
+            hour's load (0 when that hour scales to zero).
         expected_kv_usage_at_peak: Mean KV usage with ``max_replicas`` at peak load.
         window_s: Evaluation window (1-minute peak of the metrics).
         rationale: Sentences for the plan, including why GPU utilisation is not used.
@@ -121,7 +130,8 @@ class AutoscalingRecommendation:
     scale_down_kv_usage: float
     min_replicas: int
     max_replicas: int
-    expected_kv_usage_at_average: float
+    replicas_by_hour: tuple[int, ...]
+    expected_kv_usage_at_quietest: float
     expected_kv_usage_at_peak: float
     window_s: int
     rationale: tuple[str, ...]
@@ -130,27 +140,23 @@ class AutoscalingRecommendation:
 
 def recommend_autoscaling(
     *,
-    average_concurrency: float,
-    peak_concurrency: float,
+    load: demand.PeakLoad,
+    daily_profile: Sequence[float],
     max_concurrency_per_replica: float,
-    target_batch_per_replica: float | None = None,
-    headroom_pct: float = 10.0,
-    n_plus_one: bool = True,
     start: ColdStart | None = None,
 ) -> AutoscalingRecommendation:
-    """Recommend an autoscaling policy from average and peak load and replica capacity.
+    """Recommend an autoscaling policy from the peak load, its daily profile and the replica.
 
     Concurrency (in-flight requests) is the load unit because KV-cache use is proportional to
-    it: KV usage ≈ concurrency per replica / the replica's maximum concurrency.
+    it: KV usage ≈ concurrency per replica / the replica's maximum concurrency. The bounds are
+    the fewest and the most replicas of :func:`planner.engine.demand.replicas_by_hour` (the
+    fleet's own rule, headroom and N+1 included, applied to each hour's share of the peak).
 
     Args:
-        average_concurrency: Mean in-flight requests over the day.
-        peak_concurrency: Peak in-flight requests.
+        load: The peak traffic and the replica it is sized on (batch, requests/s, headroom,
+            N+1), as the fleet is planned.
+        daily_profile: Load in each hour, any scale (the peak hour is the fleet's peak).
         max_concurrency_per_replica: Sequences whose KV fits in one replica (memory plan).
-        target_batch_per_replica: Concurrency at which one replica still meets the latency
-            target (capacity plan); defaults to the KV saturation point.
-        headroom_pct: Capacity kept free at peak, in percent.
-        n_plus_one: Add one spare replica to both bounds.
         start: The replica's cold start (:func:`cold_start`): how far ahead to scale, and
             whether the headroom absorbs the ramp while a replica starts.
 
@@ -158,21 +164,26 @@ def recommend_autoscaling(
         The recommendation.
 
     Raises:
-        ValueError: For non-positive capacity or negative load.
+        EngineInputError: For non-positive capacity, negative load or a profile without peak.
     """
     if max_concurrency_per_replica <= 0:
         raise EngineInputError("max_concurrency_per_replica must be positive")
-    if average_concurrency < 0 or peak_concurrency < 0:
+    if (load.peak_concurrency or 0) < 0 or (load.peak_requests_per_s or 0) < 0:
         raise EngineInputError("load must not be negative")
-    peak_concurrency = max(peak_concurrency, average_concurrency)
-    saturation = KV_SATURATION * max_concurrency_per_replica
-    per_replica = min(target_batch_per_replica or saturation, saturation)
-    spare = 1 if n_plus_one else 0
-    min_replicas = max(1, math.ceil(average_concurrency / per_replica - 1e-9)) + spare
-    usable = per_replica * (1.0 - headroom_pct / 100.0)
-    max_replicas = max(min_replicas, math.ceil(peak_concurrency / usable - 1e-9) + spare)
-    kv_avg = average_concurrency / (min_replicas * max_concurrency_per_replica)
+    try:
+        shares = demand.profile_shares(daily_profile)
+    except ValueError as exc:
+        raise EngineInputError(str(exc)) from None
+    by_hour = demand.replicas_by_hour(load, daily_profile)
+    min_replicas, max_replicas = min(by_hour), max(by_hour)
+    peak_concurrency = load.concurrency()
+    quietest_concurrency = peak_concurrency * min(shares)
+    kv_quietest = (
+        quietest_concurrency / (min_replicas * max_concurrency_per_replica) if min_replicas else 0.0
+    )
     kv_peak = peak_concurrency / (max_replicas * max_concurrency_per_replica)
+    headroom_pct = load.headroom_pct
+    n_plus_one = load.n_plus_one
     scale_up_kv = 1.0 - SPARE_KV_SCALE_UP - (1.0 - KV_SATURATION)  # 0.70 mean usage
     rationale = (
         "Scale on KV-cache usage (vllm:kv_cache_usage_perc): it rises with concurrent "
@@ -180,10 +191,20 @@ def recommend_autoscaling(
         "Queue depth (vllm:num_requests_waiting) is the second signal: requests waiting mean "
         "time to first token is already growing.",
         GPU_UTILISATION_NOTE,
-        f"Bounds: {quantity(min_replicas, 'replica')} carry the average load, "
-        f"{quantity(max_replicas, 'replica')} the peak "
-        f"with {headroom_pct:g} % headroom" + (" and one spare." if n_plus_one else "."),
+        f"Bounds: {quantity(min_replicas, 'replica')} in the quietest hour, "
+        f"{quantity(max_replicas, 'replica')} in the peak hour, "
+        f"with {headroom_pct:g} % headroom"
+        + (" and one spare" if n_plus_one else "")
+        + ", as the replicas-by-hour chart shows.",
     )
+    if min_replicas == 0:
+        rationale += (
+            # Kubernetes HPA: minReplicas ≥ 1 unless the alpha HPAScaleToZero gate is on;
+            # KEDA scales a deployment to and from zero on an event source.
+            "Hours without load need no replica: scaling to zero takes an autoscaler that "
+            "supports it (e.g. KEDA; the Kubernetes HPA keeps at least 1 replica), and the "
+            "first request after a quiet spell waits for a cold start.",
+        )
     if start is not None:
         rationale += (
             f"A new replica serves after {start.total_s:.0f} s ({start.weights_gb:.0f} GB of "
@@ -210,7 +231,8 @@ def recommend_autoscaling(
         scale_down_kv_usage=round(scale_up_kv, 2),
         min_replicas=min_replicas,
         max_replicas=max_replicas,
-        expected_kv_usage_at_average=round(kv_avg, 3),
+        replicas_by_hour=by_hour,
+        expected_kv_usage_at_quietest=round(kv_quietest, 3),
         expected_kv_usage_at_peak=round(kv_peak, 3),
         window_s=60,
         rationale=rationale,

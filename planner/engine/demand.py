@@ -40,6 +40,7 @@ __all__ = [
     "rate_from_concurrency",
     "replicas_by_hour",
     "target_request_s",
+    "traffic_from_concurrent_users",
     "traffic_from_users",
 ]
 
@@ -212,8 +213,10 @@ class TrafficEstimate:
     """Peak traffic from active users, in the client's terms, with every step's number.
 
     Attributes:
-        requests_per_day: Active users × sessions per user × requests per session, a day.
-        peak_hour_requests: Requests in the busiest hour (the day's × its share).
+        requests_per_day: Active users × sessions per user × requests per session, a day;
+            None when the estimate starts from concurrent users (no daily volume is known).
+        peak_hour_requests: Requests in the busiest hour (the day's × its share), or λ × 3,600 s
+            from concurrent users.
         peak_requests_per_s: λ, the busiest hour's requests ÷ 3,600 s.
         request_s: W, the time one request takes at the latency target.
         think_time_s: Z, a user's pause between two requests of a session.
@@ -221,7 +224,7 @@ class TrafficEstimate:
         concurrent_users: N = λ·(W + Z), users in a session at the peak.
     """
 
-    requests_per_day: float
+    requests_per_day: float | None
     peak_hour_requests: float
     peak_requests_per_s: float
     request_s: float
@@ -275,4 +278,38 @@ def traffic_from_users(
         # Interactive response-time law N = X·(R + Z): Lazowska et al., "Quantitative System
         # Performance" (1984), chapter 3 (fundamental laws).
         concurrent_users=concurrency_from_rate(rate, request_s + think_time_s),
+    )
+
+
+def traffic_from_concurrent_users(
+    *, concurrent_users: float, think_time_s: float, request_s: float
+) -> TrafficEstimate:
+    """Peak requests/s and concurrency of ``concurrent_users`` in a session at the peak.
+
+    Each user in a session waits for a request (W) and then thinks (Z) before the next, so the
+    users send λ = N / (W + Z) requests a second, of which L = λ·W are in flight.
+
+    Args:
+        concurrent_users: Users in a session at the same moment at the peak (N).
+        think_time_s: Seconds a user pauses between two requests (Z); 0 means every user
+            always has a request in flight.
+        request_s: Seconds a request takes at the latency target (:func:`target_request_s`).
+
+    Raises:
+        EngineInputError: An input outside its range (``planner.engine.limits``).
+    """
+    limits.CONCURRENT_USERS.check("concurrent users", concurrent_users)
+    limits.THINK_TIME_S.check("think time", think_time_s)
+    limits.ENGINE_REQUEST_S.check("request time", request_s)
+    # Interactive response-time law solved for throughput, X = N / (R + Z): Lazowska et al.,
+    # "Quantitative System Performance" (1984), chapter 3.
+    rate = concurrent_users / (request_s + think_time_s)
+    return TrafficEstimate(
+        requests_per_day=None,
+        peak_hour_requests=rate * SECONDS_PER_HOUR,
+        peak_requests_per_s=rate,
+        request_s=request_s,
+        think_time_s=think_time_s,
+        peak_concurrency=concurrency_from_rate(rate, request_s),
+        concurrent_users=concurrent_users,
     )

@@ -82,6 +82,8 @@ COST_PER_REQUEST = Limit(0.000001, 1_000, "per request", "a request costs betwee
                          "and a thousand units of the plan's currency")  # fmt: skip
 # The traffic helper (planner.engine.demand.traffic_from_users).
 ACTIVE_USERS = Limit(1, 10_000_000_000, "users", "more people than are on Earth is a typing slip")
+CONCURRENT_USERS = Limit(1, 1_000_000_000, "users", "a billion people in a session at the same "
+                         "moment is a typing slip")  # fmt: skip
 SESSIONS_PER_USER = Limit(0.01, 10_000, "sessions", "ten thousand sessions per user in a period "
                           "is a machine, not a person: give its requests/s directly")  # fmt: skip
 REQUESTS_PER_SESSION = Limit(1, 100_000, "requests", "a session sends at least one request")

@@ -17,6 +17,7 @@ from planner import jobs, sizing
 from planner.engine import demand, traffic_log_columns
 from planner.engine.network import REGIONS
 from planner.engine.traffic_log import TrafficLogError, planned_concurrency
+from planner.measured import notices
 from planner.measured.models import MeasuredSettings, TrafficLogImport
 from planner.models import JobStatus, Workload
 
@@ -143,7 +144,7 @@ def region_shares(profile: dict) -> dict[str, float]:
 
 
 @transaction.atomic
-def log_apply(*, job: TrafficLogImport, request_type: str) -> Workload:
+def log_apply(*, job: TrafficLogImport, request_type: str, user=None) -> Workload:
     """Fill the workload's traffic fields from one request type of the log.
 
     Raises:
@@ -172,8 +173,15 @@ def log_apply(*, job: TrafficLogImport, request_type: str) -> Workload:
         raise ValueError(
             f"the log's figures are outside the workload's ranges ({messages})"
         ) from None
+    before = notices.fleet_accelerators(workload)
     sizing.chosen_replan(workload)
     workload.save()
+    notices.fleet_change_record(
+        workload=workload,
+        before=before,
+        cause=f"Traffic log '{job.file_name}' (request type {request_type})",
+        user=user,
+    )
     job.applied_type = request_type
     job.applied_at = timezone.now()
     job.save(update_fields=["applied_type", "applied_at"])

@@ -199,3 +199,39 @@ class LoadTestImport(Job):
 
     def __str__(self) -> str:
         return f"Load test import of {', '.join(f['name'] for f in self.files)}"
+
+
+class FleetNotice(models.Model):
+    """A measurement changed a workload's chosen fleet: said on the plan's overview.
+
+    Shown until someone dismisses it or a later change of the same workload supersedes it;
+    the same sentence is kept for ever in the plan's history (``sourcing.PlanEvent``).
+    """
+
+    class Closed(models.TextChoices):
+        DISMISSED = "dismissed", "Dismissed"
+        SUPERSEDED = "superseded", "Superseded by a later change"
+
+    organisation = models.ForeignKey(
+        "planner.Organisation", on_delete=models.CASCADE, related_name="+"
+    )
+    plan = models.ForeignKey("planner.Plan", on_delete=models.CASCADE, related_name="+")
+    workload = models.ForeignKey(
+        "planner.Workload", on_delete=models.CASCADE, related_name="fleet_notices"
+    )
+    message = models.TextField(help_text="What changed, by what and when, in one sentence.")
+    accelerators_before = models.PositiveIntegerField(null=True, blank=True)
+    accelerators_after = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_because = models.CharField(max_length=12, choices=Closed.choices, blank=True)
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["plan", "closed_at"], name="fleet_notice_open")]
+
+    def __str__(self) -> str:
+        return self.message

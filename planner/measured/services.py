@@ -39,6 +39,7 @@ from planner.engine.sweep import (
     usd_per_million_output_tokens,
 )
 from planner.labels import stack_label
+from planner.measured import notices
 from planner.measured.models import LoadTestImport, LoadTestSweep
 from planner.models import JobStatus, Workload
 
@@ -156,29 +157,39 @@ def sweep_attach(
             "uploaded_by": user,
         },
     )
-    _replan(workload)
+    _replan(workload, cause=f"Load test {notices.sweep_label(sweep)}", user=user)
     return sweep
 
 
-def _replan(workload: Workload) -> None:
+def _replan(workload: Workload, *, cause: str, user) -> None:
+    """Re-plan the choice; a changed fleet is said on the overview and in the history."""
     workload.__dict__.pop("_measurements", None)
     if workload.has_choice:
+        before = notices.fleet_accelerators(workload)
         sizing.chosen_replan(workload)
         workload.save()
+        notices.fleet_change_record(workload=workload, before=before, cause=cause, user=user)
 
 
 @transaction.atomic
-def sweep_delete(sweep: LoadTestSweep) -> None:
+def sweep_delete(sweep: LoadTestSweep, *, user=None) -> None:
     workload = sweep.workload
+    cause = f"Removing load test {notices.sweep_label(sweep)}"
     sweep.delete()
-    _replan(workload)
+    _replan(workload, cause=cause, user=user)
 
 
 @transaction.atomic
-def sweep_set_correction(sweep: LoadTestSweep, enabled: bool) -> None:
+def sweep_set_correction(sweep: LoadTestSweep, enabled: bool, *, user=None) -> None:
     sweep.correct_neighbours = enabled
     sweep.save(update_fields=["correct_neighbours"])
-    _replan(sweep.workload)
+    label = notices.sweep_label(sweep)
+    cause = (
+        f"Correcting neighbouring candidates by load test {label}"
+        if enabled
+        else f"Modelling neighbouring candidates again (without load test {label})"
+    )
+    _replan(sweep.workload, cause=cause, user=user)
 
 
 def _inputs(workload: Workload) -> tuple:

@@ -34,6 +34,11 @@ urlpatterns = [
     ),
     path("workloads/<int:workload_id>/traffic/", views.logs_view, name="logs"),
     path(
+        "fleet-notices/<int:notice_id>/dismiss/",
+        views.fleet_notice_dismiss_view,
+        name="fleet_notice_dismiss",
+    ),
+    path(
         "workloads/<int:workload_id>/traffic/<int:job_id>/",
         views.log_detail_view,
         name="log_detail",

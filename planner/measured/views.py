@@ -24,9 +24,10 @@ from planner.engine.load_test import (
     model_correction,
 )
 from planner.facility.services import plan_shown_in
-from planner.measured import charts, logs, services
+from planner.measured import charts, logs, notices, services
 from planner.measured.forms import RetentionForm, SweepUploadForm, TrafficLogForm
 from planner.measured.models import (
+    FleetNotice,
     LoadTestImport,
     LoadTestSweep,
     LogColumnMapping,
@@ -184,7 +185,7 @@ def sweep_correction_view(
     )
     enabled = request.POST.get("enabled") == "1"
     with catalog_version_pinned():
-        services.sweep_set_correction(sweep, enabled)
+        services.sweep_set_correction(sweep, enabled, user=request.user)
     messages.success(
         request,
         "Neighbouring candidates now use the measured correction."
@@ -206,9 +207,20 @@ def sweep_delete_view(
         request, LoadTestSweep.objects.select_related("accelerator"), workload=workload, pk=sweep_id
     )
     with catalog_version_pinned():
-        services.sweep_delete(sweep)
+        services.sweep_delete(sweep, user=request.user)
     messages.success(request, "Load test removed; the candidate is modelled again.")
     return redirect("measured:measurements", plan_id=plan_id, workload_id=workload_id)
+
+
+@editor_required
+@require_POST
+def fleet_notice_dismiss_view(request: HttpRequest, plan_id: int, notice_id: int) -> HttpResponse:
+    """Take a fleet-change notice off the overview (the plan's history keeps it)."""
+    notice = org_object_or_404(request, FleetNotice.objects.all(), plan_id=plan_id, pk=notice_id)
+    notices.fleet_notice_dismiss(notice=notice, user=request.user)
+    if request.htmx:
+        return HttpResponse("")  # the notice is swapped out
+    return redirect("plan_detail", plan_id=plan_id)
 
 
 def _retention_form(request: HttpRequest, data=None) -> RetentionForm | None:
@@ -287,7 +299,9 @@ def log_detail_view(request: HttpRequest, plan_id: int, workload_id: int, job_id
         require_editor(request)
         try:
             with catalog_version_pinned():
-                logs.log_apply(job=job, request_type=request.POST.get("request_type", ""))
+                logs.log_apply(
+                    job=job, request_type=request.POST.get("request_type", ""), user=request.user
+                )
         except ValueError as exc:
             error = f"Not filled: {exc}."
         else:

@@ -224,10 +224,13 @@ def _sizing_detail(workload) -> tuple[dict | None, dict | None, list[int]]:
                 round(a.cold_start.spike_headroom_pct, 2) if a.cold_start else None
             ),
         }
-    try:
-        by_hour = [int(v) for v in sizing.replicas_by_hour(workload, candidate)]
-    except domain_errors():  # a display extra
-        by_hour = []
+    if detail.autoscaling is not None:  # the bounds above are this list's min and max
+        by_hour = [int(v) for v in detail.autoscaling.replicas_by_hour]
+    else:
+        try:
+            by_hour = [int(v) for v in sizing.replicas_by_hour(workload, candidate)]
+        except domain_errors():  # a display extra
+            by_hour = []
     return memory, autoscaling, by_hour
 
 

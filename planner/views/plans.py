@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from planner import freshness, labels, selectors
 from planner.facility.services import deployment_summary
 from planner.forms import ClientForm, PlanFileForm, PlanForm
+from planner.measured.notices import open_fleet_notices
 from planner.models import Client
 from planner.permissions import can_edit, editor_required, member_required, require_editor
 from planner.portable import plan_export_json
@@ -148,5 +149,6 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
         # Beside each workload's own need: the deployment pools them (never their sum).
         "pooled_into": labels.pooled_into(summary.servers) if summary.deployment else "",
         "stale_results": freshness.stale_upstream(plan, chosen=True),
+        "fleet_notices": open_fleet_notices(plan=plan),
     }
     return render(request, "planner/plan_detail.html", context)

@@ -23,6 +23,7 @@ from planner.models import Workload, WorkloadKind
 from planner.permissions import can_edit, editor_required, member_required, require_editor
 from planner.selectors import plans_with_client, workloads_with_choices
 from planner.tenancy import org_object_or_404
+from planner.traffic_forms import TrafficPreviewForm
 from planner.versioning import StaleEditError
 from planner.workload_forms import WorkloadForm
 
@@ -90,6 +91,20 @@ def workload_add(request: HttpRequest, plan_id: int) -> HttpResponse:
     if request.htmx and request.method == "GET":
         template += "#add-form"
     return render(request, template, context, status=_bad_request_status(request, form))
+
+
+@member_required
+@require_POST
+def traffic_preview(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """The traffic helper's answer for the figures typed so far (nothing is saved).
+
+    The add-workload and sizing pages post their form here as the helper is typed (htmx) and
+    swap the answer in; a problem with a helper field is said in the answer.
+    """
+    org_object_or_404(request, plans_with_client(), pk=plan_id)
+    form = TrafficPreviewForm(request.POST)
+    form.is_valid()
+    return render(request, "planner/_traffic_result.html", {"form": form, "preview": True})
 
 
 @editor_required
@@ -219,9 +234,13 @@ def _detail_context(workload: Workload, candidate, usd_shown=None) -> dict:
             detail, ttft_target_ms=target.ttft_ms, tpot_target_ms=target.tpot_ms
         )
     if candidate.feasible and (workload.peak_concurrency or workload.peak_requests_per_s):
-        context["replicas_figure"] = charts.replicas_by_hour_figure(
-            sizing.replicas_by_hour(workload, candidate)
+        # The autoscaling bounds are this chart's fewest and most replicas (one computation).
+        by_hour = (
+            detail.autoscaling.replicas_by_hour
+            if detail.autoscaling is not None
+            else sizing.replicas_by_hour(workload, candidate)
         )
+        context["replicas_figure"] = charts.replicas_by_hour_figure(list(by_hour))
     return context
 
 

@@ -155,7 +155,7 @@ NOT_PAGES = {
     **dict.fromkeys(
         (
             "facility:tco_status", "sharing:document_status", "sharing:public_document_status",
-            "candidate_detail",
+            "candidate_detail", "workload_traffic_preview",
         ),
         "an htmx partial of a page that is walked",
     ),
@@ -165,7 +165,7 @@ NOT_PAGES = {
         (
             "plan_recompute", "workload_delete", "workload_choose", "facility:site_delete",
             "facility:site_split", "facility:tco_run", "measured:sweep_correction",
-            "measured:sweep_delete", "sharing:publish", "sharing:link_create",
+            "measured:sweep_delete", "measured:fleet_notice_dismiss", "sharing:publish", "sharing:link_create",
             "sharing:link_revoke", "sharing:revision_notify", "sharing:comment_reply",
             "sharing:public_comment", "sharing:public_decision", "sourcing:bom_generate",
             "sourcing:bom_line_add", "sourcing:bom_line_edit", "sourcing:bom_line_remove",

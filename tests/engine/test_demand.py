@@ -150,3 +150,28 @@ def test_traffic_inputs_outside_their_range_are_refused(field, value):
     kwargs[field] = value
     with pytest.raises(EngineInputError):
         demand.traffic_from_users(**kwargs)
+
+
+def test_concurrent_users_to_peak_load_by_hand():
+    # 323.3 users in a session (the DAU example above, run backwards): W = 18.5 s, Z = 30 s,
+    # λ = N / (W + Z) = 323.33 / 48.5 = 6.667/s, L = λW = 123.3 in flight.
+    t = demand.traffic_from_concurrent_users(
+        concurrent_users=323.333_33, think_time_s=30, request_s=18.5
+    )
+    assert t.peak_requests_per_s == pytest.approx(6.6667, rel=1e-4)
+    assert t.peak_concurrency == pytest.approx(123.33, rel=1e-4)
+    assert t.peak_hour_requests == pytest.approx(24_000, rel=1e-4)
+    assert t.requests_per_day is None  # unknown without a daily volume
+    # Without think time every user always has a request in flight: L = N.
+    busy = demand.traffic_from_concurrent_users(concurrent_users=500, think_time_s=0, request_s=4)
+    assert (busy.peak_requests_per_s, busy.peak_concurrency) == (125, 500)
+
+
+@pytest.mark.parametrize(
+    "field,value", [("concurrent_users", 0), ("think_time_s", -1), ("request_s", 0)]
+)
+def test_concurrent_users_outside_their_range_are_refused(field, value):
+    kwargs = dict(concurrent_users=100, think_time_s=10, request_s=5)
+    kwargs[field] = value
+    with pytest.raises(EngineInputError):
+        demand.traffic_from_concurrent_users(**kwargs)

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from catalog.models import CatalogImport, ModelArchitecture
 from planner.facility.models import Site, TcoRun
+from planner.measured.models import FleetNotice
 from planner.models import Client, Invitation, Membership, Plan, Workload
 
 
@@ -26,6 +27,9 @@ TENANT_OBJECT_URLS = {
     "plan_edit": lambda objs: reverse("plan_edit", args=[objs["plan_b"].pk]),
     "plan_export": lambda objs: reverse("plan_export", args=[objs["plan_b"].pk]),
     "workload_add": lambda objs: reverse("workload_add", args=[objs["plan_b"].pk]),
+    "workload_traffic_preview": lambda objs: reverse(
+        "workload_traffic_preview", args=[objs["plan_b"].pk]
+    ),
     "workload_sizing": lambda objs: reverse(
         "workload_sizing", args=[objs["plan_b"].pk, objs["workload_b"].pk]
     ),
@@ -51,6 +55,9 @@ TENANT_OBJECT_URLS = {
             ("sweep_import", (1,)),
         )
     },  # fmt: skip
+    "measured:fleet_notice_dismiss": lambda objs: reverse(
+        "measured:fleet_notice_dismiss", args=[objs["plan_b"].pk, objs["fleet_notice_b"].pk]
+    ),
     "member_edit": lambda objs: reverse("member_edit", args=[objs["membership_b"].pk]),
     "invitation_revoke": lambda objs: reverse("invitation_revoke", args=[objs["invitation_b"].pk]),
     "catalog:import_detail": lambda objs: reverse(
@@ -358,7 +365,7 @@ def objects_of_b(org_b, owner_b, staff_b):
         attention_kind="MHA",
         source="test",
     )
-    return {
+    objects = {
         "client_b": client_b,
         "plan_b": plan_b,
         "workload_b": Workload.objects.create(
@@ -386,6 +393,10 @@ def objects_of_b(org_b, owner_b, staff_b):
             organisation=org_b, created_by=staff_b, kind="parts", filename="b.csv", csv_text="x"
         ),
     }
+    objects["fleet_notice_b"] = FleetNotice.objects.create(
+        organisation=org_b, plan=plan_b, workload=objects["workload_b"], message="B's change"
+    )
+    return objects
 
 
 @pytest.mark.parametrize("name", sorted(TENANT_OBJECT_URLS))

@@ -2,6 +2,7 @@
 warning for a fleet no one could build."""
 
 import html
+import json
 import re
 
 import pytest
@@ -160,3 +161,72 @@ def test_help_and_errors_are_tied_to_their_field_for_screen_readers(client, cons
     assert 'aria-describedby="id_traffic_sessions_error"' in widget
     error = page.split('id="id_traffic_sessions_error"')[1].split("</span>")[0]
     assert "needs this with the active users" in error
+
+
+def test_autoscaling_bounds_are_the_charts_min_and_max(client, consultant_a, plan, workload):  # noqa: F811
+    # Seen: "between 3 and 5 replicas" beside its own chart showing 2 at night.
+    workload.peak_concurrency = 2000
+    workload.daily_profile = [0.05] * 6 + [0.4] * 4 + [1.0] * 10 + [0.4] * 4
+    workload.save()
+    client.force_login(consultant_a)
+    response = client.get(reverse("workload_sizing", args=[plan.pk, workload.pk]))
+    bars = json.loads(response.context["replicas_figure"])["data"][0]["y"]
+    fewest, most = min(bars), max(bars)
+    assert fewest < most  # the night needs fewer replicas than the day
+    page = html.unescape(re.sub(r"<[^>]+>", "", response.content.decode()))
+    assert f"between {fewest} replicas and {most} replicas." in page
+    assert (
+        f"Bounds: {fewest} replicas in the quietest hour, {most} replicas in the peak hour" in page
+    )
+
+
+# --- Concurrent users, answered as the helper is typed -----------------------------------------
+
+
+def test_concurrent_users_answer_live_on_the_add_page(client, consultant_a, plan):  # noqa: F811
+    client.force_login(consultant_a)
+    add_page = client.get(reverse("workload_add", args=[plan.pk])).content.decode()
+    preview = reverse("workload_traffic_preview", args=[plan.pk])
+    helper = re.search(r'<fieldset[^>]*data-testid="traffic-helper"[^>]*>', add_page).group(0)
+    assert f'hx-post="{preview}"' in helper and 'hx-trigger="input' in helper
+    assert 'name="traffic_concurrent_users"' in add_page
+    # What the page posts while the helper is typed: the whole form, nothing saved.
+    # W = 1 s + 200 × 0.05 s = 11 s; 600 users with 19 s think time: λ = 600 / 30 s = 20/s,
+    # L = λW = 220 in flight.
+    data = form_data(peak_concurrency="", traffic_concurrent_users=600, traffic_think_s=19)
+    response = client.post(preview, data, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", response.content.decode())).split())
+    assert "600 users in a session at the peak" in text
+    assert "20 requests/s at the peak (λ = N ÷ (W + Z)" in text
+    assert "20/s × 11 s = 220 requests in flight" in text
+    assert not Workload.objects.exists()
+
+
+def test_the_live_answer_names_a_helper_problem(client, consultant_a, plan):  # noqa: F811
+    client.force_login(consultant_a)
+    preview = reverse("workload_traffic_preview", args=[plan.pk])
+    both = form_data(traffic_concurrent_users=600, **HELPER)
+    text = html.unescape(client.post(preview, both).content.decode())
+    assert "Give active users or concurrent users, not both" in text
+    # The active-users path answers live too, with the figures the saved page shows.
+    text = html.unescape(client.post(preview, form_data(**HELPER)).content.decode())
+    assert "24,000 in the busiest hour" in text
+
+
+def test_concurrent_users_fill_the_peak_when_saved_and_the_sizing_page_answers_live(
+    client,
+    consultant_a,
+    plan,  # noqa: F811
+):
+    client.force_login(consultant_a)
+    data = form_data(peak_concurrency="", traffic_concurrent_users=600, traffic_think_s=19)
+    response = client.post(reverse("workload_add", args=[plan.pk]), data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    saved = Workload.objects.get()
+    assert saved.peak_requests_per_s == pytest.approx(20)
+    assert saved.traffic == {"concurrent_users": 600, "think_time_s": 19}
+    page = client.get(response.url).content.decode()
+    helper = re.search(r'<fieldset[^>]*data-testid="traffic-helper"[^>]*>', page).group(0)
+    assert reverse("workload_traffic_preview", args=[plan.pk]) in helper
+    assert "600 users in a session at the peak" in html.unescape(page)
