@@ -148,7 +148,7 @@ class Section(models.TextChoices):
     WORKLOADS = "workloads", "Workloads and sizing"
     FACILITY = "facility", "Sites and facility checks"
     TCO = "tco", "Cost over time (TCO)"
-    BOM = "bom", "Bill of materials and landed cost"
+    BOM = "bom", "Bill of materials and quote"  # the share page's heading: clients read it
     TIMELINE = "timeline", "Timeline and go-live"
     CHECKLIST = "checklist", "Pre-purchase checklist"
     GENERAL = "general", "General"

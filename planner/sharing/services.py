@@ -118,10 +118,12 @@ def publish_blockers(*, plan: Plan) -> list[Freshness]:
     return items
 
 
-def _user_name(user) -> str:
+def _user_name(user, plan: Plan) -> str:
+    """The consultant's name as the client reads it: their full name, else the consultancy's
+    (a login name such as "owner_b" is an account's id, not a name to show a client)."""
     if user is None:
         return ""
-    return user.get_full_name() or user.get_username()
+    return user.get_full_name() or plan.organisation.name
 
 
 def _content_hash(revision: PlanRevision) -> str:
@@ -204,7 +206,7 @@ def revision_publish(
                 content_sha256=content,
                 note=note.strip()[:300],
                 published_by=user,
-                published_by_name=_user_name(user),
+                published_by_name=_user_name(user, plan),
             )
     except IntegrityError as exc:  # a concurrent publish took the number
         latest = _latest_revision(plan)
@@ -397,7 +399,7 @@ def comment_reply(*, parent: Comment, user, body: str, site_url: str = "") -> Co
         revision=thread.revision,
         link=None,
         section=thread.section,
-        author_name=_user_name(user)[:120],
+        author_name=_user_name(user, thread.revision.plan)[:120],
         body=body,
         from_client=False,
         reply_to=thread,
