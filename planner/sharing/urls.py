@@ -24,6 +24,11 @@ urlpatterns = [
         views.reply_email_resend,
         name="reply_email_resend",
     ),
+    path(
+        P + "review/comments/<int:comment_id>/delivery/",
+        views.reply_email_status,
+        name="reply_email_status",
+    ),
     path(R, views.revision_detail, name="revision"),
     path(R + "<str:kind>.pdf", views.document_download, name="document"),
     path(R + "<str:kind>/status/", views.document_status, name="document_status"),

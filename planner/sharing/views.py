@@ -638,6 +638,22 @@ def _site_url(request: HttpRequest) -> str:
     return request.build_absolute_uri("/")[:-1]
 
 
+@member_required
+def reply_email_status(request: HttpRequest, plan_id: int, comment_id: int) -> HttpResponse:
+    """The polled delivery of a reply's e-mail; 286 (stop polling) once sent or failed."""
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    delivery = org_object_or_404(
+        request, selectors.reply_emails(), reply__revision__plan=plan, reply_id=comment_id
+    )
+    jobs.job_expire_if_lost(delivery)
+    html = render_to_string(
+        "sharing/_reply_delivery.html",
+        {"d": delivery, "c": delivery.reply, "plan": plan, "can_edit": can_edit(request)},
+        request=request,
+    )
+    return HttpResponseStopPolling(html) if delivery.is_finished else HttpResponse(html)
+
+
 @editor_required
 @require_POST
 def reply_email_resend(request: HttpRequest, plan_id: int, comment_id: int) -> HttpResponse:

@@ -194,9 +194,18 @@ def test_an_address_forgotten_before_the_mail_leaves_is_not_used(
     reply = services.comment_reply(
         parent=comment, user=consultant, body="Noted.", site_url="https://plans.example.com"
     )  # queued on commit, which the test transaction never reaches
+    # While it waits, the review page polls its delivery; once done, polling stops (286).
+    client.force_login(consultant)
+    status = reverse("sharing:reply_email_status", args=[plan.pk, reply.pk])
+    waiting = client.get(status)
+    assert waiting.status_code == 200 and 'hx-trigger="every 2s"' in waiting.content.decode()
+    assert "E-mail to the client: Queued" in _text(waiting)
     services.contact_forget(contact=comment.contact)
     mail.outbox.clear()
     reply_email_task.apply(args=[reply.email_delivery.pk])
     delivery = ReplyEmail.objects.get(reply=reply)
     assert delivery.status == "failed" and "forget their address" in delivery.error
     assert not mail.outbox
+    done = client.get(status)
+    assert done.status_code == 286 and "hx-trigger" not in done.content.decode()
+    assert "E-mail to the client: Not sent — The client asked us to forget" in _text(done)
