@@ -62,6 +62,7 @@ FINGERPRINT_SOURCES = (
     "planner/engine/quote.py",  # the quote groups services and splits its payments
     "planner/engine/limits.py",
     "planner/engine/errors.py",
+    "planner/engine/shown.py",  # the checklist and labels write figures with its quantity
 )
 # Where a section's comments go; snapshot text is escaped, so it can never contain "<!--".
 SLOT = "<!--planner:section-comments:{key}-->"

@@ -59,6 +59,14 @@ class CommentForm(InputForm):
     body = forms.CharField(
         max_length=4000, label="Comment", widget=forms.Textarea(attrs={"rows": 3})
     )
+    email = forms.EmailField(
+        required=False,
+        max_length=254,
+        label="Your e-mail (optional)",
+        help_text="Only the consultant sees it: their reply is e-mailed to you, with a link "
+        "to forget your address.",
+        error_messages={"invalid": "Enter an e-mail address such as name@example.com."},
+    )
 
 
 class ReplyForm(InputForm):

@@ -148,7 +148,7 @@ class Section(models.TextChoices):
     WORKLOADS = "workloads", "Workloads and sizing"
     FACILITY = "facility", "Sites and facility checks"
     TCO = "tco", "Cost over time (TCO)"
-    BOM = "bom", "Bill of materials and landed cost"
+    BOM = "bom", "Bill of materials and quote"  # the share page's heading: clients read it
     TIMELINE = "timeline", "Timeline and go-live"
     CHECKLIST = "checklist", "Pre-purchase checklist"
     GENERAL = "general", "General"
@@ -180,6 +180,55 @@ class Comment(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"Comment by {self.author_name} on {self.section}"
+
+
+class CommentContact(models.Model):
+    """The e-mail address a client gave with a comment, so the consultant's reply reaches them.
+
+    Kept apart from the frozen :class:`Comment`: it is personal data with a life of its own.
+    Only consultants see it (the review page); the share page, the documents and other
+    clients never read this table. The client removes it with ``forget_secret`` (a link in
+    every reply e-mail and in the notice after commenting); deleting the row is forgetting.
+    """
+
+    comment = models.OneToOneField(Comment, on_delete=models.CASCADE, related_name="contact")
+    email = models.EmailField(max_length=254)
+    forget_secret = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"Reply address of comment {self.comment_id}"
+
+
+class ReplyEmail(Job):
+    """The e-mail that carries a consultant's reply to the client who commented (a job).
+
+    Its status is the delivery status the consultant sees beside the reply: queued, sending,
+    sent, or not sent with the mail server's reason. ``site_url`` is the site's address as
+    the consultant reached it, so the worker can write absolute links.
+    """
+
+    job_task = "planner.sharing.tasks.reply_email_task"
+    status_labels = {
+        JobStatus.PENDING: "Queued",
+        JobStatus.RUNNING: "Sending",
+        JobStatus.SUCCEEDED: "Sent",
+        JobStatus.FAILED: "Not sent",
+    }
+
+    reply = models.OneToOneField(Comment, on_delete=models.CASCADE, related_name="email_delivery")
+    site_url = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"E-mail of reply {self.reply_id} ({self.status})"
+
+    @property
+    def status_label(self) -> str:
+        return self.status_labels.get(self.status) or self.get_status_display()
 
 
 class DecisionKind(models.TextChoices):

@@ -13,6 +13,7 @@ from planner.sharing.models import (
     Decision,
     PlanRevision,
     RenderedDocument,
+    ReplyEmail,
     ShareLink,
     ShareLinkView,
 )
@@ -64,7 +65,11 @@ def share_link_views(*, link: ShareLink, limit: int = 200) -> QuerySet[ShareLink
 
 
 def comment_list(*, plan: Plan, revision: PlanRevision | None = None) -> QuerySet[Comment]:
-    rows = Comment.objects.filter(revision__plan=plan).select_related("revision")
+    """The plan's comments, newest first, for consultants: with the address a client left
+    (``contact``) and a reply's e-mail delivery (``email_delivery``), never for a client."""
+    rows = Comment.objects.filter(revision__plan=plan).select_related(
+        "revision", "contact", "email_delivery"
+    )
     if revision is not None:
         rows = rows.filter(revision=revision)
     return rows.defer("revision__snapshot").order_by("-created_at", "-pk")
@@ -116,3 +121,8 @@ def document_get(*, revision: PlanRevision, kind: str) -> RenderedDocument | Non
 
 def document_list(*, revision: PlanRevision) -> dict[str, RenderedDocument]:
     return {d.kind: d for d in RenderedDocument.objects.filter(revision=revision)}
+
+
+def reply_emails() -> QuerySet[ReplyEmail]:
+    """Reply e-mails with their plan's organisation reachable (for ``org_object_or_404``)."""
+    return ReplyEmail.objects.select_related("reply__revision__plan")

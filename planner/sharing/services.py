@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import logging
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -30,12 +31,14 @@ from planner.sharing import checklist, schema
 from planner.sharing.models import (
     ChecklistSignOff,
     Comment,
+    CommentContact,
     Decision,
     DecisionKind,
     DocumentKind,
     DocumentStatus,
     PlanRevision,
     RenderedDocument,
+    ReplyEmail,
     Section,
     ShareLink,
     ShareLinkView,
@@ -115,10 +118,12 @@ def publish_blockers(*, plan: Plan) -> list[Freshness]:
     return items
 
 
-def _user_name(user) -> str:
+def _user_name(user, plan: Plan) -> str:
+    """The consultant's name as the client reads it: their full name, else the consultancy's
+    (a login name such as "owner_b" is an account's id, not a name to show a client)."""
     if user is None:
         return ""
-    return user.get_full_name() or user.get_username()
+    return user.get_full_name() or plan.organisation.name
 
 
 def _content_hash(revision: PlanRevision) -> str:
@@ -201,7 +206,7 @@ def revision_publish(
                 content_sha256=content,
                 note=note.strip()[:300],
                 published_by=user,
-                published_by_name=_user_name(user),
+                published_by_name=_user_name(user, plan),
             )
     except IntegrityError as exc:  # a concurrent publish took the number
         latest = _latest_revision(plan)
@@ -348,14 +353,19 @@ def share_link_view_record(
 # --- Client feedback ---------------------------------------------------------------------------
 
 
+@transaction.atomic
 def comment_add(
     *, revision: PlanRevision, link: ShareLink | None, section: str, author_name: str, body: str,
-    from_client: bool = True,
+    from_client: bool = True, email: str = "",
 ) -> Comment:  # fmt: skip
-    """Store a comment as typed (escaped wherever it is shown, never interpreted)."""
+    """Store a comment as typed (escaped wherever it is shown, never interpreted).
+
+    ``email`` (already validated by the form) is kept beside the comment, for the
+    consultant's reply only (:class:`CommentContact`); empty: no address is stored.
+    """
     if section not in Section.values:
         raise SharingError("Choose a section of the plan.", "section")
-    return Comment.objects.create(
+    comment = Comment.objects.create(
         revision=revision,
         link=link,
         section=section,
@@ -363,25 +373,82 @@ def comment_add(
         body=body.strip(),
         from_client=from_client,
     )
+    email = (email or "").strip()
+    if email and from_client:
+        CommentContact.objects.create(
+            comment=comment, email=email, forget_secret=secrets.token_urlsafe(TOKEN_BYTES)
+        )
+    return comment
 
 
-def comment_reply(*, parent: Comment, user, body: str) -> Comment:
-    """A consultant's reply to a client comment, in the same thread (section and revision)."""
+@transaction.atomic
+def comment_reply(*, parent: Comment, user, body: str, site_url: str = "") -> Comment:
+    """A consultant's reply to a client comment, in the same thread (section and revision).
+
+    When the client left an address with the thread's comment, the reply is e-mailed to it
+    after the commit (a :class:`ReplyEmail` job whose status the review page shows);
+    ``site_url`` is the site's address the e-mail links back to.
+    """
     body = body.strip()
     if not body:
         raise SharingError("Write a reply.", "body")
     if len(body) > 4000:
         raise SharingError("At most 4,000 characters.", "body")
     thread = parent.reply_to or parent  # a reply to a reply joins the same thread
-    return Comment.objects.create(
+    reply = Comment.objects.create(
         revision=thread.revision,
         link=None,
         section=thread.section,
-        author_name=_user_name(user)[:120],
+        author_name=_user_name(user, thread.revision.plan)[:120],
         body=body,
         from_client=False,
         reply_to=thread,
     )
+    if CommentContact.objects.filter(comment=thread).exists():
+        delivery = ReplyEmail.objects.create(reply=reply, site_url=site_url[:200])
+        jobs.job_enqueue(delivery)
+    return reply
+
+
+def reply_email_resend(*, delivery: ReplyEmail, site_url: str) -> bool:
+    """Send a reply's e-mail again after it failed (or was never queued); True if queued."""
+    if delivery.site_url != site_url[:200]:
+        delivery.site_url = site_url[:200]
+        delivery.save(update_fields=["site_url"])
+    return jobs.job_retry(delivery)
+
+
+def contact_by_secret(*, secret: str) -> CommentContact | None:
+    """The address a forget link names, or None (wrong or already forgotten)."""
+    if not secret or len(secret) > 64:
+        return None
+    return (
+        CommentContact.objects.filter(forget_secret=secret)
+        .select_related("comment__revision")
+        .first()
+    )
+
+
+FORGOTTEN = "(address forgotten at the client's request)"
+
+
+@transaction.atomic
+def contact_forget(*, contact: CommentContact) -> int:
+    """Forget a client's address: every copy of it on the plan's comments, and any trace in
+    the reply e-mails' failure reasons. Returns how many comments carried it.
+
+    E-mails not sent yet are then not sent (the job finds no address and says so).
+    """
+    plan_id = contact.comment.revision.plan_id
+    same = CommentContact.objects.filter(
+        comment__revision__plan_id=plan_id, email__iexact=contact.email
+    )
+    threads = list(same.values_list("comment_id", flat=True))
+    for delivery in ReplyEmail.objects.filter(reply__reply_to_id__in=threads).exclude(error=""):
+        delivery.error = re.sub(re.escape(contact.email), FORGOTTEN, delivery.error, flags=re.I)
+        delivery.save(update_fields=["error"])
+    count, _ = same.delete()
+    return count
 
 
 def decision_record(

@@ -24,6 +24,7 @@ from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
@@ -491,11 +492,19 @@ def public_comment(request: HttpRequest, access) -> HttpResponse:
     data = form.cleaned_data
     comment = services.comment_add(
         revision=access.revision, link=access.link, section=data["section"],
-        author_name=data["author_name"], body=data["body"],
+        author_name=data["author_name"], body=data["body"], email=data["email"],
     )  # fmt: skip
     review_url = reverse("sharing:review", args=[access.revision.plan_id])
     notify.comment_notify(comment, request.build_absolute_uri(f"{review_url}#comment-{comment.pk}"))
-    messages.success(request, "Thank you — your comment was sent to the consultant.")
+    contact = getattr(comment, "contact", None)
+    if contact is None:
+        messages.success(request, "Thank you — your comment was sent to the consultant.")
+    else:  # shown once, to the person who typed the address
+        messages.success(request, format_html(
+            "Thank you — your comment was sent to the consultant, and their reply will be "
+            'e-mailed to {}. <a href="{}">Forget my address</a>',
+            contact.email, reverse("sharing:contact_forget", args=[contact.forget_secret]),
+        ))  # fmt: skip
     return redirect(
         f"{reverse('sharing:public', args=[access.link.token])}#section-{data['section']}"
     )
@@ -567,6 +576,33 @@ def public_document_status(request: HttpRequest, access, kind: str) -> HttpRespo
     )  # fmt: skip
 
 
+@require_http_methods(["GET", "POST"])
+def contact_forget(request: HttpRequest, secret: str) -> HttpResponse:
+    """The client's "forget my address": a confirmation page, then the address deleted.
+
+    Works whatever the state of the share link (a revoked link must not keep an address);
+    GET only asks, so a mail scanner opening the link forgets nothing. A wrong secret gets
+    the invalid-link page and counts as a guess, like a wrong share token.
+    """
+    contact = services.contact_by_secret(secret=secret)
+    if contact is None:
+        ip = _client_ip(request)
+        if services.token_guesses_exceeded(ip=ip):
+            return link_invalid_response(request, status=429)
+        services.token_guess_failed(ip=ip)
+        return link_invalid_response(request)
+    forgotten = False
+    if request.method == "POST":
+        services.contact_forget(contact=contact)
+        forgotten = True
+    response = render(
+        request,
+        "sharing/contact_forget.html",
+        {"email": contact.email, "forgotten": forgotten, "secret": secret},
+    )
+    return _with_robots_headers(response)
+
+
 # --- Consultant: replies and notifications ------------------------------------------------------
 
 
@@ -581,13 +617,56 @@ def comment_reply(request: HttpRequest, plan_id: int, comment_id: int) -> HttpRe
         if not form.is_valid():
             raise services.SharingError(" ".join(form.errors["body"]), "body")
         reply = services.comment_reply(
-            parent=parent, user=request.user, body=form.cleaned_data["body"]
-        )
+            parent=parent, user=request.user, body=form.cleaned_data["body"],
+            site_url=_site_url(request),
+        )  # fmt: skip
     except services.SharingError as exc:
         messages.error(request, f"Reply not sent: {exc}")
         return redirect(f"{reverse('sharing:review', args=[plan.pk])}#comment-{parent.pk}")
-    messages.success(request, "Reply added: the client sees it under their comment.")
+    if hasattr(reply, "email_delivery"):
+        messages.success(
+            request, "Reply added: the client sees it under their comment, and it is e-mailed "
+            "to them (its delivery shows beside it).",
+        )  # fmt: skip
+    else:
+        messages.success(request, "Reply added: the client sees it under their comment.")
     return redirect(f"{reverse('sharing:review', args=[plan.pk])}#comment-{reply.pk}")
+
+
+def _site_url(request: HttpRequest) -> str:
+    """The site's address as this request reached it, without the trailing slash."""
+    return request.build_absolute_uri("/")[:-1]
+
+
+@member_required
+def reply_email_status(request: HttpRequest, plan_id: int, comment_id: int) -> HttpResponse:
+    """The polled delivery of a reply's e-mail; 286 (stop polling) once sent or failed."""
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    delivery = org_object_or_404(
+        request, selectors.reply_emails(), reply__revision__plan=plan, reply_id=comment_id
+    )
+    jobs.job_expire_if_lost(delivery)
+    html = render_to_string(
+        "sharing/_reply_delivery.html",
+        {"d": delivery, "c": delivery.reply, "plan": plan, "can_edit": can_edit(request)},
+        request=request,
+    )
+    return HttpResponseStopPolling(html) if delivery.is_finished else HttpResponse(html)
+
+
+@editor_required
+@require_POST
+def reply_email_resend(request: HttpRequest, plan_id: int, comment_id: int) -> HttpResponse:
+    """Send a reply's e-mail again after the mail server refused it."""
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    delivery = org_object_or_404(
+        request, selectors.reply_emails(), reply__revision__plan=plan, reply_id=comment_id
+    )
+    if services.reply_email_resend(delivery=delivery, site_url=_site_url(request)):
+        messages.success(request, "The reply's e-mail is queued again.")
+    else:
+        messages.info(request, f"The reply's e-mail is {delivery.status_label.lower()}.")
+    return redirect(f"{reverse('sharing:review', args=[plan.pk])}#comment-{comment_id}")
 
 
 @editor_required

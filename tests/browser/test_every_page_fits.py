@@ -155,7 +155,7 @@ NOT_PAGES = {
     **dict.fromkeys(
         (
             "facility:tco_status", "sharing:document_status", "sharing:public_document_status",
-            "candidate_detail", "workload_traffic_preview",
+            "candidate_detail", "workload_traffic_preview", "sharing:reply_email_status",
         ),
         "an htmx partial of a page that is walked",
     ),
@@ -170,6 +170,7 @@ NOT_PAGES = {
             "sharing:public_comment", "sharing:public_decision", "sourcing:bom_generate",
             "sourcing:bom_line_add", "sourcing:bom_line_edit", "sourcing:bom_line_remove",
             "sourcing:quote_fee_add", "sourcing:quote_fee_delete", "sourcing:check",
+            "sharing:reply_email_resend",
         ),
         "a POST action",
     ),

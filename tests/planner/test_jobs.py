@@ -297,17 +297,17 @@ def test_the_redis_cache_has_socket_timeouts(monkeypatch):
 def test_every_job_kind_uses_the_shared_task_base():
     from planner.facility.tasks import tco_run_task
     from planner.measured.tasks import load_test_import_task, traffic_log_import_task
-    from planner.sharing.tasks import document_render_task
+    from planner.sharing.tasks import document_render_task, reply_email_task
     from planner.tasks import JobTask
 
     kinds = {model._meta.label: model for model in jobs.job_models()}
     assert set(kinds) == {
         "facility.TcoRun", "sharing.RenderedDocument", "catalog.CatalogImport",
-        "measured.TrafficLogImport", "measured.LoadTestImport",
+        "measured.TrafficLogImport", "measured.LoadTestImport", "sharing.ReplyEmail",
     }  # fmt: skip
     tasks = (
         tco_run_task, document_render_task, catalog_tasks.catalog_import_run,
-        traffic_log_import_task, load_test_import_task,
+        traffic_log_import_task, load_test_import_task, reply_email_task,
     )  # fmt: skip
     for task in tasks:
         assert isinstance(task, JobTask) and task.job_model in kinds

@@ -150,6 +150,12 @@ TENANT_OBJECT_URLS = {
     "sharing:comment_reply": lambda objs: reverse(
         "sharing:comment_reply", args=[objs["plan_b"].pk, objs["comment_b"].pk]
     ),
+    "sharing:reply_email_status": lambda objs: reverse(
+        "sharing:reply_email_status", args=[objs["plan_b"].pk, objs["reply_b"].pk]
+    ),
+    "sharing:reply_email_resend": lambda objs: reverse(
+        "sharing:reply_email_resend", args=[objs["plan_b"].pk, objs["reply_b"].pk]
+    ),
     "sharing:revision_notify": lambda objs: reverse(
         "sharing:revision_notify", args=[objs["plan_b"].pk, objs["share_link_b"].pk]
     ),
@@ -166,6 +172,7 @@ PUBLIC_TOKEN_URLS = {
     "sharing:public_decision",
     "sharing:public_document",
     "sharing:public_document_status",
+    "sharing:contact_forget",  # its own secret: tests/sharing/test_conversations.py
     "invitation_accept",  # tests/planner/test_invitations.py
 }
 # The plan API's operations on an organisation's rows: tests/api checks each answers 404 for
@@ -336,14 +343,18 @@ def _sourcing_objects_of_b(org_b, plan_b) -> dict:
 
 
 def _sharing_objects_of_b(plan_b, owner_b) -> dict:
-    from planner.sharing.models import Comment, PlanRevision, ShareLink
+    from planner.sharing.models import Comment, PlanRevision, ReplyEmail, ShareLink
 
     revision = PlanRevision.objects.create(
         plan=plan_b, number=1, snapshot={"plan": {"name": plan_b.name}}, snapshot_sha256="0" * 64
     )
     link = ShareLink.objects.create(plan=plan_b, revision=revision, token="b" * 43)
     comment = Comment.objects.create(revision=revision, link=link, author_name="B", body="Hi")
-    return {"revision_b": revision, "share_link_b": link, "comment_b": comment}
+    reply = Comment.objects.create(
+        revision=revision, author_name="B", body="Yes", from_client=False, reply_to=comment
+    )
+    ReplyEmail.objects.create(reply=reply, site_url="http://b.example", status="failed")
+    return {"revision_b": revision, "share_link_b": link, "comment_b": comment, "reply_b": reply}
 
 
 @pytest.fixture

@@ -1,15 +1,23 @@
 """What a client may see, on every client surface: no supplier, no buy price or margin, no
 internal id and no consultant's instruction. The rule lives in one place (the snapshot's client
 view, ``planner.sharing.citations.client_snapshot``); this test reads what the client actually
-gets: the share page through its link, each PDF as the link serves it, and the client e-mail,
-for the demo plan as published and for a revision published with open items."""
+gets: the share page through its link (also with the notice after commenting), each PDF as the
+link serves it, every e-mail the client receives (a new revision, the consultant's reply) and
+the page that forgets their address, for the demo plan as published, for a revision published
+with open items, and for a second plan (another organisation, other suppliers, sold at a
+markup)."""
 
+import json
 import re
 from decimal import Decimal
 
 from django.urls import reverse
 
+from planner.facility import services as facility_services
+from planner.facility.tasks import tco_run_task
+from planner.portable import plan_export, plan_import
 from planner.sharing import notify, services
+from planner.sharing.models import Comment
 from sourcing.models import Supplier
 from sourcing.quote import quote_settings_get
 from tests.sharing.conftest import pdf_text
@@ -109,6 +117,35 @@ def _surfaces(client, link, capture) -> dict[str, str]:
     return texts
 
 
+def _conversation(client, link, consultant, capture, mailoutbox) -> dict[str, str]:
+    """{surface: text} of a client's conversation: the share page with the notice after
+    commenting with an address, the consultant's reply e-mail, and the forget-address page."""
+    address = "reader@client.example"
+    with capture(execute=True):
+        response = client.post(
+            reverse("sharing:public_comment", args=[link.token]),
+            {"section": "bom", "author_name": "Joris", "email": address,
+             "body": "Can the servers for the first site arrive a month earlier?"},
+            follow=True,
+        )  # fmt: skip
+    assert response.status_code == 200
+    texts = {"share page after commenting": visible_text(response.content.decode())}
+    comment = Comment.objects.filter(link=link, from_client=True).latest("pk")
+    client.force_login(consultant)
+    with capture(execute=True):
+        response = client.post(
+            reverse("sharing:comment_reply", args=[link.plan_id, comment.pk]),
+            {"body": "Yes, if the order is signed by the end of the month."},
+        )
+    assert response.status_code == 302
+    client.logout()
+    [mail] = [m for m in mailoutbox if m.to == [address]]
+    texts["reply e-mail"] = f"{mail.subject}\n{mail.body}"
+    forget = reverse("sharing:contact_forget", args=[comment.contact.forget_secret])
+    texts["forget-address page"] = visible_text(client.get(forget).content.decode())
+    return texts
+
+
 def test_no_client_surface_names_a_supplier_a_buy_price_or_an_internal_word(
     client, plan, consultant, signed_in, mailoutbox, django_capture_on_commit_callbacks
 ):
@@ -133,6 +170,14 @@ def test_no_client_surface_names_a_supplier_a_buy_price_or_an_internal_word(
         notify.revision_notify_client(revision, link, "https://plans.example.com/s/abc/")
     mail = mailoutbox[-1]
     texts["revision e-mail"] = f"{mail.subject}\n{mail.body}"
+    signed_in.logout()
+    texts |= {
+        f"rev {revision.number} {k}": v
+        for k, v in _conversation(
+            client, link, consultant, django_capture_on_commit_callbacks, mailoutbox
+        ).items()
+    }
+    signed_in.force_login(consultant)
 
     # A revision sold at a markup (its buy prices differ from what the client pays), published
     # while results are stale: its open items reach the client.
@@ -170,3 +215,53 @@ def test_a_makers_name_in_a_product_stays_when_the_maker_is_the_supplier():
     assert scrub("Lenovo ThinkSystem SR680a V3") == "Lenovo ThinkSystem SR680a V3"
     assert scrub("PO-002 from Lowlands") == "PO-002"
     assert scrub("PO-001 (Lenovo Global Technology)") == "PO-001 (the supplier)"
+
+
+def test_a_second_plan_shows_its_client_no_supplier_buy_price_or_internal_word(
+    client, plan, owner_b, org_b, mailoutbox, django_capture_on_commit_callbacks
+):
+    """The demo's plan file imported into another organisation under other suppliers'
+    names, another client, sold at a 9.5 % markup, costed and published with its open
+    items (the facility checks that fail): a plan the demo's wording was not tuned on."""
+    renamed = {
+        "Lowlands Compute Distributie B.V.": "Rijnmond Server Supply GmbH",
+        "Prairie Systems Supply, Inc.": "Cascade Datacenter Partners LLC",
+    }
+    # Everywhere the file names them, free text too ("Joris van Dijk (Lowlands, DAP)").
+    renamed |= {old.split()[0].strip(","): new.split()[0] for old, new in renamed.items()}
+    exported = json.dumps(plan_export(plan))
+    for old, new in renamed.items():
+        exported = exported.replace(old, new)
+    document = json.loads(exported)
+    document["client"] |= {"name": "Aurora Mutual", "contact_email": "joris@aurora.example"}
+    document["plan"]["name"] = "Claims triage assistant"
+    document["quote_settings"]["markup_pct"] = "9.5"
+    second = plan_import(document, organisation=org_b, user=owner_b)
+    run, _ = facility_services.tco_run_request(plan=second, user=owner_b, enqueue=False)
+    tco_run_task.apply(args=[run.pk])
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    revision = services.revision_publish(plan=second, user=owner_b, with_open_items=True)
+    # A consultant without a full name signs as the consultancy, never as a login name.
+    assert (owner_b.get_full_name(), revision.published_by_name) == ("", org_b.name)
+    assert revision.snapshot.get("open_items")  # the failing A/B feed checks
+    assert revision.snapshot["quote"]["sell"]["markup_pct"] == "9.50"
+    link = services.share_link_create(
+        plan=second, user=owner_b, revision=None, expires_at=None, note=""
+    )
+    # Its own suppliers, and the demo organisation's (which must never reach this client).
+    suppliers = sorted(set(_supplier_names(second)) | set(_supplier_names(plan)))
+    assert "Rijnmond Server Supply GmbH" in suppliers and "Lowlands" in suppliers
+    buy = _buy_prices(revision.snapshot)
+    assert buy  # sold at 9.5 %: its buy prices differ from what the client pays
+
+    texts = _surfaces(client, link, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        notify.revision_notify_client(revision, link, "https://plans.example.com/s/abc/")
+    mail = mailoutbox[-1]
+    assert mail.to == ["joris@aurora.example"]
+    texts["revision e-mail"] = f"{mail.subject}\n{mail.body}"
+    texts |= _conversation(client, link, owner_b, django_capture_on_commit_callbacks, mailoutbox)
+
+    found = [f"{k}: {leak}" for k, v in texts.items() for leak in leaks(v, suppliers, buy)]
+    assert not found, "\n".join(found)
