@@ -376,23 +376,29 @@ class TcoPart(Schema):
     model_config = ConfigDict(extra="allow")
 
 
-class TcoWorkloadCostOut(TcoPart):
-    key: str = Field(..., description="The workload's id.")
-    name: str = ""
-    share: float | None = Field(
-        None, description="The workload's share of the option's cost (accelerator-seconds)."
-    )
+class TcoUnitCosts(TcoPart):
+    """What a request and a million tokens cost, amortised (an option's, or one workload's
+    share of it)."""
+
     cost_per_request_amount: Amount | None = Field(
-        None, description="The workload's own cost per request." + IN_CURRENCY
+        None, description="Amortised cost per request." + IN_CURRENCY
     )
     cost_per_million_output_tokens_amount: Amount | None = Field(
-        None, description="Its cost per million output tokens." + IN_CURRENCY
+        None, description="Amortised cost per million output tokens." + IN_CURRENCY
     )
     input_amount_per_million_tokens: Amount | None = Field(
         None, description="The prefill part per million input tokens." + IN_CURRENCY
     )
     output_amount_per_million_tokens: Amount | None = Field(
         None, description="The decode part per million output tokens." + IN_CURRENCY
+    )
+
+
+class TcoWorkloadCostOut(TcoUnitCosts):
+    key: str = Field(..., description="The workload's id.")
+    name: str = ""
+    share: float | None = Field(
+        None, description="The workload's share of the option's cost (accelerator-seconds)."
     )
 
 
@@ -411,7 +417,7 @@ class TcoSiteShareOut(TcoPart):
     burst_region: str | None = None
 
 
-class TcoOptionOut(TcoPart):
+class TcoOptionOut(TcoUnitCosts):
     key: str
     label: str
     kind: str = ""
@@ -434,18 +440,6 @@ class TcoOptionOut(TcoPart):
         None, description="Net present value of cost at the plan's discount rate." + IN_CURRENCY
     )
     break_even_month: int | None = None
-    cost_per_million_output_tokens_amount: Amount | None = Field(
-        None, description="Amortised cost per million output tokens." + IN_CURRENCY
-    )
-    cost_per_request_amount: Amount | None = Field(
-        None, description="Amortised cost per request." + IN_CURRENCY
-    )
-    input_amount_per_million_tokens: Amount | None = Field(
-        None, description="The prefill part per million input tokens." + IN_CURRENCY
-    )
-    output_amount_per_million_tokens: Amount | None = Field(
-        None, description="The decode part per million output tokens." + IN_CURRENCY
-    )
     owned_gpus: int | None = None
     mean_utilisation: float | None = None
     break_even_utilisation: float | None = None

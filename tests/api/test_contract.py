@@ -6,12 +6,16 @@ import os
 
 import schemathesis
 from django.core.wsgi import get_wsgi_application
-from hypothesis import HealthCheck, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
-from tests.api.test_fuzz import _keep_the_test_connection, real_ids  # noqa: F401
+from tests.api.test_fuzz import (  # noqa: F401
+    _keep_the_test_connection,
+    bounded,
+    call_with_real_ids,
+    real_ids,
+)
 
 EXAMPLES = int(os.environ.get("API_CONTRACT_EXAMPLES", "25"))
 
@@ -25,21 +29,9 @@ schema.config.checks.positive_data_acceptance.expected_statuses = [
 
 
 @schema.parametrize()
-@settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
+@bounded(EXAMPLES)
 def test_schema_valid_requests_are_accepted(case, api, real_ids):  # noqa: F811
-    for name, value in list((case.path_parameters or {}).items()):
-        if name in real_ids and isinstance(value, int):
-            case.path_parameters[name] = real_ids[name]
-    case.call_and_validate(
-        headers={"Authorization": api.headers["authorization"]},
-        checks=[not_a_server_error, positive_data_acceptance],
-    )
+    call_with_real_ids(case, api, real_ids, [not_a_server_error, positive_data_acceptance])
 
 
 negative = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", get_wsgi_application())
@@ -51,18 +43,6 @@ negative.config.generation.update(
 
 
 @negative.parametrize()
-@settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
+@bounded(EXAMPLES)
 def test_schema_invalid_requests_are_refused(case, api, real_ids):  # noqa: F811
-    for name, value in list((case.path_parameters or {}).items()):
-        if name in real_ids and isinstance(value, int):
-            case.path_parameters[name] = real_ids[name]
-    case.call_and_validate(
-        headers={"Authorization": api.headers["authorization"]},
-        checks=[not_a_server_error, negative_data_rejection],
-    )
+    call_with_real_ids(case, api, real_ids, [not_a_server_error, negative_data_rejection])

@@ -74,19 +74,30 @@ def real_ids(sized_plan, consultant_a, settings, tmp_path):
     }
 
 
+def bounded(examples: int):
+    """Hypothesis settings for a deterministic, bounded run of ``examples`` per operation."""
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+
+
 @schema.parametrize()
-@settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-)
+@bounded(EXAMPLES)
 def test_no_server_error_and_no_schema_violation(case, api, real_ids):
+    call_with_real_ids(case, api, real_ids, CHECKS)
+
+
+def call_with_real_ids(case, api, real_ids, checks) -> None:
+    """Send ``case`` with the token of ``api``, its integer path ids pointed at the plan's
+    real rows (so the endpoints' own code runs, not only their 404), and run ``checks``."""
     for name, value in list((case.path_parameters or {}).items()):
         if name in real_ids and isinstance(value, int):
             case.path_parameters[name] = real_ids[name]
-    case.call_and_validate(headers={"Authorization": api.headers["authorization"]}, checks=CHECKS)
+    case.call_and_validate(headers={"Authorization": api.headers["authorization"]}, checks=checks)
 
 
 def _sourcing_ids(plan) -> dict:
