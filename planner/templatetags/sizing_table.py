@@ -9,9 +9,11 @@ figure is formatted by the same filter function the templates use (``fixed``, ``
 autoescape does (``conditional_escape``), so the page reads exactly as before.
 """
 
+import html
 from urllib.parse import quote
 
 from django import template
+from django.conf import settings
 from django.template.loader import get_template
 from django.utils.formats import localize
 from django.utils.html import conditional_escape
@@ -46,10 +48,17 @@ COMPARE_ONLY = (
 
 
 def _text(value) -> str:
-    """``{{ value }}``: localised (numbers) and escaped, as a template variable is shown."""
-    if type(value) is not str:
-        value = localize(value)
-    return conditional_escape(value)
+    """``{{ value }}``: localised (numbers) and escaped, as a template variable is shown.
+
+    The two common cases without Django's lazy wrappers: a plain string (``escape`` is
+    ``html.escape``) and a whole number, which ``localize`` writes as ``str`` unless the
+    site groups thousands."""
+    kind = type(value)
+    if kind is str:
+        return html.escape(value)
+    if kind is int and not settings.USE_THOUSAND_SEPARATOR:
+        return str(value)
+    return conditional_escape(localize(value))
 
 
 def _or_dash(value) -> str:
