@@ -3,7 +3,8 @@
 A change made for speed must not change what the consultant sees. This writes, for each
 workload of the demo plan, its sizing page under every combination of the table's toggles and
 sorts (``?show=…&precisions=…&tp=…&stacks=…&sort=…``), the htmx table answer, a row's detail
-and the htmx autosave (the workload's own values posted back, so nothing changes), to
+and the htmx autosave (the workload's own values posted back, so nothing changes), and the
+plan's overview, TCO and placement pages, to
 ``OUT/<name>.html``. Per-request tokens (CSRF) and the
 workload form's loaded version and signed values are masked.
 Run it on the old code and on the new one with the same database and compare:
@@ -79,6 +80,9 @@ def main() -> int:
         (args.out / f"{name}.html").write_text(masked(response.content.decode()))
         written += 1
 
+    plan_path = f"/plans/{plan.pk}/"
+    for name, path in (("overview", ""), ("tco", "tco/"), ("placement", "placement/")):
+        save(f"plan-{name}", client.get(plan_path + path))  # they show the sizing's figures
     for workload in plan.workloads.order_by("pk"):
         path = f"/plans/{plan.pk}/workloads/{workload.pk}/"
         for values in itertools.product(*TOGGLES.values(), SORTS):
