@@ -775,14 +775,18 @@ class SiteDelay:
 def _site_locations(workload: Workload) -> list[tuple[str, float, float]]:
     """The plan's sites that have a location, then the user regions' own hubs."""
     locations: list[tuple[str, float, float]] = []
-    sites = workload.plan.sites.all() if hasattr(workload.plan, "sites") else []
-    for site in sites:
-        lat, lon = getattr(site, "latitude", None), getattr(site, "longitude", None)
-        region = REGIONS.get(getattr(site, "region_key", "") or "")
+    # The four columns read, not the sites' rows (thirty-odd fields each, on every autosave).
+    sites = (
+        workload.plan.sites.values_list("name", "latitude", "longitude", "region_key")
+        if hasattr(workload.plan, "sites")
+        else []
+    )
+    for name, lat, lon, region_key in sites:
+        region = REGIONS.get(region_key or "")
         if lat is None and region is not None:
             lat, lon = region.lat, region.lon
         if lat is not None and lon is not None:
-            locations.append((str(site), lat, lon))
+            locations.append((name, lat, lon))
     for key in workload.region_shares:
         region = REGIONS[key]
         locations.append((f"{region.city} ({key})", region.lat, region.lon))

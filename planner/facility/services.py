@@ -222,7 +222,16 @@ def site_evaluate(
 
 def plan_usd_rate(plan: Plan) -> UsdRate | None:
     """1 USD in the plan's currency at the TCO's dated rate (:func:`tco_fx`); ``None`` when
-    the FX table has no such rate (the TCO page then says which rate is missing)."""
+    the FX table has no such rate (the TCO page then says which rate is missing).
+
+    Built once per request (``planner.computed``): a page's sections each show amounts in it.
+    """
+    if plan.pk is None:
+        return _plan_usd_rate(plan)
+    return computed(("usd_rate", plan.pk, plan.currency), lambda: _plan_usd_rate(plan))
+
+
+def _plan_usd_rate(plan: Plan) -> UsdRate | None:
     try:
         fx = tco_fx(plan)
     except TcoNotReady:

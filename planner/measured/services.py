@@ -298,6 +298,12 @@ def apply_measurements(workload: Workload, result: SweepResult) -> SweepResult:
     measurements = workload_measurements(workload)
     if not measurements:
         return result
+    # Cached on the instance with the measurements it applied (themselves cached for the
+    # current inputs, forgotten by _replan): a save's re-plan of the chosen row and the sizing
+    # table rendered next apply the same measurements to the same per-replica sweep.
+    kept = workload.__dict__.get("_measured_sweep")
+    if kept is not None and kept[0] is result and kept[1] is measurements:
+        return kept[2]
     workload.__dict__.pop("_corrections", None)
     candidates = []
     for c in result.candidates:
@@ -338,7 +344,9 @@ def apply_measurements(workload: Workload, result: SweepResult) -> SweepResult:
                     **at_request_rate(c, c.requests_per_s_per_replica * fix.factor),
                 )
         candidates.append(c)
-    return ranked_result(candidates)  # re-ranked: a measured row may now be the cheapest
+    measured = ranked_result(candidates)  # re-ranked: a measured row may now be the cheapest
+    workload.__dict__["_measured_sweep"] = (result, measurements, measured)
+    return measured
 
 
 class _StoredFile:

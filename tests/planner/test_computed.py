@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 PARTS = {
     "deployment", "per_workload_deployments", "landed_cost", "tco_inputs", "tco_inputs_digest",
-    "bom_inputs_hash",
+    "bom_inputs_hash", "usd_rate",
 }  # fmt: skip
 SHOWN = {"tco_figures"}  # what a page draws from a stored result (the TCO run's charts)
 
