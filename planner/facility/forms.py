@@ -171,10 +171,11 @@ def _prices_in(rate: UsdRate | None, plan_currency: str) -> str:
 
 
 def converted_default(rate: UsdRate, usd: float, per: str, places: int) -> str:
-    """A USD default as shown: ``"0.0741 EUR/kWh at 1 USD = 0.926784 EUR (2025-01-02)"``."""
+    """A USD default as shown: ``"0.0741 EUR/kWh at 1 USD = 0.926784 EUR (2025-01-02)"``,
+    grouped as every figure is (``"27,463.25 JPY per kW-month"``)."""
     when = f" ({rate.rate_date})" if rate.rate_date else ""
     figure = rate.from_usd(Decimal(str(usd)), places).normalize()
-    return f"{figure:f} {rate.currency}{per} at 1 USD = {rate.rate} {rate.currency}{when}"
+    return f"{figure:,f} {rate.currency}{per} at 1 USD = {rate.rate} {rate.currency}{when}"
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from planner.facility.models import (
     WorkloadSiteSplit,
 )
 from planner.models import Plan
-from planner.money import UsdRate
+from planner.money import UsdRate, format_money
 
 logger = logging.getLogger(__name__)
 
@@ -1118,13 +1118,13 @@ def _tco_capex(
     ccy = fx["currency"]
     vat_kept = report.vat_not_recoverable
     vat_words = (
-        f", the VAT the client cannot recover ({vat_kept.amount:,.2f})"
+        f", the VAT the client cannot recover ({format_money(vat_kept.amount, ccy)})"
         if vat_kept is not None and vat_kept.amount
         else ""
     )
     basis.append(
         f"Capex basis: {CAPEX_FROM_BOM}. The owned option buys the BOM at landed cost, "
-        f"{capex.total_amount:,.2f} {ccy} (servers {capex.server_amount:,.0f}, network "
+        f"{format_money(capex.total_amount, ccy)} (servers {capex.server_amount:,.0f}, network "
         f"{capex.network_amount:,.0f}, storage {capex.storage_amount:,.0f}, racks, PDUs and "
         f"spare parts {capex.other_hardware_amount:,.0f}, services "
         f"{capex.services_amount:,.0f}, freight, insurance, brokerage{vat_words} and duty "
