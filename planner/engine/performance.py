@@ -16,8 +16,11 @@ The model (anchors_sizing.md section 5, F5-F8) for one replica of ``tp`` acceler
   request / output_len per sequence"; when the decode step is memory-bound the prefill uses
   the idle compute (Sarathi-Serve piggybacking).
 * Under an offered load λ the concurrency follows Little's law, B = λ·(TTFT + out·TPOT), solved
-  as a fixed point; waiting for a free KV slot is M/M/c (Erlang C) with c = the replica's
-  maximum concurrency, and percentiles of the wait follow the M/M/c exponential tail.
+  as a fixed point. TTFT holds the scheduler's queues under Poisson arrivals: the FCFS wait for
+  the step's chunked-prefill token budget (M/G/1, Pollaczek–Khinchine) and the wait for KV
+  capacity (G/G/c by Allen–Cunneen on Erlang C, c = the replica's maximum concurrency), each
+  percentile from the queue's own exponential tail; past capacity the replica answers with its
+  saturation point.
 
 Every efficiency factor comes from a :class:`Calibration` (fitted by ``calibration.py``),
 never from constants in the formulas.
@@ -55,10 +58,14 @@ __all__ = [
     "allreduce_time_ms",
     "erlang_c",
     "expected_distinct_experts",
+    "admission_wait_ms",
+    "first_token_ms",
     "latency_under_load",
+    "prefill_queue_wait_ms",
+    "prompt_length_scv",
+    "scheduler_token_budget",
     "percentile_wait_factor",
     "prompt_tail_factor",
-    "slot_wait_ms",
     "replica_shape",
     "steady_state",
     "step_time_ms",
@@ -776,6 +783,8 @@ class SteadyState:
             service time on the replica).
         prefill_utilisation: ρ, the share of the replica's time spent on prompts' prefill
             (requests/s × prefill_ms).
+        carrying_ms: The step that carries a mean prompt whole (the prompt alone on an idle
+            replica at B ≤ 1).
     """
 
     batch: np.ndarray
@@ -786,43 +795,7 @@ class SteadyState:
     requests_per_s: np.ndarray
     prefill_ms: np.ndarray | None = None
     prefill_utilisation: np.ndarray | None = None
-
-    def prefill_wait_ms(self, service_ms: np.ndarray | float | None = None) -> np.ndarray:
-        """Extra time a prompt's prefill takes while it shares the replica with the prefills
-        of the prompts around it (see :func:`prefill_wait_ms`); ``service_ms`` is that
-        prompt's own prefill time (default: a mean prompt's)."""
-        if not PREFILL_QUEUE or self.prefill_ms is None or self.prefill_utilisation is None:
-            return np.zeros_like(self.tpot_ms)
-        service = self.prefill_ms if service_ms is None else service_ms
-        return prefill_wait_ms(self.prefill_utilisation, service)
-
-
-# TTFT includes the time a prompt's prefill shares the replica with other prefills.
-PREFILL_QUEUE = True
-# Utilisation at which the prefill share is capped (the steady state itself saturates there).
-_MAX_PREFILL_UTILISATION = 0.95
-
-
-def prefill_wait_ms(utilisation: np.ndarray | float, service_ms: np.ndarray | float) -> np.ndarray:
-    """Extra prefill time of a prompt that arrives while other prompts are being prefilled.
-
-    Continuous batching prefills the prompts that are in flight together, each step sharing
-    its token budget among them, so the replica serves prefill like a processor-sharing queue
-    (M/G/1-PS): a prompt of prefill time S finishes after S / (1 − ρ) on average, whatever the
-    spread of prompt lengths, ρ = λ·S̄ being the share of the replica's time spent on
-    prefill. The extra time is S·ρ / (1 − ρ): a few ms for short prompts at moderate load, as
-    long as the prefill itself for long prompts at high load (MLPerf Llama-3.1-405B: 9.4k
-    tokens).
-
-    Args:
-        utilisation: ρ (array).
-        service_ms: S, the prompt's own prefill time in ms (array).
-
-    Returns:
-        Extra time in ms.
-    """
-    rho = np.clip(np.asarray(utilisation, dtype=float), 0.0, _MAX_PREFILL_UTILISATION)
-    return np.asarray(service_ms, dtype=float) * rho / (1.0 - rho)
+    carrying_ms: np.ndarray | None = None
 
 
 def steady_state(
@@ -852,8 +825,8 @@ def steady_state(
     tpot = step_time_ms(shape, batch, prefill_per_step, ctx, input_len)
     # The step that carries the new prompt holds it whole, plus half a step in progress.
     carrying = step_time_ms(shape, batch, prefill_per_step + input_len, ctx, input_len)
-    ttft = carrying + 0.5 * tpot
-    ttft = np.where(batch <= 1.0, step_time_ms(shape, 0.0, input_len, ctx, input_len), ttft)
+    alone = step_time_ms(shape, 0.0, input_len, ctx, input_len)  # an idle replica's prefill
+    ttft = np.where(batch <= 1.0, alone, carrying + 0.5 * tpot)
     slot_s = (ttft + output_len * tpot) * 1e-3
     requests_per_s = batch / slot_s
     prefill_ms = np.maximum(carrying - tpot, 0.0)
@@ -866,6 +839,7 @@ def steady_state(
         requests_per_s=requests_per_s,
         prefill_ms=prefill_ms,
         prefill_utilisation=requests_per_s * prefill_ms * 1e-3,
+        carrying_ms=np.where(batch <= 1.0, alone, carrying),
     )
 
 
@@ -1005,16 +979,23 @@ class LoadPoint:
 
     Attributes:
         request_rate_per_s: Offered requests/s to this replica.
-        batch: Mean concurrency from Little's law.
+        batch: Mean concurrency from Little's law (the admission cap when saturated).
         utilisation: batch / max concurrency.
-        ttft_mean_ms: Mean TTFT including the wait for a KV slot.
+        ttft_mean_ms: Mean TTFT including the waits for the prefill budget and a KV slot.
         tpot_mean_ms: Mean TPOT.
         ttft_p95_ms: 95th percentile TTFT.
         ttft_p99_ms: 99th percentile TTFT.
         tpot_p95_ms: 95th percentile TPOT.
         tpot_p99_ms: 99th percentile TPOT.
-        output_tokens_per_s: λ × output_len.
-        saturated: True when λ is at or beyond the replica's capacity (latencies infinite).
+        output_tokens_per_s: Output tokens/s the replica completes (λ × output_len, or the
+            saturation point's when saturated).
+        saturated: True when λ is at or beyond the replica's capacity: the figures are then
+            those of the saturation point (every KV slot busy) for the requests it admits,
+            and the backlog of the others grows by λ − ``served_requests_per_s``.
+        ttft_p50_ms: Median TTFT.
+        tpot_p50_ms: Median TPOT.
+        served_requests_per_s: Requests/s the replica completes: λ, or its capacity when
+            saturated.
     """
 
     request_rate_per_s: float
@@ -1028,30 +1009,208 @@ class LoadPoint:
     tpot_p99_ms: float
     output_tokens_per_s: float
     saturated: bool
+    ttft_p50_ms: float = math.nan
+    tpot_p50_ms: float = math.nan
+    served_requests_per_s: float = math.nan
 
 
-def slot_wait_ms(
-    slots: float, busy: np.ndarray, slot_time_s: np.ndarray, percentile: float | None
+# --- The scheduler's queues: continuous batching, a chunked-prefill token budget, KV admission ---
+
+# Tokens one engine step may carry (decode + prefill) by default. vLLM V1: max_num_batched_tokens
+# 8192 for the OpenAI server on GPUs of 70 GiB or more other than the A100, else 2048
+# (vllm/engine/arg_utils.py, the table beside max_num_seqs); TensorRT-LLM: max_num_tokens 8192
+# (LLM API and trtllm-serve default, docs "Tuning Max Batch Size and Max Num Tokens"); SGLang:
+# chunked_prefill_size 8192 on 80-GB-class GPUs, smaller on small ones (sglang/srt/server_args.py).
+VLLM_LARGE_GPU_MAX_NUM_BATCHED_TOKENS = 8192
+VLLM_SMALL_GPU_MAX_NUM_BATCHED_TOKENS = 2048
+TRTLLM_MAX_NUM_TOKENS = 8192
+SGLANG_LARGE_GPU_CHUNKED_PREFILL = 8192
+SGLANG_SMALL_GPU_CHUNKED_PREFILL = 2048
+# Squared coefficient of variation of the time a request holds its KV slot when output lengths
+# vary: 1, an exponential spread (no dataset publishes its output spread); 0 for fixed lengths.
+VARIABLE_LENGTH_SCV = 1.0
+# Utilisation at which the queues are capped (the step model itself saturates there).
+_MAX_QUEUE_UTILISATION = 0.95
+
+
+def scheduler_token_budget(accelerator: AcceleratorSpec, serving_stack: str) -> int:
+    """Tokens per engine step (decode plus chunked prefill) the stack schedules by default."""
+    large = (accelerator.memory_gb or 0) >= VLLM_LARGE_GPU_MIN_GIB and not (
+        accelerator.slug.startswith("a100")
+    )
+    if serving_stack == "trtllm":
+        return TRTLLM_MAX_NUM_TOKENS
+    if serving_stack == "sglang":
+        return SGLANG_LARGE_GPU_CHUNKED_PREFILL if large else SGLANG_SMALL_GPU_CHUNKED_PREFILL
+    return VLLM_LARGE_GPU_MAX_NUM_BATCHED_TOKENS if large else VLLM_SMALL_GPU_MAX_NUM_BATCHED_TOKENS
+
+
+def prompt_quantile_factor(
+    percentile: float | None, calibration: Calibration, mean_tokens: float, variable: bool
+) -> float:
+    """Prompt length at the percentile / mean (1 for the mean and for fixed lengths).
+
+    Variable lengths: the median of an exponential, ln 2 (OpenOrca: 152 / 222.33 = 0.68), and
+    above it :func:`prompt_tail_factor` (the dataset's measured p99 / mean)."""
+    if percentile is None or not variable:
+        return 1.0
+    if percentile <= 50:
+        return -math.log(1.0 - percentile / 100.0) if percentile > 0 else 0.0
+    return prompt_tail_factor(percentile, calibration, mean_tokens)
+
+
+def prompt_length_scv(calibration: Calibration, mean_tokens: float) -> float:
+    """Squared coefficient of variation of variable prompt lengths, from the dataset's p99/mean
+    ratio (:func:`prompt_tail_factor`): the p99 taken to sit as many standard deviations above
+    the mean as an exponential's does (ln 100 − 1 = 3.61), c² = ((p99/mean − 1) / 3.61)².
+    OpenOrca (3.56): 0.50; the long-context sets (2.0): 0.08."""
+    ratio = prompt_tail_factor(99.0, calibration, mean_tokens)
+    return ((ratio - 1.0) / (math.log(100.0) - 1.0)) ** 2
+
+
+def exponential_tail_quantile(
+    p_wait: np.ndarray | float, mean_wait: np.ndarray | float, percentile: float | None
 ) -> np.ndarray:
-    """M/M/c wait for a free KV slot, in ms.
+    """Quantile of a wait that is 0 with probability 1 − P and else exponential.
+
+    P(W > t) = P·exp(−P·t / W̄): exact for M/M/1 and M/M/c (Erlang C), and the heavy-traffic
+    form of the G/G/1 wait (Kingman) otherwise. Mean (``percentile`` None): W̄; p-quantile:
+    (W̄ / P)·ln(P / (1 − p)) where P > 1 − p, else 0.
+    """
+    p_wait = np.clip(np.asarray(p_wait, dtype=float), 1e-12, 1.0)
+    mean_wait = np.asarray(mean_wait, dtype=float)
+    if percentile is None:
+        return mean_wait * np.ones_like(p_wait)
+    tail = 1.0 - percentile / 100.0
+    return np.where(p_wait > tail, mean_wait / p_wait * np.log(np.maximum(p_wait / tail, 1.0)), 0.0)
+
+
+def prefill_queue_wait_ms(
+    utilisation: np.ndarray | float,
+    service_ms: np.ndarray | float,
+    length_scv: float,
+    percentile: float | None,
+) -> np.ndarray:
+    """Wait of a prompt for the prefill budget: an FCFS M/G/1 queue.
+
+    The scheduler takes waiting prompts first come, first served into the budget each step
+    leaves after the decode tokens (vLLM's and TensorRT-LLM's waiting queue). With Poisson
+    arrivals the mean wait is Pollaczek–Khinchine's ρ/(1 − ρ)·S̄·(1 + c_s²)/2, c_s² being the
+    prompt lengths' squared coefficient of variation; an arrival waits with probability ρ and
+    the tail is exponential (:func:`exponential_tail_quantile`).
 
     Args:
-        slots: c, maximum concurrent sequences of the replica.
-        busy: a, mean busy slots (the concurrency B), array.
-        slot_time_s: S, time a request holds its slot, array (s).
-        percentile: None for the mean wait, else the p-quantile (e.g. 99.0).
+        utilisation: ρ, the share of the replica's time spent on prefill (array).
+        service_ms: S̄, a mean prompt's own prefill time (array).
+        length_scv: c_s² of the prompt lengths.
+        percentile: None for the mean wait, else the quantile.
 
     Returns:
-        Wait in ms (infinite where a ≥ c for a quantile).
+        Wait in ms.
     """
+    rho = np.clip(np.asarray(utilisation, dtype=float), 0.0, _MAX_QUEUE_UTILISATION)
+    mean = rho / (1.0 - rho) * np.asarray(service_ms, dtype=float) * (1.0 + length_scv) / 2.0
+    return exponential_tail_quantile(rho, mean, percentile)
+
+
+def admission_wait_ms(
+    slots: float,
+    busy: np.ndarray | float,
+    slot_time_s: np.ndarray | float,
+    hold_scv: float,
+    percentile: float | None,
+) -> np.ndarray:
+    """Wait for KV capacity: the scheduler admits a request only when its sequence fits.
+
+    G/G/c with c = the replica's admission cap, a = the busy sequences, by Allen–Cunneen: the
+    M/M/c wait (Erlang C) × (c_a² + c_s²)/2 with Poisson arrivals (c_a² = 1) and c_s² the
+    spread of the slot-hold times (output lengths); the tail as Erlang C's exponential.
+    Infinite where a ≥ c (the caller answers with the saturation point there).
+    """
+    busy = np.asarray(busy, dtype=float)
     p_wait = erlang_c(slots, busy)
     free = np.maximum(slots - busy, 1e-9)
-    scale_ms = slot_time_s * 1e3 / free  # mean wait of those who wait
-    if percentile is None:
-        return p_wait * scale_ms
-    tail = 1.0 - percentile / 100.0
-    ratio = np.maximum(p_wait / tail, 1.0)
-    return np.where(busy >= slots, np.inf, scale_ms * np.log(ratio))
+    mean = p_wait * np.asarray(slot_time_s, dtype=float) * 1e3 / free * (1.0 + hold_scv) / 2.0
+    return np.where(busy >= slots, np.inf, exponential_tail_quantile(p_wait, mean, percentile))
+
+
+def first_token_ms(
+    shape: ReplicaShape,
+    state: SteadyState,
+    input_len: float,
+    output_len: float,
+    token_budget: int | None,
+    variable_lengths: bool,
+    percentile: float | None,
+) -> np.ndarray:
+    """TTFT of an admitted request at the steady state ``state``, at a percentile.
+
+    The sum of (each at the percentile; None is the mean):
+
+    * the step in progress when the request arrives: uniform over one step, p·TPOT;
+    * the steps that prefill its prompt: the step carrying the prompt (chunked prefill of the
+      arriving prompts beside the B decode tokens, :func:`steady_state`) and, when the prompt
+      is longer than the budget left after the decode tokens, one more step per budget-full
+      chunk (Sarathi-Serve's chunked prefill); prompt length at the percentile from
+      :func:`prompt_quantile_factor`;
+    * the wait for the prefill budget behind the prompts that came first
+      (:func:`prefill_queue_wait_ms`).
+
+    Summing the terms' quantiles bounds the quantile of their sum from above (p99 within
+    ±20 % of most MLPerf Llama-2-70B and Mixtral server runs at their measured concurrency;
+    a root-sum-square of the excesses fell 30 % short).
+
+    Args:
+        shape: Replica constants.
+        state: Steady state at the concurrency (array).
+        input_len: Mean prompt tokens.
+        output_len: Mean output tokens.
+        token_budget: Tokens per step (decode + prefill), None for no budget.
+        variable_lengths: Prompt lengths vary (exponential spread) rather than fixed.
+        percentile: None for the mean, else the quantile (e.g. 50, 99).
+
+    Returns:
+        TTFT in ms, an array like ``state.batch``.
+    """
+    batch = state.batch
+    tpot = state.tpot_ms
+    output_len = max(float(output_len), 1.0)
+    ctx = input_len + output_len / 2.0
+    steady_prefill = batch * input_len / output_len
+    longest = max(1.0, shape.model.max_context - output_len)
+
+    def prefill_steps(factor: float) -> np.ndarray:
+        prompt = min(input_len * factor, longest)
+        room = np.maximum(token_budget - batch, 1.0) if token_budget else np.inf
+        chunked = bool(np.any(prompt > room))
+        if factor == 1.0 and not chunked and state.carrying_ms is not None:
+            return state.carrying_ms  # the steady state's own carrying step
+        first_chunk = np.minimum(prompt, room)
+        carrying = step_time_ms(shape, batch, steady_prefill + first_chunk, ctx, prompt)
+        if np.any(batch <= 1.0):
+            alone = step_time_ms(shape, 0.0, first_chunk, ctx, prompt)
+            carrying = np.where(batch <= 1.0, alone, carrying)
+        if not chunked:
+            return carrying
+        # One more budget-full step per chunk past the first (the budget the decode tokens leave).
+        chunks_after = np.maximum(prompt - room, 0.0) / room
+        return carrying + chunks_after * step_time_ms(shape, batch, room, ctx, prompt)
+
+    scv = prompt_length_scv(shape.calibration, input_len) if variable_lengths else 0.0
+    mean_prefill_ms = np.maximum(state.prefill_ms, 0.0) if state.prefill_ms is not None else 0.0
+    rho = state.prefill_utilisation if state.prefill_utilisation is not None else 0.0
+
+    def terms(p: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        factor = prompt_quantile_factor(p, shape.calibration, input_len, variable_lengths)
+        # The step in progress (none on an idle replica, B ≤ 1).
+        in_progress = (0.5 if p is None else p / 100.0) * np.where(batch <= 1.0, 0.0, tpot)
+        return (
+            in_progress,
+            prefill_steps(factor),
+            prefill_queue_wait_ms(rho, mean_prefill_ms, scv, p),
+        )
+
+    return sum(terms(percentile))
 
 
 def latency_under_load(
@@ -1060,13 +1219,28 @@ def latency_under_load(
     output_len: float,
     request_rate_per_s: float,
     max_batch: int,
+    serving_stack: str = "vllm",
+    variable_lengths: bool = False,
 ) -> LoadPoint:
-    """TTFT and TPOT of one replica as the offered load rises toward capacity.
+    """TTFT and TPOT of one replica as the offered load rises toward capacity and past it.
 
-    Concurrency is the fixed point of Little's law B = λ·(TTFT + out·TPOT(B)) (solved with
-    Brent's method on B − λ·S(B)); the wait for a free KV slot is M/M/c with c = ``max_batch``
-    slots, offered load a = B Erlangs. Percentiles: the M/M/c tail
-    P(W > t) = C(c, a)·exp(−(c − a)t/S); TPOT percentiles use the calibrated tail ratio.
+    The scheduler (vLLM's, TensorRT-LLM's, SGLang's) runs continuous batching: each step
+    carries the running sequences' decode tokens and, within the step's token budget
+    (:func:`scheduler_token_budget`), chunks of the waiting prompts first come first served;
+    it admits a request only when its KV cache fits (``max_batch`` sequences).
+
+    * Concurrency is the fixed point of Little's law B = λ·(TTFT + out·TPOT(B)) (Brent's
+      method on B − λ·S(B)).
+    * TTFT = the step in progress + the steps that prefill the prompt + the FCFS wait for the
+      prefill budget (:func:`first_token_ms`) + the wait for KV capacity
+      (:func:`admission_wait_ms`); each percentile comes from those queues' distributions
+      under Poisson arrivals, not from a fixed multiple of the mean.
+    * TPOT percentiles use the calibrated p99/mean ratio of the MLPerf server runs (the
+      spread of output lengths, which the arrival process does not give).
+    * At or past capacity (λ·S(c) ≥ c: every KV slot busy) the replica answers with its
+      saturation point: it completes c / S(c) requests/s at the latencies of a full batch
+      for the requests it admits, the KV admission backlog growing by the rest of the rate
+      (``served_requests_per_s`` tells it); nothing is infinite.
 
     Args:
         shape: Replica constants.
@@ -1074,13 +1248,16 @@ def latency_under_load(
         output_len: Output tokens (mean).
         request_rate_per_s: Offered requests/s to this replica (Poisson).
         max_batch: Maximum concurrent sequences (memory and scheduler cap).
+        serving_stack: "vllm", "sglang" or "trtllm": its default token budget per step.
+        variable_lengths: Prompt and output lengths vary (exponential spread) rather than
+            being fixed.
 
     Returns:
-        The load point; ``saturated`` with infinite latencies when λ reaches capacity.
+        The load point.
     """
     from scipy.optimize import brentq
 
-    lam = float(request_rate_per_s)
+    lam = max(float(request_rate_per_s), 0.0)
     cap = float(max(1, max_batch))
 
     def excess(b: float) -> float:
@@ -1088,32 +1265,43 @@ def latency_under_load(
         return lam * float(state.slot_time_s[0]) - b
 
     saturated = excess(cap) >= 0.0
-    if saturated or lam <= 0:
-        batch = cap if saturated else 0.0
-    else:
-        batch = brentq(excess, 0.0, cap, xtol=1e-3) if excess(0.0) > 0 else 0.0
-    state = steady_state(shape, max(batch, 1.0), input_len, output_len)
-    tpot = float(state.tpot_ms[0])
-    service = float(state.ttft_service_ms[0]) + float(state.prefill_wait_ms()[0])
-    slot_s = state.slot_time_s
-    busy = np.asarray([batch])
     if saturated:
-        inf = math.inf
-        return LoadPoint(lam, cap, 1.0, inf, tpot, inf, inf, inf, inf, lam * output_len, True)
-    wait_mean = float(slot_wait_ms(cap, busy, slot_s, None)[0])
-    wait95 = float(slot_wait_ms(cap, busy, slot_s, 95.0)[0])
-    wait99 = float(slot_wait_ms(cap, busy, slot_s, 99.0)[0])
+        batch = cap
+    elif lam > 0 and excess(0.0) > 0:
+        batch = brentq(excess, 0.0, cap, xtol=1e-3)
+    else:
+        batch = 0.0
+    state = steady_state(shape, max(batch, 1.0), input_len, output_len)
+    served = float(state.requests_per_s[0]) if saturated else lam
+    budget = scheduler_token_budget(shape.accelerator, serving_stack)
+    scv = VARIABLE_LENGTH_SCV if variable_lengths else 0.0
+    busy = np.asarray([batch])
+
+    def ttft(percentile: float | None) -> float:
+        first = float(
+            first_token_ms(
+                shape, state, input_len, output_len, budget, variable_lengths, percentile
+            )[0]
+        )
+        if saturated:  # the admitted requests' TTFT; the backlog is the queue's growth
+            return first
+        return first + float(admission_wait_ms(cap, busy, state.slot_time_s, scv, percentile)[0])
+
+    tpot = float(state.tpot_ms[0])
     cal = shape.calibration
     return LoadPoint(
         request_rate_per_s=lam,
         batch=batch,
         utilisation=batch / cap,
-        ttft_mean_ms=service + wait_mean,
+        ttft_mean_ms=ttft(None),
         tpot_mean_ms=tpot,
-        ttft_p95_ms=service + 0.45 * tpot + wait95,
-        ttft_p99_ms=service + 0.49 * tpot + wait99,
+        ttft_p95_ms=ttft(95.0),
+        ttft_p99_ms=ttft(99.0),
         tpot_p95_ms=tpot * tpot_tail_factor(95.0, cal),
         tpot_p99_ms=tpot * tpot_tail_factor(99.0, cal),
-        output_tokens_per_s=lam * output_len,
-        saturated=False,
+        output_tokens_per_s=served * output_len,
+        saturated=saturated,
+        ttft_p50_ms=ttft(50.0),
+        tpot_p50_ms=tpot,
+        served_requests_per_s=served,
     )
