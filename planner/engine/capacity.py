@@ -8,6 +8,7 @@ servers, racks. The batch search is vectorised over a grid of batch sizes with N
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -58,14 +59,22 @@ def batch_grid(max_batch: int, points: int = 96) -> np.ndarray:
         points: Geometric points above 32.
 
     Returns:
-        Sorted unique integers as floats, always including ``max_batch``.
+        Sorted unique integers as floats, always including ``max_batch`` (a read-only array,
+        shared between calls: a sweep asks for the same few grids hundreds of times).
     """
-    max_batch = max(1, int(max_batch))
+    return _batch_grid(max(1, int(max_batch)), points)
+
+
+@functools.lru_cache(maxsize=1024)
+def _batch_grid(max_batch: int, points: int) -> np.ndarray:
     low = np.arange(1, min(max_batch, 32) + 1, dtype=float)
     if max_batch <= 32:
-        return low
-    high = np.unique(np.round(np.geomspace(32, max_batch, points)))
-    return np.unique(np.concatenate([low, high, [float(max_batch)]]))
+        grid = low
+    else:
+        high = np.unique(np.round(np.geomspace(32, max_batch, points)))
+        grid = np.unique(np.concatenate([low, high, [float(max_batch)]]))
+    grid.flags.writeable = False
+    return grid
 
 
 def valid_tp_degrees(model: ModelSpec, accelerator: AcceleratorSpec) -> list[int]:

@@ -1069,20 +1069,18 @@ def prompt_length_scv(calibration: Calibration, mean_tokens: float) -> float:
 
 
 def exponential_tail_quantile(
-    p_wait: np.ndarray | float, mean_wait: np.ndarray | float, percentile: float | None
+    p_wait: np.ndarray | float, waiting_mean_ms: np.ndarray | float, percentile: float | None
 ) -> np.ndarray:
-    """Quantile of a wait that is 0 with probability 1 − P and else exponential.
+    """Mean or quantile of a wait that is 0 with probability 1 − P and else exponential.
 
-    P(W > t) = P·exp(−P·t / W̄): exact for M/M/1 and M/M/c (Erlang C), and the heavy-traffic
-    form of the G/G/1 wait (Kingman) otherwise. Mean (``percentile`` None): W̄; p-quantile:
-    (W̄ / P)·ln(P / (1 − p)) where P > 1 − p, else 0.
+    P(W > t) = P·exp(−t / m), m the mean wait of those who wait: exact for M/M/1 and M/M/c
+    (Erlang C), and the heavy-traffic form of the G/G/1 wait (Kingman) otherwise. Mean
+    (``percentile`` None): P·m; p-quantile: m·ln(P / (1 − p)) where P > 1 − p, else 0.
     """
-    p_wait = np.clip(np.asarray(p_wait, dtype=float), 1e-12, 1.0)
-    mean_wait = np.asarray(mean_wait, dtype=float)
     if percentile is None:
-        return mean_wait * np.ones_like(p_wait)
-    tail = 1.0 - percentile / 100.0
-    return np.where(p_wait > tail, mean_wait / p_wait * np.log(np.maximum(p_wait / tail, 1.0)), 0.0)
+        return p_wait * waiting_mean_ms
+    # ln(max(P / (1 − p), 1)) is 0 where P ≤ 1 − p: no wait at that percentile.
+    return waiting_mean_ms * np.log(np.maximum(p_wait / (1.0 - percentile / 100.0), 1.0))
 
 
 def prefill_queue_wait_ms(
@@ -1108,9 +1106,10 @@ def prefill_queue_wait_ms(
     Returns:
         Wait in ms.
     """
-    rho = np.clip(np.asarray(utilisation, dtype=float), 0.0, _MAX_QUEUE_UTILISATION)
-    mean = rho / (1.0 - rho) * np.asarray(service_ms, dtype=float) * (1.0 + length_scv) / 2.0
-    return exponential_tail_quantile(rho, mean, percentile)
+    rho = np.minimum(utilisation, _MAX_QUEUE_UTILISATION)  # ρ ≥ 0 by construction
+    # Those who wait, wait W̄ / ρ = S̄·(1 + c_s²) / (2(1 − ρ)) on average.
+    waiting_mean = service_ms * (1.0 + length_scv) / (2.0 * (1.0 - rho))
+    return exponential_tail_quantile(rho, waiting_mean, percentile)
 
 
 def admission_wait_ms(
@@ -1128,10 +1127,10 @@ def admission_wait_ms(
     Infinite where a ≥ c (the caller answers with the saturation point there).
     """
     busy = np.asarray(busy, dtype=float)
-    p_wait = erlang_c(slots, busy)
-    free = np.maximum(slots - busy, 1e-9)
-    mean = p_wait * np.asarray(slot_time_s, dtype=float) * 1e3 / free * (1.0 + hold_scv) / 2.0
-    return np.where(busy >= slots, np.inf, exponential_tail_quantile(p_wait, mean, percentile))
+    # Those who wait, wait S / (c − a) on average in M/M/c, × (1 + c_s²)/2 (Allen–Cunneen).
+    waiting_mean = slot_time_s * 1e3 * (1.0 + hold_scv) / (2.0 * np.maximum(slots - busy, 1e-9))
+    wait = exponential_tail_quantile(erlang_c(slots, busy), waiting_mean, percentile)
+    return np.where(busy >= slots, np.inf, wait)
 
 
 def first_token_ms(
@@ -1173,44 +1172,41 @@ def first_token_ms(
         TTFT in ms, an array like ``state.batch``.
     """
     batch = state.batch
-    tpot = state.tpot_ms
     output_len = max(float(output_len), 1.0)
-    ctx = input_len + output_len / 2.0
-    steady_prefill = batch * input_len / output_len
-    longest = max(1.0, shape.model.max_context - output_len)
-
-    def prefill_steps(factor: float) -> np.ndarray:
-        prompt = min(input_len * factor, longest)
-        room = np.maximum(token_budget - batch, 1.0) if token_budget else np.inf
-        chunked = bool(np.any(prompt > room))
-        if factor == 1.0 and not chunked and state.carrying_ms is not None:
-            return state.carrying_ms  # the steady state's own carrying step
+    factor = prompt_quantile_factor(percentile, shape.calibration, input_len, variable_lengths)
+    prompt = min(input_len * factor, max(1.0, shape.model.max_context - output_len))
+    # Chunked when the prompt exceeds the budget the decode tokens leave at the largest batch.
+    chunked = bool(token_budget) and prompt > token_budget - float(np.max(batch))
+    if factor == 1.0 and not chunked and state.carrying_ms is not None:
+        prefill_steps = state.carrying_ms  # the steady state's own carrying step
+    else:
+        ctx = input_len + output_len / 2.0
+        room = np.maximum(token_budget - batch, 1.0) if chunked else prompt
         first_chunk = np.minimum(prompt, room)
-        carrying = step_time_ms(shape, batch, steady_prefill + first_chunk, ctx, prompt)
-        if np.any(batch <= 1.0):
-            alone = step_time_ms(shape, 0.0, first_chunk, ctx, prompt)
-            carrying = np.where(batch <= 1.0, alone, carrying)
-        if not chunked:
-            return carrying
-        # One more budget-full step per chunk past the first (the budget the decode tokens leave).
-        chunks_after = np.maximum(prompt - room, 0.0) / room
-        return carrying + chunks_after * step_time_ms(shape, batch, room, ctx, prompt)
-
-    scv = prompt_length_scv(shape.calibration, input_len) if variable_lengths else 0.0
-    mean_prefill_ms = np.maximum(state.prefill_ms, 0.0) if state.prefill_ms is not None else 0.0
-    rho = state.prefill_utilisation if state.prefill_utilisation is not None else 0.0
-
-    def terms(p: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        factor = prompt_quantile_factor(p, shape.calibration, input_len, variable_lengths)
-        # The step in progress (none on an idle replica, B ≤ 1).
-        in_progress = (0.5 if p is None else p / 100.0) * np.where(batch <= 1.0, 0.0, tpot)
-        return (
-            in_progress,
-            prefill_steps(factor),
-            prefill_queue_wait_ms(rho, mean_prefill_ms, scv, p),
+        prefill_steps = step_time_ms(
+            shape, batch, batch * input_len / output_len + first_chunk, ctx, prompt
         )
-
-    return sum(terms(percentile))
+        if float(np.min(batch)) <= 1.0:
+            alone = step_time_ms(shape, 0.0, first_chunk, ctx, prompt)
+            prefill_steps = np.where(batch <= 1.0, alone, prefill_steps)
+        if chunked:
+            # One more budget-full step per chunk past the first.
+            chunks_after = np.maximum(prompt - room, 0.0) / room
+            prefill_steps = prefill_steps + chunks_after * step_time_ms(
+                shape, batch, room, ctx, prompt
+            )
+    # The step in progress when the request arrives (none on an idle replica, B ≤ 1).
+    in_progress = (0.5 if percentile is None else percentile / 100.0) * np.where(
+        batch <= 1.0, 0.0, state.tpot_ms
+    )
+    scv = prompt_length_scv(shape.calibration, input_len) if variable_lengths else 0.0
+    wait = prefill_queue_wait_ms(
+        state.prefill_utilisation if state.prefill_utilisation is not None else 0.0,
+        np.maximum(state.prefill_ms, 0.0) if state.prefill_ms is not None else 0.0,
+        scv,
+        percentile,
+    )
+    return in_progress + prefill_steps + wait
 
 
 def latency_under_load(

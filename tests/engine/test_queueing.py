@@ -44,10 +44,11 @@ def test_prefill_queue_is_pollaczek_khinchine():
 
 
 def test_exponential_tail_quantile_by_hand():
-    # P(wait) = 0.2, mean 30 ms -> waiting ones average 150 ms; p95: 150·ln(0.2/0.05) = 207.9.
-    assert float(exponential_tail_quantile(0.2, 30.0, 95.0)) == pytest.approx(150 * math.log(4))
-    assert float(exponential_tail_quantile(0.2, 30.0, 50.0)) == 0.0
-    assert float(exponential_tail_quantile(0.2, 30.0, None)) == 30.0
+    # P(wait) = 0.2, those who wait average 150 ms: mean 0.2 × 150 = 30 ms; p95: 150·ln(0.2/0.05)
+    # = 207.9 ms; the median is 0 (80 % do not wait).
+    assert float(exponential_tail_quantile(0.2, 150.0, 95.0)) == pytest.approx(150 * math.log(4))
+    assert float(exponential_tail_quantile(0.2, 150.0, 50.0)) == 0.0
+    assert float(exponential_tail_quantile(0.2, 150.0, None)) == pytest.approx(30.0)
 
 
 def test_admission_wait_is_erlang_c_scaled_by_allen_cunneen():
