@@ -531,7 +531,6 @@ def _predict_case(case: _RunCase, calibration: Calibration) -> tuple[float, int]
                 run.tpot_p99_limit_ms,
                 99.0,
                 variable_lengths=run.source_kind == "mlperf",
-                serving_stack=run.serving_stack,
             )
         else:
             point = offline_capacity(shape, max_batch, run.input_tokens, run.output_tokens)

@@ -18,6 +18,7 @@ from planner.engine.performance import (
     EfficiencyFactors,
     gemm_half_tokens,
     prefill_queue_wait_ms,
+    prefill_wait_ms,
     replica_shape,
     steady_state,
     step_time_ms,
@@ -133,6 +134,32 @@ def test_per_sequence_overhead_grows_with_the_batch_only():
     one0, many0 = step_time_ms(replica_shape(MODEL, H100, "fp8", 1, zero), [1.0, 257.0], 0.0, 512.0)
     assert one - one0 == pytest.approx(3.0e-3)
     assert many - many0 == pytest.approx(257 * 3.0e-3)
+
+
+def test_prefill_sharing_stretches_a_prompt_by_one_over_one_minus_rho():
+    """Processor sharing (M/G/1-PS): a prompt of prefill time S finishes after S / (1 − ρ), so
+    the extra time is S·ρ / (1 − ρ), whatever the spread of prompt lengths."""
+    assert float(prefill_wait_ms(0.5, 800.0)) == pytest.approx(800.0)
+    assert float(prefill_wait_ms(0.2, 800.0)) == pytest.approx(200.0)
+    assert float(prefill_wait_ms(0.0, 800.0)) == 0.0
+    # Capped short of saturation (the steady state itself saturates there).
+    assert float(prefill_wait_ms(1.5, 10.0)) == pytest.approx(10.0 * 0.95 / 0.05)
+
+
+def test_long_prompts_at_high_load_wait_for_the_prefills_around_them():
+    """MLPerf Llama-3.1-405B server prompts (9.4k tokens) keep the replica busy with prefill,
+    so a prompt's TTFT stretches by a good part of its own prefill; short chat prompts at the
+    same concurrency barely stretch."""
+    model = MODELS["llama-3.1-405b"]
+    h200 = ACCELERATORS["h200-sxm"]
+    shape = replica_shape(model, h200, "fp8", 8, kernels())
+    long = steady_state(shape, 40.0, 9428, 685)
+    short = steady_state(shape, 40.0, 222, 685)
+    assert float(long.prefill_utilisation[0]) > 0.5 > 0.15 > float(short.prefill_utilisation[0])
+    assert float(long.prefill_wait_ms()[0]) > float(long.prefill_ms[0])
+    assert float(short.prefill_wait_ms()[0]) < 0.2 * float(short.prefill_ms[0])
+    longer = float(long.prefill_wait_ms(2 * long.prefill_ms)[0])
+    assert longer == pytest.approx(2 * float(long.prefill_wait_ms()[0]))
 
 
 def test_long_prompts_at_high_load_wait_for_the_prefills_ahead_of_them():
