@@ -33,11 +33,16 @@ class ValidationRow:
 
 @dataclass(frozen=True, slots=True)
 class LatencyValidationRow:
-    """TPOT and TTFT error at the measured concurrency, one scenario across the columns."""
+    """TPOT and TTFT error at the measured concurrency, one scenario across the columns; p99
+    TTFT there, and the median TTFT at the measured request rate (the engine finding the
+    concurrency itself) with how many runs it put at or past its capacity."""
 
     scenario: str
     tpot: tuple[ValidationCell | None, ...]
     ttft: tuple[ValidationCell | None, ...]
+    ttft_p99: tuple[ValidationCell | None, ...] = ()
+    ttft_at_rate: tuple[ValidationCell | None, ...] = ()
+    saturated_at_rate: tuple[int | None, ...] = ()
 
 
 def _cell(stats: dict | None) -> ValidationCell | None:
@@ -96,6 +101,12 @@ class CalibrationReport:
                 name,
                 tuple(_cell((s.get(name) or {}).get("tpot")) for s in sources),
                 tuple(_cell((s.get(name) or {}).get("ttft")) for s in sources),
+                tuple(_cell((s.get(name) or {}).get("ttft_p99")) for s in sources),
+                tuple(_cell((s.get(name) or {}).get("ttft_at_rate")) for s in sources),
+                tuple(
+                    ((s.get(name) or {}).get("ttft_at_rate") or {}).get("saturated")
+                    for s in sources
+                ),
             )
             for name in ["all", *scenarios]
             if any(s.get(name) for s in sources)

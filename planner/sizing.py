@@ -750,9 +750,9 @@ def estimate_as_dict(result: EstimateResult) -> dict:
             0,
             f"The offered rate is past the saturation point of about "
             f"{result.saturation_requests_per_s:,.2f} requests/s: the queue grows by "
-            f"{result.queue_growth_requests_per_s:,.2f} requests every second, so waits and "
-            "the time to first token grow without bound (ttft_ms is null). The figures are "
-            "those of the saturation point.",
+            f"{result.queue_growth_requests_per_s:,.2f} requests every second, so the wait "
+            "for a KV slot grows without bound. The figures are those of the saturation "
+            "point, the time to first token being that of the requests it admits.",
         )
     if not catalog_loaded():
         notes.append(PACKAGED_CATALOG_NOTE)

@@ -8,7 +8,8 @@ the expected error band and where the efficiency factors come from:
 * ``scenario="server"`` with TTFT and/or TPOT targets: the most throughput that meets them at
   the percentile;
 * with ``request_rate``: what that offered load yields (mean latencies, queueing included);
-  a rate beyond capacity answers with the saturation point and the queue's growth;
+  a rate beyond capacity answers with the saturation point (its throughput and the latencies
+  of the requests it admits) and the queue's growth;
 * with ``concurrency``: N requests in flight, closed loop (as benchmark tools and NIM tables
   report): per-user and total tokens/s, TTFT and TPOT.
 
@@ -556,7 +557,7 @@ def estimate(
         requests_per_s = extra.pop("requests_per_s")
         batch = extra.pop("batch")
     elif request.request_rate is not None:
-        best_load = None
+        loads = []
         for cap in options:
             replicas = request.accelerators // cap.accelerators_per_replica
             shape = _shape(cap, model, accelerator, request.precision, calibration, kv_dtype)
@@ -566,47 +567,43 @@ def estimate(
                 request.output_tokens,
                 request.request_rate / replicas,
                 cap.max_batch,
+                serving_stack=request.serving_stack,
+                variable_lengths=request.variable_lengths,
             )
-            if load.saturated:
-                continue
-            e2e = load.ttft_mean_ms + request.output_tokens * load.tpot_mean_ms
-            if best_load is None or e2e < best_load[0]:
-                best_load = (e2e, cap, load)
-        if best_load is None:
-            # Beyond capacity: the replicas run at their saturation point (every KV slot busy)
-            # and the queue grows by the excess rate; the wait, hence TTFT, has no bound.
-            chosen = max(options, key=lambda c: (total(c), -c.tensor_parallel))
-            replicas = request.accelerators // chosen.accelerators_per_replica
-            point = chosen.point
-            ceiling = point.requests_per_s * replicas
-            ttft, tpot, statistic = math.inf, point.tpot_ms, "mean"
-            tokens_per_s = point.output_tokens_per_s * replicas
-            requests_per_s = ceiling
-            batch = point.batch
-            utilisation = 1.0
-            extra = dict(
-                saturated=True,
-                saturation_requests_per_s=ceiling,
-                queue_growth_requests_per_s=request.request_rate - ceiling,
-                per_user_output_tokens_per_s=1000.0 / point.tpot_ms,
+            loads.append((cap, replicas, load))
+        ceiling = max(c.point.requests_per_s * r for c, r, _ in loads)
+        unsaturated = [item for item in loads if not item[2].saturated]
+        if unsaturated:
+            # The TP degree with the shortest mean request latency at the offered rate.
+            chosen, replicas, load = min(
+                unsaturated,
+                key=lambda item: (
+                    item[2].ttft_mean_ms + request.output_tokens * item[2].tpot_mean_ms
+                ),
             )
-        else:
-            _, chosen, load = best_load
-            replicas = request.accelerators // chosen.accelerators_per_replica
-            ttft, tpot, statistic = load.ttft_mean_ms, load.tpot_mean_ms, "mean"
             tokens_per_s = request.request_rate * request.output_tokens
             requests_per_s = request.request_rate
-            batch = int(math.ceil(load.batch))
-            utilisation = load.utilisation
-            ceiling = max(
-                c.point.requests_per_s * (request.accelerators // c.accelerators_per_replica)
-                for c in options
+            growth = 0.0
+        else:
+            # Beyond capacity: the replicas run at their saturation point (every KV slot busy)
+            # and answer with its latencies for the requests they admit; the backlog grows by
+            # the excess rate (performance.latency_under_load).
+            chosen, replicas, load = max(
+                loads, key=lambda item: (total(item[0]), -item[0].tensor_parallel)
             )
-            extra = dict(
-                saturation_requests_per_s=ceiling,
-                queue_growth_requests_per_s=0.0,
-                per_user_output_tokens_per_s=1000.0 / tpot,
-            )
+            point = chosen.point
+            tokens_per_s = point.output_tokens_per_s * replicas
+            requests_per_s = point.requests_per_s * replicas
+            growth = request.request_rate - ceiling
+        ttft, tpot, statistic = load.ttft_mean_ms, load.tpot_mean_ms, "mean"
+        batch = int(math.ceil(load.batch))
+        utilisation = load.utilisation
+        extra = dict(
+            saturated=load.saturated,
+            saturation_requests_per_s=ceiling,
+            queue_growth_requests_per_s=growth,
+            per_user_output_tokens_per_s=1000.0 / tpot,
+        )
     else:
         chosen = max(options, key=lambda c: (total(c), -c.tensor_parallel))
         replicas = request.accelerators // chosen.accelerators_per_replica
@@ -675,8 +672,9 @@ def _closed_loop(
         state = steady_state(shape, running, request.input_tokens, request.output_tokens)
         requests_s = float(state.requests_per_s[0]) * min(in_flight, running) / running
         tpot = float(state.tpot_ms[0])
-        # No prefill-sharing wait (performance.prefill_wait_ms): a closed loop sends a request
-        # when one finishes, so prompts arrive as the batch drains, not in Poisson bursts.
+        # No wait for the prefill budget (performance.prefill_queue_wait_ms): a closed loop
+        # sends a request when one finishes, so prompts arrive as the batch drains, not in
+        # Poisson bursts.
         ttft = float(state.ttft_service_ms[0])
         queued = max(0.0, in_flight - running)
         if queued > 0:

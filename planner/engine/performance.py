@@ -16,8 +16,11 @@ The model (anchors_sizing.md section 5, F5-F8) for one replica of ``tp`` acceler
   request / output_len per sequence"; when the decode step is memory-bound the prefill uses
   the idle compute (Sarathi-Serve piggybacking).
 * Under an offered load λ the concurrency follows Little's law, B = λ·(TTFT + out·TPOT), solved
-  as a fixed point; waiting for a free KV slot is M/M/c (Erlang C) with c = the replica's
-  maximum concurrency, and percentiles of the wait follow the M/M/c exponential tail.
+  as a fixed point. TTFT holds the scheduler's queues under Poisson arrivals: the FCFS wait for
+  the step's chunked-prefill token budget (M/G/1, Pollaczek–Khinchine) and the wait for KV
+  capacity (G/G/c by Allen–Cunneen on Erlang C, c = the replica's maximum concurrency), each
+  percentile from the queue's own exponential tail; past capacity the replica answers with its
+  saturation point.
 
 Every efficiency factor comes from a :class:`Calibration` (fitted by ``calibration.py``),
 never from constants in the formulas.
@@ -55,10 +58,15 @@ __all__ = [
     "allreduce_time_ms",
     "erlang_c",
     "expected_distinct_experts",
+    "admission_wait_ms",
+    "first_token_ms",
     "latency_under_load",
+    "prefill_queue_wait_ms",
+    "prompt_length_scv",
+    "scheduler_token_budget",
+    "slot_wait_ms",
     "percentile_wait_factor",
     "prompt_tail_factor",
-    "slot_wait_ms",
     "replica_shape",
     "steady_state",
     "step_time_ms",
@@ -776,6 +784,8 @@ class SteadyState:
             service time on the replica).
         prefill_utilisation: ρ, the share of the replica's time spent on prompts' prefill
             (requests/s × prefill_ms).
+        carrying_ms: The step that carries a mean prompt whole (the prompt alone on an idle
+            replica at B ≤ 1).
     """
 
     batch: np.ndarray
@@ -786,6 +796,7 @@ class SteadyState:
     requests_per_s: np.ndarray
     prefill_ms: np.ndarray | None = None
     prefill_utilisation: np.ndarray | None = None
+    carrying_ms: np.ndarray | None = None
 
     def prefill_wait_ms(self, service_ms: np.ndarray | float | None = None) -> np.ndarray:
         """Extra time a prompt's prefill takes while it shares the replica with the prefills
@@ -852,8 +863,8 @@ def steady_state(
     tpot = step_time_ms(shape, batch, prefill_per_step, ctx, input_len)
     # The step that carries the new prompt holds it whole, plus half a step in progress.
     carrying = step_time_ms(shape, batch, prefill_per_step + input_len, ctx, input_len)
-    ttft = carrying + 0.5 * tpot
-    ttft = np.where(batch <= 1.0, step_time_ms(shape, 0.0, input_len, ctx, input_len), ttft)
+    alone = step_time_ms(shape, 0.0, input_len, ctx, input_len)  # an idle replica's prefill
+    ttft = np.where(batch <= 1.0, alone, carrying + 0.5 * tpot)
     slot_s = (ttft + output_len * tpot) * 1e-3
     requests_per_s = batch / slot_s
     prefill_ms = np.maximum(carrying - tpot, 0.0)
@@ -866,6 +877,7 @@ def steady_state(
         requests_per_s=requests_per_s,
         prefill_ms=prefill_ms,
         prefill_utilisation=requests_per_s * prefill_ms * 1e-3,
+        carrying_ms=np.where(batch <= 1.0, alone, carrying),
     )
 
 
@@ -1005,16 +1017,23 @@ class LoadPoint:
 
     Attributes:
         request_rate_per_s: Offered requests/s to this replica.
-        batch: Mean concurrency from Little's law.
+        batch: Mean concurrency from Little's law (the admission cap when saturated).
         utilisation: batch / max concurrency.
-        ttft_mean_ms: Mean TTFT including the wait for a KV slot.
+        ttft_mean_ms: Mean TTFT including the waits for the prefill budget and a KV slot.
         tpot_mean_ms: Mean TPOT.
         ttft_p95_ms: 95th percentile TTFT.
         ttft_p99_ms: 99th percentile TTFT.
         tpot_p95_ms: 95th percentile TPOT.
         tpot_p99_ms: 99th percentile TPOT.
-        output_tokens_per_s: λ × output_len.
-        saturated: True when λ is at or beyond the replica's capacity (latencies infinite).
+        output_tokens_per_s: Output tokens/s the replica completes (λ × output_len, or the
+            saturation point's when saturated).
+        saturated: True when λ is at or beyond the replica's capacity: the figures are then
+            those of the saturation point (every KV slot busy) for the requests it admits,
+            and the backlog of the others grows by λ − ``served_requests_per_s``.
+        ttft_p50_ms: Median TTFT.
+        tpot_p50_ms: Median TPOT.
+        served_requests_per_s: Requests/s the replica completes: λ, or its capacity when
+            saturated.
     """
 
     request_rate_per_s: float
@@ -1028,6 +1047,9 @@ class LoadPoint:
     tpot_p99_ms: float
     output_tokens_per_s: float
     saturated: bool
+    ttft_p50_ms: float = math.nan
+    tpot_p50_ms: float = math.nan
+    served_requests_per_s: float = math.nan
 
 
 def slot_wait_ms(
@@ -1054,19 +1076,229 @@ def slot_wait_ms(
     return np.where(busy >= slots, np.inf, scale_ms * np.log(ratio))
 
 
+# --- The scheduler's queues: continuous batching, a chunked-prefill token budget, KV admission ---
+
+# Tokens one engine step may carry (decode + prefill) by default. vLLM V1: max_num_batched_tokens
+# 8192 for the OpenAI server on GPUs of 70 GiB or more other than the A100, else 2048
+# (vllm/engine/arg_utils.py, the table beside max_num_seqs); TensorRT-LLM: max_num_tokens 8192
+# (LLM API and trtllm-serve default, docs "Tuning Max Batch Size and Max Num Tokens"); SGLang:
+# chunked_prefill_size 8192 on 80-GB-class GPUs, smaller on small ones (sglang/srt/server_args.py).
+VLLM_LARGE_GPU_MAX_NUM_BATCHED_TOKENS = 8192
+VLLM_SMALL_GPU_MAX_NUM_BATCHED_TOKENS = 2048
+TRTLLM_MAX_NUM_TOKENS = 8192
+SGLANG_LARGE_GPU_CHUNKED_PREFILL = 8192
+SGLANG_SMALL_GPU_CHUNKED_PREFILL = 2048
+# Squared coefficient of variation of the time a request holds its KV slot when output lengths
+# vary: 1, an exponential spread (no dataset publishes its output spread); 0 for fixed lengths.
+VARIABLE_LENGTH_SCV = 1.0
+# Utilisation at which the queues are capped (the step model itself saturates there).
+_MAX_QUEUE_UTILISATION = 0.95
+
+
+def scheduler_token_budget(accelerator: AcceleratorSpec, serving_stack: str) -> int:
+    """Tokens per engine step (decode plus chunked prefill) the stack schedules by default."""
+    large = (accelerator.memory_gb or 0) >= VLLM_LARGE_GPU_MIN_GIB and not (
+        accelerator.slug.startswith("a100")
+    )
+    if serving_stack == "trtllm":
+        return TRTLLM_MAX_NUM_TOKENS
+    if serving_stack == "sglang":
+        return SGLANG_LARGE_GPU_CHUNKED_PREFILL if large else SGLANG_SMALL_GPU_CHUNKED_PREFILL
+    return VLLM_LARGE_GPU_MAX_NUM_BATCHED_TOKENS if large else VLLM_SMALL_GPU_MAX_NUM_BATCHED_TOKENS
+
+
+def prompt_quantile_factor(
+    percentile: float | None, calibration: Calibration, mean_tokens: float, variable: bool
+) -> float:
+    """Prompt length at the percentile / mean (1 for the mean and for fixed lengths).
+
+    Variable lengths: the median of an exponential, ln 2 (OpenOrca: 152 / 222.33 = 0.68), and
+    above it :func:`prompt_tail_factor` (the dataset's measured p99 / mean)."""
+    if percentile is None or not variable:
+        return 1.0
+    if percentile <= 50:
+        return -math.log(1.0 - percentile / 100.0) if percentile > 0 else 0.0
+    return prompt_tail_factor(percentile, calibration, mean_tokens)
+
+
+def prompt_length_scv(calibration: Calibration, mean_tokens: float) -> float:
+    """Squared coefficient of variation of variable prompt lengths, from the dataset's p99/mean
+    ratio (:func:`prompt_tail_factor`): the p99 taken to sit as many standard deviations above
+    the mean as an exponential's does (ln 100 − 1 = 3.61), c² = ((p99/mean − 1) / 3.61)².
+    OpenOrca (3.56): 0.50; the long-context sets (2.0): 0.08."""
+    ratio = prompt_tail_factor(99.0, calibration, mean_tokens)
+    return ((ratio - 1.0) / (math.log(100.0) - 1.0)) ** 2
+
+
+def exponential_tail_quantile(
+    p_wait: np.ndarray | float, waiting_mean_ms: np.ndarray | float, percentile: float | None
+) -> np.ndarray:
+    """Mean or quantile of a wait that is 0 with probability 1 − P and else exponential.
+
+    P(W > t) = P·exp(−t / m), m the mean wait of those who wait: exact for M/M/1 and M/M/c
+    (Erlang C), and the heavy-traffic form of the G/G/1 wait (Kingman) otherwise. Mean
+    (``percentile`` None): P·m; p-quantile: m·ln(P / (1 − p)) where P > 1 − p, else 0.
+    """
+    if percentile is None:
+        return p_wait * waiting_mean_ms
+    # ln(max(P / (1 − p), 1)) is 0 where P ≤ 1 − p: no wait at that percentile.
+    return waiting_mean_ms * np.log(np.maximum(p_wait / (1.0 - percentile / 100.0), 1.0))
+
+
+def prefill_queue_wait_ms(
+    utilisation: np.ndarray | float,
+    service_ms: np.ndarray | float,
+    length_scv: float,
+    percentile: float | None,
+) -> np.ndarray:
+    """Wait of a prompt for the prefill budget: an FCFS M/G/1 queue.
+
+    The scheduler takes waiting prompts first come, first served into the budget each step
+    leaves after the decode tokens (vLLM's and TensorRT-LLM's waiting queue). With Poisson
+    arrivals the mean wait is Pollaczek–Khinchine's ρ/(1 − ρ)·S̄·(1 + c_s²)/2, c_s² being the
+    prompt lengths' squared coefficient of variation; an arrival waits with probability ρ and
+    the tail is exponential (:func:`exponential_tail_quantile`).
+
+    Args:
+        utilisation: ρ, the share of the replica's time spent on prefill (array).
+        service_ms: S̄, a mean prompt's own prefill time (array).
+        length_scv: c_s² of the prompt lengths.
+        percentile: None for the mean wait, else the quantile.
+
+    Returns:
+        Wait in ms.
+    """
+    rho = np.minimum(utilisation, _MAX_QUEUE_UTILISATION)  # ρ ≥ 0 by construction
+    # Those who wait, wait W̄ / ρ = S̄·(1 + c_s²) / (2(1 − ρ)) on average.
+    waiting_mean = service_ms * (1.0 + length_scv) / (2.0 * (1.0 - rho))
+    return exponential_tail_quantile(rho, waiting_mean, percentile)
+
+
+def admission_wait_ms(
+    slots: float,
+    busy: np.ndarray | float,
+    slot_time_s: np.ndarray | float,
+    hold_scv: float,
+    percentile: float | None,
+) -> np.ndarray:
+    """Wait for KV capacity: the scheduler admits a request only when its sequence fits.
+
+    G/G/c with c = the replica's admission cap, a = the busy sequences, by Allen–Cunneen: the
+    M/M/c wait (Erlang C) × (c_a² + c_s²)/2 with Poisson arrivals (c_a² = 1) and c_s² the
+    spread of the slot-hold times (output lengths); the tail as Erlang C's exponential.
+    Infinite where a ≥ c (the caller answers with the saturation point there).
+    """
+    busy = np.asarray(busy, dtype=float)
+    # Those who wait, wait S / (c − a) on average in M/M/c, × (1 + c_s²)/2 (Allen–Cunneen).
+    waiting_mean = slot_time_s * 1e3 * (1.0 + hold_scv) / (2.0 * np.maximum(slots - busy, 1e-9))
+    wait = exponential_tail_quantile(erlang_c(slots, busy), waiting_mean, percentile)
+    return np.where(busy >= slots, np.inf, wait)
+
+
+def first_token_ms(
+    shape: ReplicaShape,
+    state: SteadyState,
+    input_len: float,
+    output_len: float,
+    token_budget: int | None,
+    variable_lengths: bool,
+    percentile: float | None,
+) -> np.ndarray:
+    """TTFT of an admitted request at the steady state ``state``, at a percentile.
+
+    The sum of (each at the percentile; None is the mean):
+
+    * the step in progress when the request arrives: uniform over one step, p·TPOT;
+    * the steps that prefill its prompt: the step carrying the prompt (chunked prefill of the
+      arriving prompts beside the B decode tokens, :func:`steady_state`) and, when the prompt
+      is longer than the budget left after the decode tokens, one more step per budget-full
+      chunk (Sarathi-Serve's chunked prefill); prompt length at the percentile from
+      :func:`prompt_quantile_factor`;
+    * the wait for the prefill budget behind the prompts that came first
+      (:func:`prefill_queue_wait_ms`).
+
+    Summing the terms' quantiles bounds the quantile of their sum from above (p99 within
+    ±20 % of most MLPerf Llama-2-70B and Mixtral server runs at their measured concurrency;
+    a root-sum-square of the excesses fell 30 % short).
+
+    Args:
+        shape: Replica constants.
+        state: Steady state at the concurrency (array).
+        input_len: Mean prompt tokens.
+        output_len: Mean output tokens.
+        token_budget: Tokens per step (decode + prefill), None for no budget.
+        variable_lengths: Prompt lengths vary (exponential spread) rather than fixed.
+        percentile: None for the mean, else the quantile (e.g. 50, 99).
+
+    Returns:
+        TTFT in ms, an array like ``state.batch``.
+    """
+    batch = state.batch
+    output_len = max(float(output_len), 1.0)
+    factor = prompt_quantile_factor(percentile, shape.calibration, input_len, variable_lengths)
+    prompt = min(input_len * factor, max(1.0, shape.model.max_context - output_len))
+    # Chunked when the prompt exceeds the budget the decode tokens leave at the largest batch.
+    chunked = bool(token_budget) and prompt > token_budget - float(np.max(batch))
+    if factor == 1.0 and not chunked and state.carrying_ms is not None:
+        prefill_steps = state.carrying_ms  # the steady state's own carrying step
+    else:
+        ctx = input_len + output_len / 2.0
+        room = np.maximum(token_budget - batch, 1.0) if chunked else prompt
+        first_chunk = np.minimum(prompt, room)
+        prefill_steps = step_time_ms(
+            shape, batch, batch * input_len / output_len + first_chunk, ctx, prompt
+        )
+        if float(np.min(batch)) <= 1.0:
+            alone = step_time_ms(shape, 0.0, first_chunk, ctx, prompt)
+            prefill_steps = np.where(batch <= 1.0, alone, prefill_steps)
+        if chunked:
+            # One more budget-full step per chunk past the first.
+            chunks_after = np.maximum(prompt - room, 0.0) / room
+            prefill_steps = prefill_steps + chunks_after * step_time_ms(
+                shape, batch, room, ctx, prompt
+            )
+    # The step in progress when the request arrives (none on an idle replica, B ≤ 1).
+    in_progress = (0.5 if percentile is None else percentile / 100.0) * np.where(
+        batch <= 1.0, 0.0, state.tpot_ms
+    )
+    scv = prompt_length_scv(shape.calibration, input_len) if variable_lengths else 0.0
+    wait = prefill_queue_wait_ms(
+        state.prefill_utilisation if state.prefill_utilisation is not None else 0.0,
+        np.maximum(state.prefill_ms, 0.0) if state.prefill_ms is not None else 0.0,
+        scv,
+        percentile,
+    )
+    return in_progress + prefill_steps + wait
+
+
 def latency_under_load(
     shape: ReplicaShape,
     input_len: float,
     output_len: float,
     request_rate_per_s: float,
     max_batch: int,
+    serving_stack: str = "vllm",
+    variable_lengths: bool = False,
 ) -> LoadPoint:
-    """TTFT and TPOT of one replica as the offered load rises toward capacity.
+    """TTFT and TPOT of one replica as the offered load rises toward capacity and past it.
 
-    Concurrency is the fixed point of Little's law B = λ·(TTFT + out·TPOT(B)) (solved with
-    Brent's method on B − λ·S(B)); the wait for a free KV slot is M/M/c with c = ``max_batch``
-    slots, offered load a = B Erlangs. Percentiles: the M/M/c tail
-    P(W > t) = C(c, a)·exp(−(c − a)t/S); TPOT percentiles use the calibrated tail ratio.
+    The scheduler (vLLM's, TensorRT-LLM's, SGLang's) runs continuous batching: each step
+    carries the running sequences' decode tokens and, within the step's token budget
+    (:func:`scheduler_token_budget`), chunks of the waiting prompts first come first served;
+    it admits a request only when its KV cache fits (``max_batch`` sequences).
+
+    * Concurrency is the fixed point of Little's law B = λ·(TTFT + out·TPOT(B)) (Brent's
+      method on B − λ·S(B)).
+    * TTFT = the step in progress + the steps that prefill the prompt + the FCFS wait for the
+      prefill budget (:func:`first_token_ms`) + the wait for KV capacity
+      (:func:`admission_wait_ms`); each percentile comes from those queues' distributions
+      under Poisson arrivals, not from a fixed multiple of the mean.
+    * TPOT percentiles use the calibrated p99/mean ratio of the MLPerf server runs (the
+      spread of output lengths, which the arrival process does not give).
+    * At or past capacity (λ·S(c) ≥ c: every KV slot busy) the replica answers with its
+      saturation point: it completes c / S(c) requests/s at the latencies of a full batch
+      for the requests it admits, the KV admission backlog growing by the rest of the rate
+      (``served_requests_per_s`` tells it); nothing is infinite.
 
     Args:
         shape: Replica constants.
@@ -1074,13 +1306,16 @@ def latency_under_load(
         output_len: Output tokens (mean).
         request_rate_per_s: Offered requests/s to this replica (Poisson).
         max_batch: Maximum concurrent sequences (memory and scheduler cap).
+        serving_stack: "vllm", "sglang" or "trtllm": its default token budget per step.
+        variable_lengths: Prompt and output lengths vary (exponential spread) rather than
+            being fixed.
 
     Returns:
-        The load point; ``saturated`` with infinite latencies when λ reaches capacity.
+        The load point.
     """
     from scipy.optimize import brentq
 
-    lam = float(request_rate_per_s)
+    lam = max(float(request_rate_per_s), 0.0)
     cap = float(max(1, max_batch))
 
     def excess(b: float) -> float:
@@ -1088,32 +1323,43 @@ def latency_under_load(
         return lam * float(state.slot_time_s[0]) - b
 
     saturated = excess(cap) >= 0.0
-    if saturated or lam <= 0:
-        batch = cap if saturated else 0.0
-    else:
-        batch = brentq(excess, 0.0, cap, xtol=1e-3) if excess(0.0) > 0 else 0.0
-    state = steady_state(shape, max(batch, 1.0), input_len, output_len)
-    tpot = float(state.tpot_ms[0])
-    service = float(state.ttft_service_ms[0]) + float(state.prefill_wait_ms()[0])
-    slot_s = state.slot_time_s
-    busy = np.asarray([batch])
     if saturated:
-        inf = math.inf
-        return LoadPoint(lam, cap, 1.0, inf, tpot, inf, inf, inf, inf, lam * output_len, True)
-    wait_mean = float(slot_wait_ms(cap, busy, slot_s, None)[0])
-    wait95 = float(slot_wait_ms(cap, busy, slot_s, 95.0)[0])
-    wait99 = float(slot_wait_ms(cap, busy, slot_s, 99.0)[0])
+        batch = cap
+    elif lam > 0 and excess(0.0) > 0:
+        batch = brentq(excess, 0.0, cap, xtol=1e-3)
+    else:
+        batch = 0.0
+    state = steady_state(shape, max(batch, 1.0), input_len, output_len)
+    served = float(state.requests_per_s[0]) if saturated else lam
+    budget = scheduler_token_budget(shape.accelerator, serving_stack)
+    scv = VARIABLE_LENGTH_SCV if variable_lengths else 0.0
+    busy = np.asarray([batch])
+
+    def ttft(percentile: float | None) -> float:
+        first = float(
+            first_token_ms(
+                shape, state, input_len, output_len, budget, variable_lengths, percentile
+            )[0]
+        )
+        if saturated:  # the admitted requests' TTFT; the backlog is the queue's growth
+            return first
+        return first + float(admission_wait_ms(cap, busy, state.slot_time_s, scv, percentile)[0])
+
+    tpot = float(state.tpot_ms[0])
     cal = shape.calibration
     return LoadPoint(
         request_rate_per_s=lam,
         batch=batch,
         utilisation=batch / cap,
-        ttft_mean_ms=service + wait_mean,
+        ttft_mean_ms=ttft(None),
         tpot_mean_ms=tpot,
-        ttft_p95_ms=service + 0.45 * tpot + wait95,
-        ttft_p99_ms=service + 0.49 * tpot + wait99,
+        ttft_p95_ms=ttft(95.0),
+        ttft_p99_ms=ttft(99.0),
         tpot_p95_ms=tpot * tpot_tail_factor(95.0, cal),
         tpot_p99_ms=tpot * tpot_tail_factor(99.0, cal),
-        output_tokens_per_s=lam * output_len,
-        saturated=False,
+        output_tokens_per_s=served * output_len,
+        saturated=saturated,
+        ttft_p50_ms=ttft(50.0),
+        tpot_p50_ms=tpot,
+        served_requests_per_s=served,
     )

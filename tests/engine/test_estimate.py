@@ -150,7 +150,13 @@ def test_a_rate_beyond_capacity_answers_with_the_saturation_point_and_queue_grow
     assert over.requests_per_s == pytest.approx(offline.requests_per_s)
     assert over.queue_growth_requests_per_s == pytest.approx(1e6 - offline.requests_per_s)
     assert over.output_tokens_per_s == pytest.approx(offline.output_tokens_per_s)
-    assert over.ttft_ms == float("inf")
+    # Its TTFT is that of the requests it admits at a full batch: finite, above the TTFT at
+    # half the capacity, and the same whatever the excess (the backlog is the queue growth).
+    half = run(**common, scenario="server", request_rate=offline.requests_per_s / 2)
+    twice = run(**common, scenario="server", request_rate=2 * offline.requests_per_s)
+    assert half.ttft_ms < over.ttft_ms < float("inf")
+    assert twice.saturated and twice.ttft_ms == pytest.approx(over.ttft_ms)
+    assert twice.tpot_ms == pytest.approx(over.tpot_ms)
 
 
 def test_closed_loop_concurrency_obeys_littles_law():

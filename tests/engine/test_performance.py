@@ -111,7 +111,12 @@ def test_latency_rises_toward_capacity():
     state = steady_state(shape, heavy.batch, 500, 200)
     assert heavy.batch == pytest.approx(30.0 * float(state.slot_time_s[0]), rel=1e-2)
     overload = latency_under_load(shape, 500, 200, 1e5, 256)
-    assert overload.saturated and math.isinf(overload.ttft_mean_ms)
+    # Past capacity: the saturation point (a full batch of 256), finite, its TTFT above the
+    # heavy load's and the served rate the full batch's B / S(B).
+    full = steady_state(shape, 256.0, 500, 200)
+    assert overload.saturated and overload.batch == 256.0
+    assert heavy.ttft_mean_ms < overload.ttft_mean_ms < math.inf
+    assert overload.served_requests_per_s == pytest.approx(float(full.requests_per_s[0]))
 
 
 def test_group_factors_and_provenance():

@@ -17,6 +17,7 @@ from planner.engine.performance import (
     Calibration,
     EfficiencyFactors,
     gemm_half_tokens,
+    prefill_queue_wait_ms,
     prefill_wait_ms,
     replica_shape,
     steady_state,
@@ -159,6 +160,26 @@ def test_long_prompts_at_high_load_wait_for_the_prefills_around_them():
     assert float(short.prefill_wait_ms()[0]) < 0.2 * float(short.prefill_ms[0])
     longer = float(long.prefill_wait_ms(2 * long.prefill_ms)[0])
     assert longer == pytest.approx(2 * float(long.prefill_wait_ms()[0]))
+
+
+def test_long_prompts_at_high_load_wait_for_the_prefills_ahead_of_them():
+    """MLPerf Llama-3.1-405B server prompts (9.4k tokens) keep the replica busy with prefill,
+    so a prompt waits a good part of a prefill for the prompts ahead of it (FCFS, M/G/1);
+    short chat prompts at the same concurrency barely wait."""
+    model = MODELS["llama-3.1-405b"]
+    h200 = ACCELERATORS["h200-sxm"]
+    shape = replica_shape(model, h200, "fp8", 8, kernels())
+    long = steady_state(shape, 40.0, 9428, 685)
+    short = steady_state(shape, 40.0, 222, 685)
+    assert float(long.prefill_utilisation[0]) > 0.5 > 0.15 > float(short.prefill_utilisation[0])
+
+    def wait(state):
+        return float(
+            prefill_queue_wait_ms(state.prefill_utilisation, state.prefill_ms, 1.0, None)[0]
+        )
+
+    assert wait(long) > float(long.prefill_ms[0])
+    assert wait(short) < 0.2 * float(short.prefill_ms[0])
 
 
 def test_shipped_fit_is_physical_and_off_its_bounds():

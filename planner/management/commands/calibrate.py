@@ -138,11 +138,22 @@ class Command(BaseCommand):
         if latency:
             write(
                 "\nTPOT and TTFT at the concurrency each server/interactive run measured "
-                "(Little's law on its rate and median latencies), median / p90 % (runs):"
+                "(Little's law on its rate and median latencies; TTFT p99 against the run's p99), "
+                "and TTFT at the run's request rate (the engine finding the concurrency; runs it "
+                "puts at or past its capacity answered with the saturation point), "
+                "median / p90 % (runs):"
             )
             write(f"  {'scenario':<16}" + "".join(f" {title:>22}" for _, title, _ in columns))
             for row in latency:
-                for label, cells in (("TPOT", row.tpot), ("TTFT", row.ttft)):
+                lines = (
+                    ("TPOT", row.tpot),
+                    ("TTFT", row.ttft),
+                    ("TTFT p99", row.ttft_p99),
+                    ("TTFT @rate", row.ttft_at_rate),
+                )
+                for label, cells in lines:
+                    if not any(cells):
+                        continue
                     text = "".join(
                         f" {'—':>22}"
                         if cell is None
@@ -150,6 +161,12 @@ class Command(BaseCommand):
                         for cell in cells
                     )
                     write(f"  {row.scenario + ' ' + label:<16}{text}")
+                if any(n is not None for n in row.saturated_at_rate):
+                    text = "".join(
+                        f" {'—' if n is None else f'{n} at capacity':>22}"
+                        for n in row.saturated_at_rate
+                    )
+                    write(f"  {row.scenario + ' @rate':<16}{text}")
         static = report.summary.get("static_batch_not_fitted")
         if static:
             write(
