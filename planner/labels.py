@@ -88,9 +88,12 @@ def count(n: int, singular: str, plural: str = "") -> str:
 
 
 def count_range(low: int, high: int, singular: str, plural: str = "") -> str:
-    """``1 replica``, ``3–5 replicas``: a range only when its ends differ."""
+    """``1 replica``, ``3–5 replicas``, ``0 or 1 replica``: a range only when its ends
+    differ (and "0–1 replicas" reads as a plural of one)."""
     if low == high:
         return count(low, singular, plural)
+    if (low, high) == (0, 1):
+        return f"0 or 1 {singular}"
     return f"{low:,d}–{high:,d} {plural or plural_of(singular)}"
 
 

@@ -42,10 +42,11 @@ FOCUSED = """
 }
 """
 # Elements that react to a click (htmx or a script's data attribute) but cannot take focus.
+# A container triggered by its fields' typing (input, change, keyup) is reached through them.
 CLICK_ONLY = """
 () => [...document.querySelectorAll('[hx-get], [hx-post], [hx-delete], [data-confirm], [onclick]')]
   .filter(e => !['A', 'BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'SUMMARY', 'FORM'].includes(e.tagName))
-  .filter(e => !/load|every|revealed|intersect/.test(e.getAttribute('hx-trigger') || ''))
+  .filter(e => !/load|every|revealed|intersect|input|change|keyup/.test(e.getAttribute('hx-trigger') || ''))
   .filter(e => e.tabIndex < 0)
   .map(e => e.outerHTML.slice(0, 120))
 """

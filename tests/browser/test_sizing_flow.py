@@ -62,7 +62,8 @@ def test_bad_value_shows_message_next_to_field_and_keeps_it(page, live_server, d
     sign_in(page, base, *demo_user)
     page.goto(f"{base}/plans/")
     page.click("text=Customer assistant and nightly catalogue enrichment")
-    page.click("text=Customer chat assistant")
+    # (the overview's fleet notice names the workload too: click its link)
+    page.get_by_role("link", name="Customer chat assistant", exact=True).first.click()
     page.wait_for_url(re.compile(r"/workloads/\d+/$"))
     page.wait_for_load_state("load")  # htmx binds its listeners once the page has loaded
     page.click("details.panel > summary")  # the form is folded once a choice is made
