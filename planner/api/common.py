@@ -134,8 +134,11 @@ class InSchema(Schema):
     @field_validator("*", mode="before")
     @classmethod
     def _json_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        """An integer or number field takes a JSON number, as the document says: not true
-        (which Python reads as 1), a numeric string or, for an integer, 3.0."""
+        """An integer or number field takes a JSON number and a flag true or false, as the
+        document says: not true for 1 (which Python reads as 1), 0.0 for false, a numeric
+        string, or 3.5 for an integer."""
+        if value is None:
+            return value  # null: the annotation says whether it may be
         field = cls.model_fields.get(info.field_name or "")
         kinds = {k for k in get_args(field.annotation) or (field.annotation,)} if field else set()
         kinds.discard(type(None))
@@ -145,6 +148,8 @@ class InSchema(Schema):
             raise PydanticCustomError(
                 "json_integer", "Input should be a whole number (a JSON integer)."
             )
+        if kinds == {bool} and not isinstance(value, bool):
+            raise PydanticCustomError("json_boolean", "Input should be true or false.")
         if kinds == {float} and isinstance(value, bool | str):
             raise PydanticCustomError("json_number", "Input should be a number (a JSON number).")
         return value

@@ -32,6 +32,8 @@ def test_numbers_are_json_numbers(api, sized_plan):
         assert response.status_code == 400, value
         assert "peak_concurrency" in response.json()["errors"]
     assert api.patch(url, {"version": True}).status_code == 400
+    flag = api.patch(url, {"n_plus_one": 0.0})  # 0.0 is not false
+    assert flag.status_code == 400 and "n_plus_one" in flag.json()["errors"]
 
 
 def test_a_negative_markup_is_a_shape_the_document_states(api, sized_plan):
