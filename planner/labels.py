@@ -7,6 +7,8 @@ with spaces, capitalised, so a new key never shows with underscores.
 
 from __future__ import annotations
 
+import math
+
 from planner.engine.shown import plural as plural_of
 from planner.engine.stacks import (
     AUTO_KV_CACHE_DTYPE,
@@ -125,3 +127,32 @@ def headroom_rule(headroom_pct: float | None, n_plus_one: bool | None = False) -
     else:
         rule = "sized for 100 % utilisation at peak: replicas = load, rounded up (no headroom)"
     return rule + (", plus one spare (N+1)" if n_plus_one else "")
+
+
+def cold_start_advice(
+    cold_start_s: float | None, spike_headroom_pct: float | None, headroom_pct: float | None
+) -> str:
+    """The cold start of a replica and what it asks of the autoscaling, in the client's words
+    (the engine's ``autoscaling.cold_start``; its sizing advice says the same):
+    ``"a new replica serves 62 s after it is started, so scale that far ahead of the daily
+    ramp; while it starts, the load grows at most 1.6 % of the peak, which the 20 % headroom
+    absorbs"``. Empty without a cold start."""
+    if cold_start_s is None:
+        return ""
+    advice = (
+        f"a new replica serves {cold_start_s:.0f} s after it is started, so scale that far "
+        "ahead of the daily ramp"
+    )
+    if spike_headroom_pct is None:
+        return advice
+    spike = float(spike_headroom_pct)
+    headroom = float(headroom_pct or 0)
+    grows = f"; while it starts, the load grows at most {spike:.1f} % of the peak, which "
+    if spike <= headroom:
+        return advice + grows + f"the {headroom:g} % headroom absorbs"
+    return (
+        advice
+        + grows
+        + f"is more than the {headroom:g} % headroom: scale ahead on a schedule or raise the "
+        f"headroom to at least {math.ceil(spike)} %"
+    )

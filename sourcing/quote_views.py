@@ -31,7 +31,13 @@ def _settings_form(request, plan, data=None):
 
 def _page(request, plan, *, form=None, fee_form=None, status=200) -> HttpResponse:
     report = services.landed_cost_report(plan=plan, organisation=request.organisation)
-    sell = quote.quote_sell(plan=plan, bom=snapshot_bom(plan, report))
+    bom = snapshot_bom(plan, report)
+    sell = quote.quote_sell(plan=plan, bom=bom)
+    if sell.get("available") and bom.get("available"):
+        # Each sold line is the BOM's line of the same position: the page groups them by the
+        # site they go to, as the client's quote PDF does (a part at two sites is two rows).
+        for line, row in zip(sell["lines"], bom["lines"], strict=True):
+            line["site"] = row.get("site", "")
     context = {
         "plan": plan, "section": "sourcing", "tab": "quote", "can_edit": can_edit(request),
         "form": form or _settings_form(request, plan), "fee_form": fee_form or QuoteFeeForm(),

@@ -153,3 +153,23 @@ def test_line_and_band_charts_leave_missing_values_out():
                           [svg.Band("Owned", [1.0, float("inf"), 2.0], [2.0, 3.0, 4.0],
                                     [3.0, 4.0, 5.0])], title="Fan")  # fmt: skip
     assert_numbers(band)
+
+
+def test_gantt_labels_cut_keep_the_stage_that_tells_the_rows_apart():
+    item = "PO-001 to Ashburn colocation (IAD-3 cage)"
+    stages = ("supplier lead time", "air transit", "customs clearance")
+    bars = [
+        svg.GanttBar(f"{item}: {stage}", date(2026, 8, 6), date(2026, 9, 17)) for stage in stages
+    ]
+    chart = svg.gantt_chart(bars, title="Timeline")
+    labels = [t.text for t in ET.fromstring(chart).iter("{http://www.w3.org/2000/svg}text")]
+    shown = [x for x in labels if x and x.startswith("PO-001")]
+
+    assert len(set(shown)) == 3  # three rows, three different labels
+    for label, stage in zip(shown, stages, strict=True):
+        assert label.endswith(f"…: {stage}") and label.startswith("PO-001 to Ashburn")
+        assert len(label) <= int((220 - 10) / (svg.CHAR_W * 8))  # within the label column
+    assert svg.fit_text_keep_last("Short: fits", 200, 8) == "Short: fits"
+    assert svg.fit_text_keep_last("No separator " * 5, 60, 8) == svg.fit_text(
+        "No separator " * 5, 60, 8
+    )

@@ -528,21 +528,24 @@ def placement_evaluate(
             "No cloud region entered as a site: each user region is served from the allowed "
             f"cloud region with the shortest round trip ({label})."
         )
+    # The plan's physical sites are the ones the consultant weighs: an assumed site (no cost, a
+    # city the planner picked) is only offered when none is entered at all, so a plan with a
+    # colocation site is not also shown an own data centre nobody proposed, nor the reverse.
+    physical_entered = bool(owned_sites or colo_sites)
     for kind, group, title in (
         ("owned_dc", owned_sites, "Own data centre"),
         ("colocation", colo_sites, "Colocation"),
     ):
-        if group:
-            for s in group:
-                add(
-                    f"site-{s.pk}",
-                    kind,
-                    f"{title}: {s.name}",
-                    [site_location(s)],
-                    selectors.site_coordinates(s),
-                    costs.get(f"site-{s.pk}"),
-                )
-        else:
+        for s in group:
+            add(
+                f"site-{s.pk}",
+                kind,
+                f"{title}: {s.name}",
+                [site_location(s)],
+                selectors.site_coordinates(s),
+                costs.get(f"site-{s.pk}"),
+            )
+        if not physical_entered:
             add(
                 kind,
                 kind,

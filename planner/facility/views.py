@@ -357,7 +357,9 @@ def tco_status(request: HttpRequest, plan_id: int, run_id: int) -> HttpResponse:
     run = org_object_or_404(request, TcoRun, plan=plan, pk=run_id)
     jobs.job_expire_if_lost(run)
     state = services.tco_state(plan=plan).of_run(run)
-    response = render(request, "facility/tco.html#run", _tco_context(request, plan, state))
+    # A finished run also replaces the page's "TCO run queued" notice (out of band).
+    context = _tco_context(request, plan, state) | {"finished_notice": True}
+    response = render(request, "facility/tco.html#run", context)
     if run.is_finished:
         return HttpResponseStopPolling(response.content)
     return response

@@ -105,6 +105,19 @@ def fit_text(text: object, width_px: float, font_size: float) -> str:
     return text if len(text) <= room else text[: max(room - 1, 0)] + "…"
 
 
+def fit_text_keep_last(text: object, width_px: float, font_size: float, sep: str = ": ") -> str:
+    """:func:`fit_text` that cuts before the last ``sep`` and keeps what follows: rows named
+    "PO-001 to Ashburn colocation (IAD-3 cage): air transit" stay apart by their stage
+    ("PO-001 to Ashburn co…: air transit") instead of reading alike with the stage cut off."""
+    text = str(text)
+    room = max(int(width_px / (CHAR_W * font_size)), 1)
+    head, found, tail = text.rpartition(sep)
+    kept = sep + tail
+    if len(text) <= room or not found or len(kept) > room - 4:
+        return fit_text(text, width_px, font_size)
+    return head[: room - len(kept) - 1] + "…" + kept
+
+
 def short_number(value: float) -> str:
     """1 234 567 → "1.2M"; for axis labels."""
     size = abs(value)
@@ -446,7 +459,7 @@ def gantt_chart(bars: Sequence[GanttBar], *, title: str, milestone: date | None 
                    f'width="{max(x1 - x0, 1.5):.1f}" height="{row - 5}" fill="{color}">'
                    f"<title>{esc(b.label)}: {b.start.isoformat()} → {b.finish.isoformat()}"
                    "</title></rect>")  # fmt: skip
-        label = fit_text(b.label, frame.x0 - 10, 8)
+        label = fit_text_keep_last(b.label, frame.x0 - 10, 8)
         out.append(f'<text x="{frame.x0 - 6}" y="{y + row / 2:.1f}" font-size="8" '
                    f'text-anchor="end" {FONT}>{esc(label)}</text>')  # fmt: skip
     for k, (when, label, kind) in enumerate(marks):

@@ -32,6 +32,16 @@ def headroom_rule(headroom_pct, n_plus_one=False) -> str:
     return labels.headroom_rule(headroom_pct, n_plus_one)
 
 
+@register.simple_tag
+def cold_start_advice(autoscaling, headroom_pct) -> str:
+    """A replica's cold start and what the autoscaling must do about it
+    (``planner.labels.cold_start_advice``) from a snapshot's autoscaling section."""
+    autoscaling = autoscaling or {}
+    return labels.cold_start_advice(
+        autoscaling.get("cold_start_s"), autoscaling.get("spike_headroom_pct"), headroom_pct
+    )
+
+
 @register.filter
 def stack_name(key: str) -> str:
     """A serving stack's name: ``"trtllm"`` → ``"TensorRT-LLM"``."""

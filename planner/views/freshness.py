@@ -15,6 +15,8 @@ from planner.permissions import editor_required
 from planner.selectors import plans_with_client
 from planner.tenancy import org_object_or_404
 
+TCO_RUN_NOTICE = "tco-run"
+
 
 @editor_required
 @require_POST
@@ -25,7 +27,12 @@ def plan_recompute(request: HttpRequest, plan_id: int, kind: str) -> HttpRespons
         messages.error(request, "Unknown result.")
     else:
         try:
-            messages.success(request, freshness.recompute(plan=plan, kind=kind, user=request.user))
+            done = freshness.recompute(plan=plan, kind=kind, user=request.user)
+            # A queued TCO run's notice is replaced by its outcome when the TCO page's
+            # polled run section sees it finish (facility/tco.html#run), not left saying queued.
+            messages.success(
+                request, done, extra_tags=TCO_RUN_NOTICE if kind == freshness.TCO else ""
+            )
         except freshness.RecomputeError as exc:
             messages.error(request, str(exc))
     target = request.POST.get("next", "")

@@ -10,15 +10,40 @@ def test_options_cover_every_kind_with_latency_from_user_regions(sized_plan, col
     evaluation = services.placement_evaluate(plan=sized_plan)
     result = evaluation.result
 
-    assert {o.kind for o in result.options} == {
-        "public_cloud", "owned_dc", "colocation", "edge", "hybrid",
-    }  # fmt: skip
+    # The plan's colocation site is the physical option: no own data centre is assumed beside it.
+    assert {o.kind for o in result.options} == {"public_cloud", "colocation", "edge", "hybrid"}
+    assert not any("assumed" in o.label for o in result.options)
     colo = result.by_key(f"site-{colo_site.pk}")
     # Users in eu-west (Dublin) and us-east (Ashburn): the worst round trip is to Ashburn.
     assert colo.score("latency") is not None
     assert any("Ashburn" in note for note in evaluation.latency_notes[colo.key])
     assert evaluation.rtt_budget_ms == 250  # 25 % of the 1000 ms TTFT target
     assert colo.score("cost") is None  # no TCO run yet
+
+
+def test_sites_are_assumed_only_when_the_plan_has_no_physical_site(sized_plan):
+    from tests.factories import SiteFactory
+
+    bare = services.placement_evaluate(plan=sized_plan)
+    assumed = {o.key: o.label for o in bare.result.options if o.key in ("owned_dc", "colocation")}
+    # No site at all: an own data centre and a colocation are assumed near the users (between
+    # Dublin and Ashburn), no cost.
+    assert assumed == {
+        "owned_dc": "Own data centre (no site entered, assumed near Montréal)",
+        "colocation": "Colocation (no site entered, assumed near Montréal)",
+    }
+    assert "No own data centre site entered: assumed near Montréal, no cost." in bare.notes
+
+    owned = SiteFactory(plan=sized_plan, kind="own_dc", name="Basement")
+    SiteFactory(plan=sized_plan, name="Amsterdam colo")
+    entered = services.placement_evaluate(plan=sized_plan)
+
+    assert [o.label for o in entered.result.options if o.kind in ("owned_dc", "colocation")] == [
+        "Own data centre: Basement",
+        "Colocation: Amsterdam colo",
+    ]
+    assert not any("assumed" in note for note in entered.notes)
+    assert entered.result.by_key(f"site-{owned.pk}").score("latency") is not None
 
 
 def test_residency_rule_makes_non_eu_options_ineligible(sized_plan, colo_site):

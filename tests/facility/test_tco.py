@@ -229,3 +229,28 @@ def test_a_platform_without_a_sourced_price_is_not_given_another_ones(sized_plan
     assert build.inputs.hardware.server_price_usd == 500_000
     # 500,000 USD at 1 USD = 1 / 1.035 = 0.966184 EUR: 483,092 EUR.
     assert "Server price 483,092 EUR per server, entered by hand." in build.basis
+
+
+def test_the_queued_notice_is_replaced_when_the_polled_run_finishes(
+    client, consultant_a, sized_plan, colo_site
+):
+    client.force_login(consultant_a)
+    tco_url = reverse("facility:tco", args=[sized_plan.pk])
+    client.post(reverse("plan_recompute", args=[sized_plan.pk, "tco"]), {"next": tco_url})
+    run = TcoRun.objects.get(plan=sized_plan)
+    status_url = reverse("facility:tco_status", args=[sized_plan.pk, run.pk])
+
+    page = client.get(tco_url).content.decode()
+    queued = client.get(status_url).content.decode()
+    services.tco_run_sync(plan=sized_plan, user=consultant_a)
+    finished = client.get(status_url)
+
+    # The page's notice carries the id the polled section replaces; no replacement while queued.
+    assert '<li class="msg-success" id="tco-run-notice">TCO run queued for the current inputs.' in (
+        page
+    )
+    assert not run.is_finished and "tco-run-notice" not in queued
+    html = finished.content.decode()
+    assert finished.status_code == 286
+    assert '<li id="tco-run-notice" class="msg-success" hx-swap-oob="true"' in html
+    assert "The TCO run for the current inputs has finished: its results are below." in html

@@ -142,6 +142,12 @@ def test_candidates_explained_and_chosen(client, consultant_a, workload):
     assert detail.status_code == 200
     assert 'data-testid="bottleneck"' in detail.content.decode()
     assert "Weights per GPU" in detail.content.decode()
+    # The detail panel chooses the candidate it explains (the table's row button does too).
+    choose_url = reverse("workload_choose", args=[workload.plan_id, workload.pk])
+    assert f'<form method="post" action="{choose_url}' in detail.content.decode()
+    assert f'name="candidate" value="{html.escape(key)}"><button type="submit">Choose this ' in (
+        detail.content.decode()
+    )
 
     chosen = client.post(
         reverse("workload_choose", args=[workload.plan_id, workload.pk]), {"candidate": key}
@@ -154,6 +160,11 @@ def test_candidates_explained_and_chosen(client, consultant_a, workload):
     assert workload.chosen_summary["precision"] == "fp8"
     overview = client.get(reverse("plan_detail", args=[workload.plan_id])).content.decode()
     assert f"{best.accelerators} × " in overview
+    again = client.get(
+        reverse("candidate_detail", args=[workload.plan_id, workload.pk, key]),
+        headers={"HX-Request": "true"},
+    )
+    assert "Choose this configuration" not in again.content.decode()  # already the choice
 
 
 def test_infeasible_candidates_say_why(client, consultant_a, plan):

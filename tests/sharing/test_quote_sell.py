@@ -1,6 +1,7 @@
 """The client's quote in sell prices only (markups, services and fees, payment terms,
 validity); buy prices and suppliers on the internal cost sheet, never through a share link."""
 
+import html
 import re
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
@@ -125,6 +126,31 @@ def test_a_zero_markup_shows_a_margin_of_exactly_zero(signed_in, plan):
     page = signed_in.get(reverse("sourcing:quote", args=[plan.pk])).content.decode()
     margin = page[page.index('data-testid="quote-margin"') :]
     assert margin[margin.index(">") + 1 :].startswith(format_money(D("0.00"), "EUR"))
+
+
+def test_the_quote_page_groups_the_sold_lines_by_site_as_the_pdf_does(signed_in, plan):
+    from sourcing.models import BomLine
+
+    lines = BomLine.objects.filter(plan=plan, quantity__gt=0).select_related("site")
+    per_site = {}
+    for x in lines:
+        per_site.setdefault(x.site.name if x.site_id else "Plan-wide", set()).add(x.description)
+    assert len(per_site) == 3  # the demo's two sites and its plan-wide lines
+    at_both = set.intersection(*(d for k, d in per_site.items() if k != "Plan-wide"))
+    assert at_both  # parts bought for each site: one row under each site's header
+
+    page = signed_in.get(reverse("sourcing:quote", args=[plan.pk])).content.decode()
+    table = page[page.index('data-testid="quote-sell"') : page.index("</tbody>")]
+    parts = re.split(
+        r'<tr class="site-group" data-testid="quote-site"><th[^>]*>([^<]*)</th></tr>', table
+    )
+    groups = dict(zip(parts[1::2], parts[2::2], strict=True))
+    # Each site once, in one group, and every line of the site under its header.
+    assert len(parts[1::2]) == len(groups) and set(groups) == set(per_site)
+    for site, descriptions in per_site.items():
+        shown = [html.unescape(d) for d in re.findall(r"<tr><td>([^<]*)</td>", groups[site])]
+        # (a support line's row adds its term to the description)
+        assert all(any(row.startswith(d) for row in shown) for d in descriptions), site
 
 
 def test_the_cost_sheet_has_suppliers_buy_prices_and_margin(priced):
