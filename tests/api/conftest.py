@@ -122,3 +122,20 @@ def fx_rates(db):
             as_of=date(2026, 1, 2),
             defaults={"rate": Decimal(rate)},
         )
+
+
+@pytest.fixture
+def wsgi_in_this_thread(db):
+    """Requests sent to the WSGI app in this thread (schemathesis, a generated client) run
+    inside the test's transaction: like Django's test client, keep the start and end of a
+    request from closing the connection."""
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        for signal in (request_started, request_finished):
+            signal.connect(close_old_connections)

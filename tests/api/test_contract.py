@@ -4,6 +4,7 @@ shape (schemathesis' positive-data acceptance), and one invalid by it is refused
 
 import os
 
+import pytest
 import schemathesis
 from django.core.wsgi import get_wsgi_application
 from schemathesis import GenerationMode
@@ -11,12 +12,12 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
 from tests.api.test_fuzz import (  # noqa: F401
-    _keep_the_test_connection,
     bounded,
     call_with_real_ids,
     real_ids,
 )
 
+pytestmark = pytest.mark.usefixtures("wsgi_in_this_thread")
 EXAMPLES = int(os.environ.get("API_CONTRACT_EXAMPLES", "25"))
 
 schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", get_wsgi_application())

@@ -11,9 +11,7 @@ import os
 
 import pytest
 import schemathesis
-from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
-from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -35,17 +33,8 @@ CHECKS = [
 schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", get_wsgi_application())
 
 
-@pytest.fixture(autouse=True)
-def _keep_the_test_connection(db):
-    """Requests run in this thread inside the test's transaction: like Django's test client,
-    keep the start and end of a request from closing the connection."""
-    for signal in (request_started, request_finished):
-        signal.disconnect(close_old_connections)
-    try:
-        yield
-    finally:
-        for signal in (request_started, request_finished):
-            signal.connect(close_old_connections)
+# Requests go through the WSGI app in this thread, inside the test's transaction.
+pytestmark = pytest.mark.usefixtures("wsgi_in_this_thread")
 
 
 @pytest.fixture

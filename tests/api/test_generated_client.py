@@ -9,9 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
-from django.db import close_old_connections
 
 HERE = Path(__file__).parent
 CONFIG = """\
@@ -66,20 +64,8 @@ def test_the_client_and_its_round_trip_type_check(generated):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.fixture
-def _wsgi_in_this_thread(db):
-    """Requests run inside the test's transaction, as with Django's test client."""
-    for signal in (request_started, request_finished):
-        signal.disconnect(close_old_connections)
-    try:
-        yield
-    finally:
-        for signal in (request_started, request_finished):
-            signal.connect(close_old_connections)
-
-
 def test_the_demo_plan_round_trips_through_the_generated_client(
-    generated, demo, _wsgi_in_this_thread, monkeypatch
+    generated, demo, wsgi_in_this_thread, monkeypatch
 ):
     from tests.api.conftest import _token
 
