@@ -7,8 +7,6 @@ with spaces, capitalised, so a new key never shows with underscores.
 
 from __future__ import annotations
 
-import math
-
 from planner.engine.shown import plural as plural_of
 from planner.engine.stacks import (
     AUTO_KV_CACHE_DTYPE,
@@ -154,5 +152,5 @@ def cold_start_advice(
         advice
         + grows
         + f"is more than the {headroom:g} % headroom: scale ahead on a schedule or raise the "
-        f"headroom to at least {math.ceil(spike)} %"
+        f"headroom to at least {-int(-spike // 1)} %"  # rounded up
     )

@@ -73,7 +73,8 @@ def test_every_row_chooses_through_one_form(client, consultant_a, workload):  # 
     buttons = re.findall(r'<button [^>]*form="choose-form" name="candidate" value="([^"]+)"', page)
     assert len(buttons) >= 5
     assert page.count('id="choose-form"') == 1
-    assert page.count('name="csrfmiddlewaretoken"') <= 3  # workload form, choose form, detail
+    # Sign-out, the workload form and the one choose form (rows and the detail use it).
+    assert page.count('name="csrfmiddlewaretoken"') <= 3
     response = client.post(
         reverse("workload_choose", args=[workload.plan_id, workload.pk]), {"candidate": buttons[1]}
     )

@@ -143,11 +143,14 @@ def test_candidates_explained_and_chosen(client, consultant_a, workload):
     assert 'data-testid="bottleneck"' in detail.content.decode()
     assert "Weights per GPU" in detail.content.decode()
     # The detail panel chooses the candidate it explains (the table's row button does too).
-    choose_url = reverse("workload_choose", args=[workload.plan_id, workload.pk])
-    assert f'<form method="post" action="{choose_url}' in detail.content.decode()
-    assert f'name="candidate" value="{html.escape(key)}"><button type="submit">Choose this ' in (
-        detail.content.decode()
+    # It posts the page's one choose form (the rows' buttons do the same).
+    assert (
+        f'<button type="submit" form="choose-form" name="candidate" value="{html.escape(key)}"'
+        in detail.content.decode()
     )
+    page = client.get(reverse("workload_sizing", args=[workload.plan_id, workload.pk]))
+    choose_url = reverse("workload_choose", args=[workload.plan_id, workload.pk])
+    assert f'<form id="choose-form" method="post" action="{choose_url}"' in page.content.decode()
 
     chosen = client.post(
         reverse("workload_choose", args=[workload.plan_id, workload.pk]), {"candidate": key}
