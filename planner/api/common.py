@@ -13,6 +13,7 @@ left, or became a viewer, can only read).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any, ClassVar, get_args
 
 from django import forms
@@ -120,6 +121,7 @@ class InSchema(Schema):
     contract_optional: ClassVar[frozenset[str]] = frozenset()  # a create fills them itself
 
     @classmethod
+    @cache  # per body class: read on every text field of every request
     def multiline(cls) -> frozenset[str]:
         """The fields whose text may hold tabs and line breaks: those named, and those bound
         to a text box (``Textarea``) of the body's form."""

@@ -25,6 +25,7 @@ from typing import Annotated, Any
 
 from django import forms
 from django.core import validators as django_validators
+from django.core.exceptions import FieldDoesNotExist
 from pydantic import BeforeValidator, Field, Strict, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
@@ -36,8 +37,6 @@ NON_BLANK_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\
 # Dates the plans allow (planner.engine.limits.DATE_MIN..DATE_MAX: 2000-01-01 to 2100-12-31).
 DATE_PATTERN = r"^(20[0-9]{2}|2100)-"
 assert (DATE_MIN.year, DATE_MAX.year) == (2000, 2100), "DATE_PATTERN names these years"
-# A date-time the same way (share links' expiry).
-DATE_TIME_PATTERN = DATE_PATTERN
 
 # An address Django's EmailValidator accepts (a dot-atom local part, a dotted domain).
 EMAIL_PATTERN = (
@@ -67,9 +66,6 @@ def _whole_number(value: Any) -> Any:
             "json_integer", "Input should be a whole number (a JSON integer)."
         )
     return value
-
-
-WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
 
 
 def whole_number(low: int, high: int) -> Any:
@@ -215,10 +211,7 @@ def _constrain_string(branch: dict[str, Any], field: forms.Field, model_validato
         else:  # the range is narrower than the digits: numbers only (see module doc)
             branch["x-drop"] = True
         return
-    if isinstance(field, forms.DateTimeField):
-        branch["pattern"] = DATE_TIME_PATTERN
-        return
-    if isinstance(field, forms.DateField):
+    if isinstance(field, forms.DateField | forms.DateTimeField):  # (share links' expiry too)
         branch["pattern"] = DATE_PATTERN
         return
     declared = "pattern" in branch  # the API's own (pydantic checks it too): kept as it is
@@ -260,14 +253,22 @@ def _constrain_string(branch: dict[str, Any], field: forms.Field, model_validato
             branch["pattern"] = NON_BLANK_PATTERN
 
 
-def _model_validators(form_class: type[forms.BaseForm], name: str) -> list:
+def _model_field(form_class: type[forms.BaseForm], name: str):
+    """The model's own column behind a model form's field, or None (a form-only field, or a
+    name the model uses for a reverse relation, such as a site's upgrades)."""
     model = getattr(getattr(form_class, "_meta", None), "model", None)
     if model is None:
-        return []
+        return None
     try:
-        return list(model._meta.get_field(name).validators)
-    except Exception:  # a form-only field
-        return []
+        field = model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return None
+    return field if field.concrete else None
+
+
+def _model_validators(form_class: type[forms.BaseForm], name: str) -> list:
+    field = _model_field(form_class, name)
+    return list(field.validators) if field is not None else []
 
 
 def required_on_create(form_class: type[forms.BaseForm], name: str) -> bool:
@@ -275,15 +276,8 @@ def required_on_create(form_class: type[forms.BaseForm], name: str) -> bool:
     field = form_class.base_fields.get(name)
     if field is None or not field.required or field.initial not in (None, ""):
         return False
-    meta = getattr(form_class, "_meta", None)
-    model = getattr(meta, "model", None)
-    if model is None:
-        return True
-    try:
-        model_field = model._meta.get_field(name)
-    except Exception:  # a form-only field
-        return True
-    return not model_field.has_default()
+    model_field = _model_field(form_class, name)
+    return model_field is None or not model_field.has_default()
 
 
 def apply_form_contract(schema: dict[str, Any], model: type) -> None:

@@ -98,10 +98,15 @@ def _centred(x: float, text: str, font_size: float, width: float) -> str:
     return f'x="{x:.1f}" text-anchor="middle"'
 
 
+def _room(width_px: float, font_size: float) -> int:
+    """How many characters fit in ``width_px`` at ``font_size`` (at least one)."""
+    return max(int(width_px / (CHAR_W * font_size)), 1)
+
+
 def fit_text(text: object, width_px: float, font_size: float) -> str:
     """The text, cut with an ellipsis so that it is at most ``width_px`` wide."""
     text = str(text)
-    room = max(int(width_px / (CHAR_W * font_size)), 1)
+    room = _room(width_px, font_size)
     return text if len(text) <= room else text[: max(room - 1, 0)] + "…"
 
 
@@ -110,7 +115,7 @@ def fit_text_keep_last(text: object, width_px: float, font_size: float, sep: str
     "PO-001 to Ashburn colocation (IAD-3 cage): air transit" stay apart by their stage
     ("PO-001 to Ashburn co…: air transit") instead of reading alike with the stage cut off."""
     text = str(text)
-    room = max(int(width_px / (CHAR_W * font_size)), 1)
+    room = _room(width_px, font_size)
     head, found, tail = text.rpartition(sep)
     kept = sep + tail
     if len(text) <= room or not found or len(kept) > room - 4:
