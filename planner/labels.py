@@ -7,6 +7,7 @@ with spaces, capitalised, so a new key never shows with underscores.
 
 from __future__ import annotations
 
+from planner.engine.cold_start_headroom import headroom_absorbs, headroom_needed_pct
 from planner.engine.shown import plural as plural_of
 from planner.engine.stacks import (
     AUTO_KV_CACHE_DTYPE,
@@ -146,11 +147,11 @@ def cold_start_advice(
     spike = float(spike_headroom_pct)
     headroom = float(headroom_pct or 0)
     grows = f"; while it starts, the load grows at most {spike:.1f} % of the peak, which "
-    if spike <= headroom:
+    if headroom_absorbs(spike, headroom):
         return advice + grows + f"the {headroom:g} % headroom absorbs"
     return (
         advice
         + grows
         + f"is more than the {headroom:g} % headroom: scale ahead on a schedule or raise the "
-        f"headroom to at least {-int(-spike // 1)} %"  # rounded up
+        f"headroom to at least {headroom_needed_pct(spike)} %"
     )

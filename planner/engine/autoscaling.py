@@ -15,11 +15,11 @@ and the replicas-by-hour chart are one computation, so they cannot disagree.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from planner.engine import demand
+from planner.engine.cold_start_headroom import headroom_absorbs, headroom_needed_pct
 from planner.engine.errors import EngineInputError
 from planner.engine.shown import quantity
 
@@ -216,9 +216,9 @@ def recommend_autoscaling(
             "replica starts; "
             + (
                 f"the {headroom_pct:g} % headroom absorbs it."
-                if start.spike_headroom_pct <= headroom_pct
+                if headroom_absorbs(start.spike_headroom_pct, headroom_pct)
                 else f"the {headroom_pct:g} % headroom does not: raise it to at least "
-                f"{math.ceil(start.spike_headroom_pct)} % or scale ahead on a schedule."
+                f"{headroom_needed_pct(start.spike_headroom_pct)} % or scale ahead on a schedule."
             ),
         )
     return AutoscalingRecommendation(
