@@ -9,13 +9,19 @@ pytestmark = pytest.mark.browser
 
 
 def _autosave(page, selector: str, value: str) -> str:
-    """Type a value and leave the field; returns the status line the htmx answer shows."""
+    """Type a value and leave the field; returns the status line the htmx answer shows.
+
+    The results section is marked before the change and the status is read from the section
+    that replaces it: the previous answer's status line is still in the page when the response
+    arrives, and reading it before htmx swaps would return the old status."""
+    page.locator("#sizing-results").evaluate("section => section.dataset.answered = 'before'")
     with page.expect_response(lambda r: r.request.method == "POST") as answer:
         page.fill(selector, value)
         page.locator(selector).blur()
     assert answer.value.status == 200
-    page.wait_for_selector("[data-testid=form-saved], [data-testid=form-errors]")
-    status = page.locator("[data-testid=form-saved], [data-testid=form-errors]")
+    fresh = "#sizing-results:not([data-answered])"
+    status = page.locator(f"{fresh} [data-testid=form-saved], {fresh} [data-testid=form-errors]")
+    status.first.wait_for()
     return status.first.inner_text()
 
 
