@@ -72,11 +72,11 @@ def demo_setup(
 
 
 @transaction.atomic
-def plan_save(*, form, organisation: Organisation, user) -> Plan:
-    """Save a valid PlanForm, creating the named new client when there is one."""
+def plan_save(*, plan: Plan, organisation: Organisation, user, new_client: str = "") -> Plan:
+    """Save the plan (its stored version is checked), creating the named new client when
+    there is one."""
 
-    plan = form.save(commit=False)
-    new_client = (form.cleaned_data.get("new_client") or "").strip()
+    new_client = new_client.strip()
     if new_client:
         plan.client = Client.objects.create(organisation=organisation, name=new_client)
     plan.organisation = organisation

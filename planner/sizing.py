@@ -592,14 +592,15 @@ def chosen_replan(workload: Workload) -> None:
     workload.chosen_inputs_hash = workload_inputs_hash(workload)
 
 
-def workload_save(*, form) -> Workload:
-    """Save a valid workload form; its chosen configuration is re-planned in the same save.
+def workload_save(*, workload: Workload) -> Workload:
+    """Save the edited workload; its chosen configuration is re-planned in the same save.
 
     Raises:
-        StaleEditError: the row changed since the form was loaded (see planner.versioning).
+        StaleEditError: the row changed since it was loaded (see planner.versioning).
     """
-    chosen_replan(form.instance)
-    return form.save()
+    chosen_replan(workload)
+    workload.save()
+    return workload
 
 
 @transaction.atomic

@@ -158,7 +158,12 @@ def _plan_write(request, payload: PlanIn, plan: Plan):
         )
     except FormErrors as exc:
         return Status(exc.status, {"errors": renamed(exc.errors, PLAN_NAMES)})
-    saved = plan_save(form=form, organisation=request.organisation, user=actor(request))
+    saved = plan_save(
+        plan=form.save(commit=False),
+        new_client=form.cleaned_data.get("new_client") or "",
+        organisation=request.organisation,
+        user=actor(request),
+    )
     return Status(201 if creating else 200, plan_out(saved))
 
 
@@ -473,7 +478,7 @@ def _workload_write(request, payload: WorkloadIn, workload: Workload):
     except FormErrors as exc:
         return Status(exc.status, {"errors": renamed(exc.errors, WORKLOAD_NAMES)})
     with catalog_version_pinned(), transaction.atomic():
-        saved = form.save() if creating else sizing.workload_save(form=form)
+        saved = form.save() if creating else sizing.workload_save(workload=form.save(commit=False))
     return Status(201 if creating else 200, workload_out(saved))
 
 

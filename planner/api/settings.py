@@ -196,7 +196,9 @@ def tco_settings_update(request, plan_id: Id, payload: TcoSettingsIn):
         except FormErrors as exc:
             transaction.set_rollback(True)  # a refused edit stores nothing
             return Status(exc.status, {"errors": exc.errors})
-        saved = facility_services.tco_settings_save(plan=plan, form=form)
+        saved = facility_services.tco_settings_save(
+            plan=plan, settings=form.save(commit=False), changed=form.has_changed()
+        )
     return Status(200, tco_settings_out(saved))
 
 
@@ -328,7 +330,11 @@ def placement_settings_update(request, plan_id: Id, payload: PlacementSettingsIn
                 exc.status, {"errors": _form_errors(exc.errors, {"residency_": "residency"})}
             )
         decision = facility_services.placement_settings_save(
-            plan=plan, form=form, decision=decision
+            plan=plan,
+            network_share_pct=form.cleaned_data["network_share_pct"],
+            control_requirement=form.cleaned_data["control_requirement"],
+            residency=form.residency_values(),
+            decision=decision,
         )
     return Status(200, placement_out(plan, decision))
 
@@ -438,7 +444,7 @@ def _split_write(plan, workload, shares: dict[str, Any], version: int | None):
                 errors.setdefault("shares", []).extend(errors.pop("__all__"))
             transaction.set_rollback(True)  # a refused edit stores nothing
             return Status(exc.status, {"errors": errors})
-        split = facility_services.site_split_save(form=form, split=split)
+        split = facility_services.site_split_save(split=split, shares=form.shares())
     return Status(200, site_split_out(workload, split, sites))
 
 

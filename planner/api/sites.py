@@ -166,7 +166,9 @@ def _site_write(request, plan, payload: SiteIn, site: Site):
     except FormErrors as exc:
         return Status(exc.status, {"errors": exc.errors})
     with transaction.atomic():
-        saved = facility_services.site_save(plan=plan, form=form)
+        saved = facility_services.site_save(
+            plan=plan, site=form.save(commit=False), upgrades=form.cleaned_data["upgrades"]
+        )
     return Status(201 if creating else 200, site_out(saved))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from decimal import Decimal
@@ -51,6 +52,9 @@ from planner.facility.models import (
 )
 from planner.models import Plan
 from planner.money import UsdRate, format_money
+
+# A planned power upgrade as the site form and the API read it: (ready date, added kW, note).
+UpgradeIn = tuple[date, Decimal, str]
 
 logger = logging.getLogger(__name__)
 
@@ -318,28 +322,24 @@ def _site_evaluate(plan, site, upgrades, deployment, go_live, assumed) -> SiteEv
 
 
 @transaction.atomic
-def site_save(*, plan: Plan, form) -> Site:
-    """Save a valid SiteForm for the plan, replacing the site's upgrades with the form's."""
-    site = form.save(commit=False)
+def site_save(*, plan: Plan, site: Site, upgrades: Sequence[UpgradeIn] = ()) -> Site:
+    """Save the site for the plan (its stored version is checked), replacing its planned
+    power upgrades with ``upgrades``."""
     site.plan = plan
     site.save()
     site.upgrades.all().delete()
     PowerUpgrade.objects.bulk_create(
-        PowerUpgrade(site=site, ready_date=d, added_kw=kw, note=note)
-        for d, kw, note in form.cleaned_data.get("upgrades") or []
+        PowerUpgrade(site=site, ready_date=d, added_kw=kw, note=note) for d, kw, note in upgrades
     )
     return site
 
 
-def site_preview(*, plan: Plan, form) -> tuple[Site, list[PowerUpgrade]]:
-    """An unsaved site and upgrades from a valid SiteForm, for checks before saving."""
-    site = form.save(commit=False)
+def site_preview(
+    *, plan: Plan, site: Site, upgrades: Sequence[UpgradeIn] = ()
+) -> tuple[Site, list[PowerUpgrade]]:
+    """The unsaved site and its upgrades as rows, for checks before saving."""
     site.plan = plan
-    upgrades = [
-        PowerUpgrade(ready_date=d, added_kw=kw, note=note)
-        for d, kw, note in form.cleaned_data.get("upgrades") or []
-    ]
-    return site, upgrades
+    return site, [PowerUpgrade(ready_date=d, added_kw=kw, note=note) for d, kw, note in upgrades]
 
 
 def site_delete(*, site: Site) -> None:
@@ -753,9 +753,15 @@ def _tco_costs(plan: Plan) -> tuple[dict[str, float], str, str]:
 
 @transaction.atomic
 def placement_settings_save(
-    *, plan: Plan, form, decision: PlacementDecision | None = None
+    *,
+    plan: Plan,
+    network_share_pct: Decimal,
+    control_requirement: str,
+    residency: Mapping[int, str],
+    decision: PlacementDecision | None = None,
 ) -> PlacementDecision:
-    """Save the network share, control need and per-workload residency rules.
+    """Save the network share, control need and per-workload residency rules (workload id →
+    the regions its data may be served from, as the placement form writes them).
 
     ``decision`` is the row the form was checked against (its version is checked on save);
     without one, or when it is not stored yet, the plan's decision is fetched or created.
@@ -765,10 +771,10 @@ def placement_settings_save(
     """
     if decision is None or decision.pk is None:
         decision, _ = PlacementDecision.objects.get_or_create(plan=plan)
-    decision.network_share_pct = form.cleaned_data["network_share_pct"]
-    decision.control_requirement = form.cleaned_data["control_requirement"]
+    decision.network_share_pct = network_share_pct
+    decision.control_requirement = control_requirement
     decision.save(update_fields=["network_share_pct", "control_requirement"])
-    for workload_id, allowed in form.residency_values().items():
+    for workload_id, allowed in residency.items():
         ResidencyRule.objects.update_or_create(
             workload_id=workload_id, defaults={"allowed": allowed}
         )
@@ -1520,10 +1526,9 @@ def placement_decision_for_edit(*, plan: Plan) -> PlacementDecision:
     return decision
 
 
-def tco_settings_save(*, plan: Plan, form) -> TcoSettings:
-    """Save a valid TcoSettingsForm; an unchanged form stores nothing (defaults stay unsaved)."""
-    settings = form.save(commit=False)
-    if not form.has_changed():
+def tco_settings_save(*, plan: Plan, settings: TcoSettings, changed: bool) -> TcoSettings:
+    """Save the edited TCO inputs; unchanged ones store nothing (defaults stay unsaved)."""
+    if not changed:
         return settings
     settings.plan = plan
     settings.save()
@@ -1826,13 +1831,13 @@ def site_split_for_edit(*, workload) -> WorkloadSiteSplit:
 
 
 @transaction.atomic
-def site_split_save(*, form, split: WorkloadSiteSplit) -> WorkloadSiteSplit:
-    """Store a valid SiteSplitForm's shares (empty: back to the users' regions).
+def site_split_save(*, split: WorkloadSiteSplit, shares: Mapping[str, int]) -> WorkloadSiteSplit:
+    """Store the split's shares, site key → share (empty: back to the users' regions).
 
     Raises:
         StaleEditError: The split was saved by someone else since the form was loaded.
     """
-    split.shares = form.shares()
+    split.shares = dict(shares)
     split.full_clean(exclude=["workload"])
     split.save()
     return split

@@ -95,7 +95,7 @@ def site_split(request: HttpRequest, plan_id: int, workload_id: int) -> HttpResp
     form = SiteSplitForm(request.POST, workload=workload, sites=sites, record=split)
     if form.is_valid():
         try:
-            services.site_split_save(form=form, split=split)
+            services.site_split_save(split=split, shares=form.shares())
         except StaleEditError as exc:
             form.add_stale_error(exc)
         else:
@@ -141,10 +141,16 @@ def site_create(request: HttpRequest, plan_id: int) -> HttpResponse:
     if request.method == "POST":
         if form.is_valid():
             if not request.htmx:
-                site = services.site_save(plan=plan, form=form)
+                site = services.site_save(
+                    plan=plan,
+                    site=form.save(commit=False),
+                    upgrades=form.cleaned_data["upgrades"],
+                )
                 messages.success(request, f"Site {site.name} added.")
                 return redirect("facility:site_detail", plan_id=plan.pk, site_id=site.pk)
-            site, upgrades = services.site_preview(plan=plan, form=form)
+            site, upgrades = services.site_preview(
+                plan=plan, site=form.save(commit=False), upgrades=form.cleaned_data["upgrades"]
+            )
             evaluation = services.site_evaluate(plan=plan, site=site, upgrades=upgrades)
         return _site_page(request, plan, form, None, evaluation, status=400)
     return _site_page(request, plan, form, None, None)
@@ -162,7 +168,11 @@ def site_detail(request: HttpRequest, plan_id: int, site_id: int) -> HttpRespons
         form = _site_form(request.POST, plan=plan, site=site, instance=site)
         if form.is_valid():
             try:
-                site = services.site_save(plan=plan, form=form)
+                site = services.site_save(
+                    plan=plan,
+                    site=form.save(commit=False),
+                    upgrades=form.cleaned_data["upgrades"],
+                )
             except StaleEditError as exc:
                 form.add_stale_error(exc)
             else:
@@ -231,7 +241,13 @@ def placement_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         require_editor(request)
         try:
             if action == "settings" and settings_form.is_valid():
-                services.placement_settings_save(plan=plan, form=settings_form, decision=decision)
+                services.placement_settings_save(
+                    plan=plan,
+                    network_share_pct=settings_form.cleaned_data["network_share_pct"],
+                    control_requirement=settings_form.cleaned_data["control_requirement"],
+                    residency=settings_form.residency_values(),
+                    decision=decision,
+                )
                 messages.success(
                     request,
                     "Placement settings saved; the scores are updated." + settings_form.merge_note,
@@ -310,7 +326,9 @@ def tco_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         require_editor(request)
         if form.is_valid():
             try:
-                services.tco_settings_save(plan=plan, form=form)
+                services.tco_settings_save(
+                    plan=plan, settings=form.save(commit=False), changed=form.has_changed()
+                )
             except StaleEditError as exc:
                 form.add_stale_error(exc)
             else:

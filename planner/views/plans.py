@@ -109,7 +109,12 @@ def plan_export_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 def plan_create(request: HttpRequest) -> HttpResponse:
     form = PlanForm(request.POST or None, organisation=request.organisation)
     if request.method == "POST" and form.is_valid():
-        plan = plan_save(form=form, organisation=request.organisation, user=request.user)
+        plan = plan_save(
+            plan=form.save(commit=False),
+            new_client=form.cleaned_data.get("new_client") or "",
+            organisation=request.organisation,
+            user=request.user,
+        )
         messages.success(request, f"Plan {plan.name} created. Add its workloads next.")
         return redirect("plan_detail", plan_id=plan.pk)
     return render(
@@ -124,7 +129,12 @@ def plan_edit(request: HttpRequest, plan_id: int) -> HttpResponse:
     form = PlanForm(request.POST or None, instance=plan, organisation=request.organisation)
     if request.method == "POST" and form.is_valid():
         try:
-            plan_save(form=form, organisation=request.organisation, user=request.user)
+            plan_save(
+                plan=form.save(commit=False),
+                new_client=form.cleaned_data.get("new_client") or "",
+                organisation=request.organisation,
+                user=request.user,
+            )
         except StaleEditError as exc:
             form.add_stale_error(exc)
         else:

@@ -256,7 +256,8 @@ def workload_sizing(request: HttpRequest, plan_id: int, workload_id: int) -> Htt
         saved = False
         if request.method == "POST" and form.is_valid():
             try:
-                workload = sizing.workload_save(form=form)  # re-plans the chosen replicas
+                # re-plans the chosen replicas
+                workload = sizing.workload_save(workload=form.save(commit=False))
             except StaleEditError as exc:
                 form.add_stale_error(exc)
             else:

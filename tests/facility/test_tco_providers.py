@@ -74,7 +74,7 @@ def test_the_settings_form_offers_the_catalog_providers(sized_plan):
     form = TcoSettingsForm(data | {"cloud_providers": ["Lambda"]}, instance=current)
     assert "Lambda" in dict(form.fields["cloud_providers"].choices)
     assert form.is_valid(), form.errors
-    services.tco_settings_save(plan=sized_plan, form=form)
+    services.tco_settings_save(plan=sized_plan, settings=form.save(commit=False), changed=True)
     assert TcoSettings.objects.get(plan=sized_plan).cloud_providers == ["Lambda"]
     bad = TcoSettingsForm(data | {"cloud_providers": ["Nowhere Cloud"]}, instance=current)
     assert not bad.is_valid() and "cloud_providers" in bad.errors

@@ -133,7 +133,9 @@ def test_site_form_gives_errors_or_a_site_the_checks_accept(plan, **typed):
         form = SiteForm(data, instance=plan.sites.get(pk=site.pk), plan=plan)
         event("valid" if form.is_valid() else "refused")
         if form.is_valid():
-            saved = services.site_save(plan=plan, form=form)
+            saved = services.site_save(
+                plan=plan, site=form.save(commit=False), upgrades=form.cleaned_data["upgrades"]
+            )
             evaluation = services.site_evaluate(plan=plan, site=saved)
             assert not evaluation.error, evaluation.error
         else:
@@ -274,7 +276,9 @@ def test_tco_settings_form_gives_errors_or_inputs_the_engine_takes(plan, **typed
         form = TcoSettingsForm(data, instance=selectors.tco_settings_get(plan=plan))
         event("valid" if form.is_valid() else "refused")
         if form.is_valid():
-            services.tco_settings_save(plan=plan, form=form)
+            services.tco_settings_save(
+                plan=plan, settings=form.save(commit=False), changed=form.has_changed()
+            )
             services.tco_state(plan=plan)  # builds the engine inputs; refusals are "not ready"
         else:
             assert all(form.errors.values())
