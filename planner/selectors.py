@@ -34,11 +34,6 @@ def client_list(*, organisation: Organisation) -> QuerySet[Client]:
     return Client.objects.filter(organisation=organisation)
 
 
-def client_get(*, organisation: Organisation, client_id: int) -> Client:
-    """One client of the organisation; raises Client.DoesNotExist for any other."""
-    return Client.objects.get(organisation=organisation, pk=client_id)
-
-
 def plan_list(*, organisation: Organisation) -> QuerySet[Plan]:
     return (
         Plan.objects.filter(organisation=organisation)
@@ -54,11 +49,6 @@ def plans_with_client() -> QuerySet[Plan]:
     return Plan.objects.select_related("client")
 
 
-def plan_get(*, organisation: Organisation, plan_id: int) -> Plan:
-    """One plan of the organisation; raises Plan.DoesNotExist for any other."""
-    return plans_with_client().get(organisation=organisation, pk=plan_id)
-
-
 def workload_list(*, plan: Plan) -> QuerySet[Workload]:
     return Workload.objects.filter(plan=plan).select_related(
         "model", "chosen_accelerator", "chosen_server"
@@ -71,13 +61,6 @@ def workloads_with_choices() -> QuerySet[Workload]:
     Not scoped: for ``planner.tenancy.org_object_or_404``, which adds the organisation."""
     return Workload.objects.select_related(
         "plan", "plan__client", "model", "chosen_accelerator", "chosen_server"
-    )
-
-
-def workload_get(*, organisation: Organisation, plan_id: int, workload_id: int) -> Workload:
-    """One workload of one of the organisation's plans; DoesNotExist for any other."""
-    return workloads_with_choices().get(
-        plan__organisation=organisation, plan_id=plan_id, pk=workload_id
     )
 
 

@@ -34,11 +34,6 @@ def supplier_list(*, organisation: Organisation) -> QuerySet[Supplier]:
     return Supplier.objects.filter(organisation=organisation)
 
 
-def supplier_get(*, organisation: Organisation, supplier_id: int) -> Supplier:
-    """One supplier of the organisation; raises Supplier.DoesNotExist for any other."""
-    return Supplier.objects.get(organisation=organisation, pk=supplier_id)
-
-
 def offer_list(*, organisation: Organisation) -> QuerySet[Offer]:
     """Every offer of the organisation's suppliers, with what it is for and its breaks."""
     return (

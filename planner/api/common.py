@@ -33,6 +33,7 @@ from planner.input_rules import (
 )
 from planner.models import ApiToken, Membership, Plan
 from planner.permissions import VIEWER_MESSAGE
+from planner.tenancy import org_object_or_404
 from planner.versioning import LOADED_VERSION, VERSIONING_FIELDS, _as_posted
 
 MAX_PK = 2**31 - 1  # PostgreSQL integer: larger ids cannot exist (and would fail the query)
@@ -206,8 +207,8 @@ def require_editor(request) -> None:
 
 
 def plan_get(request, plan_id: int) -> Plan:
-    """The organisation's plan, or DoesNotExist (a 404) for any other."""
-    return selectors.plan_get(organisation=request.organisation, plan_id=plan_id)
+    """The organisation's plan, or a 404 for any other (the pages' one tenancy look-up)."""
+    return org_object_or_404(request, selectors.plans_with_client(), pk=plan_id)
 
 
 class PostedNumber(str):

@@ -33,6 +33,7 @@ from planner.forms import ClientForm, PlanForm
 from planner.labels import workload_stack_label
 from planner.models import ApiToken, Client, Plan, Workload
 from planner.services import plan_save
+from planner.tenancy import org_object_or_404
 from planner.workload_forms import COLD_START_FIELDS, STACK_FIELDS, WorkloadForm
 
 router = Router(tags=["plans"])
@@ -295,7 +296,7 @@ def client_create(request, payload: ClientCreateIn):
 
 @router.get("/clients/{client_id}", **op({200: ClientDetailOut}, 404), summary="One client")
 def client_read(request, client_id: Id):
-    return client_out(selectors.client_get(organisation=request.organisation, client_id=client_id))
+    return client_out(org_object_or_404(request, Client, pk=client_id))
 
 
 @router.patch(
@@ -304,7 +305,7 @@ def client_read(request, client_id: Id):
     summary="Change a client's fields (only those sent), e.g. its VAT recovery",
 )
 def client_update(request, client_id: Id, payload: ClientIn):
-    client = selectors.client_get(organisation=request.organisation, client_id=client_id)
+    client = org_object_or_404(request, Client, pk=client_id)
     require_editor(request)
     return _client_write(request, payload, client)
 
@@ -461,8 +462,9 @@ def _workload_sent(payload: WorkloadIn) -> dict[str, str]:
 
 
 def workload_get(request, plan_id: int, workload_id: int) -> Workload:
-    return selectors.workload_get(
-        organisation=request.organisation, plan_id=plan_id, workload_id=workload_id
+    """The organisation's workload of that plan, or a 404 (the pages' one tenancy look-up)."""
+    return org_object_or_404(
+        request, selectors.workloads_with_choices(), plan_id=plan_id, pk=workload_id
     )
 
 

@@ -41,6 +41,7 @@ from planner.api.common import (
 from planner.api.contract import DECIMAL_TEXT_PATTERN, Number, stated_range
 from planner.api.delivery import BomLineOut, bom_line_out
 from planner.api.plans import Id, actor
+from planner.tenancy import org_object_or_404
 from sourcing import selectors, services
 from sourcing.forms import (
     BomLineAddForm,
@@ -115,7 +116,7 @@ def supplier_out(supplier: Supplier) -> dict[str, Any]:
 
 
 def _supplier(request, supplier_id: int) -> Supplier:
-    return selectors.supplier_get(organisation=request.organisation, supplier_id=supplier_id)
+    return org_object_or_404(request, Supplier, pk=supplier_id)
 
 
 def _supplier_write(request, payload: SupplierIn, supplier: Supplier):

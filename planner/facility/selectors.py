@@ -1,7 +1,7 @@
 """Reads of sites, placement and TCO rows, and their translation into engine dataclasses.
 
-Every read takes a plan already fetched through ``planner.selectors.plan_get`` (which checked
-the organisation), so no query here can cross tenants. The ``*_spec`` / ``*_demand``
+Every read takes a plan already fetched through ``planner.tenancy.org_object_or_404``
+(which checked the organisation), so no query here can cross tenants. The ``*_spec`` / ``*_demand``
 functions only translate rows into the engine's frozen dataclasses (unit conversions, no
 modelling); the engine computes.
 """

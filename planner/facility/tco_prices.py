@@ -7,8 +7,8 @@ another platform's). Network capex is the BOM's network lines priced the same wa
 maintenance rate is the BOM's support line against the servers' price. Offers in another
 currency are converted to USD at the dated rate on the order date, and the rate is named.
 
-Every function takes a plan already fetched through ``planner.selectors.plan_get`` (which
-checked the organisation), and offers are read for that plan's organisation only.
+Every function takes a plan already fetched through ``planner.tenancy.org_object_or_404``
+(which checked the organisation), and offers are read for that plan's organisation only.
 """
 
 from __future__ import annotations

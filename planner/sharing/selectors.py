@@ -1,5 +1,5 @@
 """Reads of the sharing app. Every read takes a plan already fetched for the organisation
-(``planner.selectors.plan_get``), so no query here crosses tenants."""
+(``planner.tenancy.org_object_or_404``), so no query here crosses tenants."""
 
 from __future__ import annotations
 

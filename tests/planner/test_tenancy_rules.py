@@ -1,7 +1,7 @@
-"""One tenancy look-up and one viewer refusal for every page.
+"""One tenancy look-up and one viewer refusal for every page and API operation.
 
-``planner.tenancy.org_object_or_404`` is the only way a view fetches an organisation's row
-by id, and ``planner.permissions.require_editor`` the only way it refuses a viewer. The walk
+``planner.tenancy.org_object_or_404`` is the only way a view or an API operation fetches an
+organisation's row by id, and ``planner.permissions.require_editor`` the only way it refuses a viewer. The walk
 below fails when a module grows its own ``_x_or_404`` helper, its own viewer message or its
 own role check; the view tests check that a viewer meets the same refusal everywhere.
 (tests/planner/test_tenancy.py checks every URL for another organisation's ids.)
@@ -46,6 +46,20 @@ def _modules():
             yield str(path.relative_to(root)), ast.parse(path.read_text())
 
 
+def _scoped_by_hand(node: ast.AST) -> bool:
+    """``X.objects.get(organisation=…, pk=…)`` or ``….get(plan__organisation=…)``: a row by
+    id scoped by hand, which the pages and the API fetch through org_object_or_404."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and any(
+            k.arg and (k.arg == "organisation" or k.arg.endswith("__organisation"))
+            for k in node.keywords
+        )
+    )
+
+
 def _own_tenancy_rules() -> list[str]:
     """Places that look up, or refuse a viewer, other than through the one shared way."""
     found = []
@@ -65,6 +79,8 @@ def _own_tenancy_rules() -> list[str]:
                     found.append(f"{where}:{node.lineno}: request.membership.can_edit (own check)")
             elif isinstance(node, ast.alias) and node.name == "get_object_or_404":
                 found.append(f"{where}:{node.lineno}: get_object_or_404 (does not scope)")
+            elif _scoped_by_hand(node):
+                found.append(f"{where}:{node.lineno}: .get(organisation=…) (a look-up by hand)")
     return found
 
 
