@@ -527,8 +527,11 @@ def candidate_second_opinion(workload: Workload, candidate) -> CandidateSecondOp
         accelerator_name=candidate.accelerator_name,
         model_name=workload.model.name,
     )
-    found = peer.peer_estimate(request)
     batch = candidate.batch_per_replica
+    if (candidate.provenance or "").startswith("measured"):
+        reason = "this candidate is sized on a load test, a measurement rather than a model"
+        return CandidateSecondOpinion(peer.PEER_NAME, batch, None, not_covered=reason)
+    found = peer.peer_estimate(request)
     if not found.covered:
         return CandidateSecondOpinion(peer.PEER_NAME, batch, None, not_covered=found.not_covered)
     capacity, _ = _replica_curve(

@@ -22,6 +22,7 @@ its Hugging Face fetchers are replaced by one that raises.
 from __future__ import annotations
 
 import logging
+import os
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -207,7 +208,10 @@ class _Peer:
         config = folder / "config.json"
         if not config.exists():
             text = (self.package / "model_configs" / filename).read_text(encoding="utf-8")
-            config.write_text(text, encoding="utf-8")
+            # Written aside and renamed: another process may be reading the folder meanwhile.
+            partial = folder / f"config.json.{os.getpid()}"
+            partial.write_text(text, encoding="utf-8")
+            os.replace(partial, config)
         return str(folder)
 
     def estimate(self, request: PeerRequest) -> PeerEstimate:

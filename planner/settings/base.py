@@ -217,7 +217,7 @@ JOBS_REQUEUE_AFTER_SECONDS = env_number("JOBS_REQUEUE_AFTER_SECONDS", CELERY_TAS
 
 # The sizing page's second opinion (planner/peer/aiconfigurator.py) beside the planner's estimate
 # of the candidate shown in detail. A process's first comparison on a GPU system loads that
-# system's kernel tables (1-8 s); later ones take ~30 ms, repeats none (cached by the inputs).
+# system's kernel tables (4-12 s); later ones take 30-50 ms, repeats none (cached by inputs).
 SECOND_OPINION = env_bool("SECOND_OPINION", True)
 
 # Where the catalog's reference data ships inside the project (copied from shared/data).
