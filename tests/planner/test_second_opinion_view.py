@@ -1,6 +1,8 @@
 """The sizing page's detail panel shows aiconfigurator's estimate beside the planner's, with
 the difference, and says why when the peer does not cover a candidate."""
 
+import html
+
 import pytest
 from django.urls import reverse
 
@@ -94,3 +96,41 @@ def test_the_chosen_configuration_carries_the_second_opinion(client, consultant_
         f"Second opinion (aiconfigurator, at {candidate.batch_per_replica} requests per replica): "
         f"{sign}{opinion.throughput_difference_pct:.0f} % throughput"
     )
+
+
+def test_a_large_disagreement_widens_the_band_on_the_page(
+    client, consultant_a, workload, monkeypatch
+):
+    # The peer's answer is set at the adapter's boundary (no kernel tables loaded): twice the
+    # planner's throughput at the same point, so the band must reach +100 %.
+    key = "h100-sxm|fp8|1"
+    candidate = sizing.candidate_find(sizing.workload_sweep(workload), key)
+    planner_side = {}
+
+    def doubled(request):
+        capacity, _ = sizing._replica_curve(
+            sizing.model_spec(workload.model), sizing.accelerator_specs()["h100-sxm"], "fp8", 1,
+            sizing.replace(sizing.engine_workload(workload), peak_concurrency=None,
+                           peak_requests_per_s=None, headroom_pct=0.0),
+            1, 1, "trtllm",
+        )  # fmt: skip
+        state = sizing.steady_state(capacity.shape, float(request.batch_per_replica), 1024, 256)
+        planner_side["tokens_per_s"] = float(state.output_tokens_per_s[0])
+        return sizing.peer.PeerEstimate(
+            2 * planner_side["tokens_per_s"], 100.0, 10.0, source="aiconfigurator-core 0.12.0"
+        )
+
+    monkeypatch.setattr(sizing.peer, "peer_estimate", doubled)
+    client.force_login(consultant_a)
+
+    page = html.unescape(_detail(client, workload, key).content.decode())
+
+    band = candidate.expected_error_pct
+    assert f"(expected error ±100 %, widened from ±{band:.0f} % by the second opinion" in page
+    assert (
+        f"aiconfigurator's kernel tables give 100 % more throughput "
+        f"({2 * planner_side['tokens_per_s']:,.0f} against the planner's "
+        f"{planner_side['tokens_per_s']:,.0f} output tokens/s per replica)"
+    ) in page
+    assert f"the band is widened from ±{band:.0f} % to ±100 % to reach it." in page
+    assert 'class="notice warn" data-testid="second-opinion-reason"' in page
