@@ -528,9 +528,6 @@ def candidate_second_opinion(workload: Workload, candidate) -> CandidateSecondOp
         model_name=workload.model.name,
     )
     batch = candidate.batch_per_replica
-    if (candidate.provenance or "").startswith("measured"):
-        reason = "this candidate is sized on a load test, a measurement rather than a model"
-        return CandidateSecondOpinion(peer.PEER_NAME, batch, None, not_covered=reason)
     found = peer.peer_estimate(request)
     if not found.covered:
         return CandidateSecondOpinion(peer.PEER_NAME, batch, None, not_covered=found.not_covered)
@@ -552,7 +549,12 @@ def candidate_second_opinion(workload: Workload, candidate) -> CandidateSecondOp
     )
     peer_figures = Figures(found.output_tokens_per_s_per_replica, found.ttft_ms, found.tpot_ms)
     opinion = second_opinion(
-        planner_figures, peer_figures, candidate.expected_error_pct or 0.0, peer.PEER_NAME
+        planner_figures,
+        peer_figures,
+        candidate.expected_error_pct or 0.0,
+        peer.PEER_NAME,
+        # A load-tested candidate (planner.measured) keeps its measurement's band.
+        measured=(candidate.provenance or "").startswith("measured"),
     )
     return CandidateSecondOpinion(peer.PEER_NAME, batch, opinion, source=found.source)
 

@@ -76,6 +76,7 @@ def second_opinion(
     band_pct: float,
     peer_name: str,
     threshold_pct: float = THROUGHPUT_DISAGREEMENT_PCT,
+    measured: bool = False,
 ) -> SecondOpinion:
     """Compare the two models and widen the band when they disagree on throughput.
 
@@ -85,6 +86,8 @@ def second_opinion(
         band_pct: The planner's error band, ±% of its estimate.
         peer_name: The peer's name for the sentence, e.g. "aiconfigurator".
         threshold_pct: Throughput disagreement (absolute %) past which the band widens.
+        measured: The candidate is sized on a load test: the two models are still compared,
+            but a measurement's band does not widen for what two models say.
 
     Returns:
         The comparison; the band is max(band, |throughput difference|) past the threshold,
@@ -99,8 +102,14 @@ def second_opinion(
         f"({peer.output_tokens_per_s:,.0f} against the planner's "
         f"{planner.output_tokens_per_s:,.0f} output tokens/s per replica)"
     )
-    widened = abs(throughput) > threshold_pct and abs(throughput) > band_pct
-    if widened:
+    widened = not measured and abs(throughput) > threshold_pct and abs(throughput) > band_pct
+    if measured:
+        reason = (
+            f"{gap}; the candidate is sized on a load test, so the measurement's band of "
+            f"±{band_pct:.0f} % stands."
+        )
+        widened_band = band_pct
+    elif widened:
         reason = (
             f"{gap}, past the {threshold_pct:.0f} % the planner accepts between two models: "
             f"the band is widened from ±{band_pct:.0f} % to ±{abs(throughput):.0f} % to reach it."

@@ -53,6 +53,16 @@ def test_the_band_stands_within_the_threshold_or_a_wider_band(peer_tokens_per_s,
     assert f"the planner's band of ±{band_pct:.0f} % stands" in opinion.reason
 
 
+def test_a_measured_candidate_keeps_its_band_whatever_the_models_say():
+    opinion = second_opinion(PLANNER, Figures(1310.0, 150.0, 25.0), 13.0, "peer", measured=True)
+
+    assert opinion.throughput_difference_pct == pytest.approx(31.0)
+    assert not opinion.widened and opinion.band_pct == 13.0
+    assert opinion.reason.endswith(
+        "sized on a load test, so the measurement's band of ±13 % stands."
+    )
+
+
 def test_difference_needs_a_positive_planner_figure():
     assert difference_pct(90.0, 100.0) == pytest.approx(-10.0)
     with pytest.raises(ValueError, match="positive"):
