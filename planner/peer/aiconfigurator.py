@@ -293,5 +293,8 @@ def peer_estimate(request: PeerRequest) -> PeerEstimate:
             return _peer().estimate(request)
     except Exception as exc:  # noqa: BLE001 - a case the peer rejects is said, not a 500
         name = type(exc).__name__
-        message = str(exc).splitlines()[0][:160] if str(exc) else ""
-        return _not_covered(f"{PEER_NAME} could not estimate it ({name}: {message})".rstrip())
+        message = (str(exc).splitlines() or [""])[0].removeprefix("perf database error: ")
+        message = message if len(message) <= 120 else message[:119] + "…"
+        if name == "PerfDataNotAvailableError":
+            return _not_covered(f"{PEER_NAME} has no measured kernel data for it ({message})")
+        return _not_covered(f"{PEER_NAME} could not estimate it ({name}: {message})")
