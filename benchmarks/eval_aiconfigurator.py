@@ -1,7 +1,8 @@
 """Compare NVIDIA's aiconfigurator-core with the planner's own estimates on the shared runs.
 
 Not part of the app: nothing imports this file. It needs ``aiconfigurator-core`` (Apache-2.0,
-PyPI), installed in a SEPARATE venv so the project's dependencies stay as they are::
+PyPI), now a project dependency (the sizing page's second opinion, planner/peer/), so the
+project's venv can run every stage; a separate venv still works::
 
     python3 -m venv /tmp/aicvenv
     /tmp/aicvenv/bin/pip install aiconfigurator-core==0.12.0

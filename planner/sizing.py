@@ -31,7 +31,8 @@ from planner.engine.limits import finite_or_none
 from planner.engine.memory import ACCELERATOR_BYTES_PER_GB, SERVING_STACKS, weights_bytes
 from planner.engine.network import REGIONS, RegionLatency, flag_regions
 from planner.engine.parallelism import ParallelLayout, scale_out_link
-from planner.engine.performance import Calibration
+from planner.engine.performance import Calibration, steady_state
+from planner.engine.second_opinion import Figures, SecondOpinion, second_opinion
 from planner.engine.shown import quantity
 from planner.engine.specs import (
     AcceleratorSpec,
@@ -42,6 +43,7 @@ from planner.engine.specs import (
     load_models_csv,
 )
 from planner.models import Serving, Workload
+from planner.peer import aiconfigurator as peer
 
 # Batch work states a whole-request time; the engine sizes on TTFT and TPOT. Planner rule:
 # a fifth of the budget for queueing and prefill, the rest spread over the p95 output.
@@ -480,6 +482,81 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
         bottleneck=bottleneck,
         autoscaling=autoscaling,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateSecondOpinion:
+    """The peer's estimate of a candidate beside the planner's, or why there is none.
+
+    Attributes:
+        peer_name: The peer, e.g. "aiconfigurator".
+        batch_per_replica: The operating point both models are asked about.
+        opinion: The comparison and its band (None when the peer does not cover it).
+        not_covered: Why the peer gives no figure ("" when it does).
+        source: The peer's version and the kernel tables it read.
+    """
+
+    peer_name: str
+    batch_per_replica: int
+    opinion: SecondOpinion | None
+    not_covered: str = ""
+    source: str = ""
+
+
+def candidate_second_opinion(workload: Workload, candidate) -> CandidateSecondOpinion | None:
+    """aiconfigurator's figures for the candidate's replica at its batch beside the planner's
+    (mean TTFT and TPOT of its steady state at that batch: the peer reports means), with the
+    band the disagreement leaves; None when switched off (SECOND_OPINION) or infeasible."""
+    if not settings.SECOND_OPINION or not candidate.feasible:
+        return None
+    stack = candidate.serving_stack if candidate.compared else workload.serving_stack
+    target = engine_workload(workload)
+    request = peer.PeerRequest(
+        accelerator=candidate.accelerator_slug,
+        model=workload.model.slug,
+        precision=candidate.precision,
+        kv_cache_dtype=candidate.kv_cache_dtype,
+        serving_stack=stack,
+        tensor_parallel=candidate.tensor_parallel,
+        batch_per_replica=candidate.batch_per_replica,
+        input_tokens=round(target.input_tokens),
+        output_tokens=round(target.output_tokens),
+        pipeline_parallel=candidate.pipeline_parallel,
+        expert_parallel=candidate.expert_parallel,
+        disaggregated=candidate.disaggregated,
+        accelerator_name=candidate.accelerator_name,
+        model_name=workload.model.name,
+    )
+    batch = candidate.batch_per_replica
+    found = peer.peer_estimate(request)
+    if not found.covered:
+        return CandidateSecondOpinion(peer.PEER_NAME, batch, None, not_covered=found.not_covered)
+    capacity, _ = _replica_curve(
+        model_spec(workload.model),
+        accelerator_specs()[candidate.accelerator_slug],
+        candidate.precision,
+        candidate.tensor_parallel,
+        replace(target, peak_concurrency=None, peak_requests_per_s=None, headroom_pct=0.0),
+        candidate.pipeline_parallel,
+        candidate.expert_parallel,
+        stack,
+    )
+    state = steady_state(capacity.shape, float(batch), target.input_tokens, target.output_tokens)
+    planner_figures = Figures(
+        output_tokens_per_s=float(state.output_tokens_per_s[0]),
+        ttft_ms=float(state.ttft_service_ms[0]),
+        tpot_ms=float(state.tpot_ms[0]),
+    )
+    peer_figures = Figures(found.output_tokens_per_s_per_replica, found.ttft_ms, found.tpot_ms)
+    opinion = second_opinion(
+        planner_figures,
+        peer_figures,
+        candidate.expected_error_pct or 0.0,
+        peer.PEER_NAME,
+        # A load-tested candidate (planner.measured) keeps its measurement's band.
+        measured=(candidate.provenance or "").startswith("measured"),
+    )
+    return CandidateSecondOpinion(peer.PEER_NAME, batch, opinion, source=found.source)
 
 
 def peak_load(workload: Workload, candidate) -> demand.PeakLoad:

@@ -7,6 +7,7 @@ Environment variables:
     CELERY_VISIBILITY_TIMEOUT_S: seconds before Redis redelivers an unacknowledged task.
     JOBS_LEASE_SECONDS, JOBS_HEARTBEAT_SECONDS: a running job's lease and heartbeat period.
     SECRET_KEY, DEBUG, ALLOWED_HOSTS (comma-separated), CSRF_TRUSTED_ORIGINS (comma-separated).
+    SECOND_OPINION: 0 to leave aiconfigurator's second opinion out of the sizing page (default 1).
 """
 
 import os
@@ -213,6 +214,11 @@ JOBS_MAX_ATTEMPTS = 3  # an exception or a dead pool process; then the job fails
 # never started (the broker lost it).
 JOBS_PUBLISH_GRACE_SECONDS = env_number("JOBS_PUBLISH_GRACE_SECONDS", 30)
 JOBS_REQUEUE_AFTER_SECONDS = env_number("JOBS_REQUEUE_AFTER_SECONDS", CELERY_TASK_TIME_LIMIT)
+
+# The sizing page's second opinion (planner/peer/aiconfigurator.py) beside the planner's estimate
+# of the candidate shown in detail. A process's first comparison on a GPU system loads that
+# system's kernel tables (4-12 s); later ones take 30-50 ms, repeats none (cached by inputs).
+SECOND_OPINION = env_bool("SECOND_OPINION", True)
 
 # Where the catalog's reference data ships inside the project (copied from shared/data).
 CATALOG_DATA_DIR = BASE_DIR / "catalog" / "data"

@@ -197,6 +197,12 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         "usd_shown": plan_shown_in(workload.plan),
     }
     context.update(_detail_context(workload, selected, context["usd_shown"]))
+    if chosen_key and chosen_key == context.get("selected_key"):
+        context["chosen_second_opinion"] = context["second_opinion"]  # computed for the panel
+    elif chosen_key:
+        chosen = sizing.candidate_find(result, chosen_key)
+        if chosen is not None:
+            context["chosen_second_opinion"] = sizing.candidate_second_opinion(workload, chosen)
     return context
 
 
@@ -227,6 +233,9 @@ def _detail_context(workload: Workload, candidate, usd_shown=None) -> dict:
         "usd_shown": usd_shown,
         "selected_key": sizing.candidate_key(candidate),
         "memory_figure": charts.memory_breakdown_figure(detail),
+        # The peer's figures beside the planner's, for the one candidate shown in detail (the
+        # chosen one unless another is clicked): its first call on a GPU system takes seconds.
+        "second_opinion": sizing.candidate_second_opinion(workload, candidate),
     }
     target = sizing.engine_workload(workload)
     if detail.batch_curve:
