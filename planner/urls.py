@@ -77,6 +77,11 @@ urlpatterns = [
         workloads.candidate_detail_view,
         name="candidate_detail",
     ),
+    path(
+        "plans/<int:plan_id>/workloads/<int:workload_id>/candidates/<str:key>/second-opinion/",
+        workloads.candidate_second_opinion_view,
+        name="candidate_second_opinion",
+    ),
     path("calibration/", calibration.calibration_page, name="calibration"),
     path("catalog/", include("catalog.urls")),
     path("", include("sourcing.urls")),

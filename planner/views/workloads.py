@@ -2,6 +2,7 @@
 
 from urllib.parse import urlencode, urlsplit
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
@@ -197,13 +198,23 @@ def _sizing_context(request: HttpRequest, workload: Workload, form) -> dict:
         "usd_shown": plan_shown_in(workload.plan),
     }
     context.update(_detail_context(workload, selected, context["usd_shown"]))
-    if chosen_key and chosen_key == context.get("selected_key"):
-        context["chosen_second_opinion"] = context["second_opinion"]  # computed for the panel
-    elif chosen_key:
+    if chosen_key and workload.has_choice:
         chosen = sizing.candidate_find(result, chosen_key)
-        if chosen is not None:
-            context["chosen_second_opinion"] = sizing.candidate_second_opinion(workload, chosen)
+        context["chosen_second_opinion_url"] = _second_opinion_url(workload, chosen, line=True)
     return context
+
+
+def _second_opinion_url(workload: Workload, candidate, *, line: bool = False) -> str | None:
+    """Where the page loads the peer's figures for ``candidate`` after it is shown (None when
+    switched off or infeasible): the peer's first call on a GPU system takes seconds, so the
+    page and its autosave never wait for it."""
+    if not settings.SECOND_OPINION or candidate is None or not candidate.feasible:
+        return None
+    url = reverse(
+        "candidate_second_opinion",
+        args=[workload.plan_id, workload.pk, sizing.candidate_key(candidate)],
+    )
+    return f"{url}?line=chosen" if line else url
 
 
 def _rechoose(workload: Workload, row) -> bool:
@@ -233,9 +244,7 @@ def _detail_context(workload: Workload, candidate, usd_shown=None) -> dict:
         "usd_shown": usd_shown,
         "selected_key": sizing.candidate_key(candidate),
         "memory_figure": charts.memory_breakdown_figure(detail),
-        # The peer's figures beside the planner's, for the one candidate shown in detail (the
-        # chosen one unless another is clicked): its first call on a GPU system takes seconds.
-        "second_opinion": sizing.candidate_second_opinion(workload, candidate),
+        "second_opinion_url": _second_opinion_url(workload, candidate),
     }
     target = sizing.engine_workload(workload)
     if detail.batch_curve:
@@ -334,6 +343,42 @@ def candidate_detail_view(
     context["chosen_key"] = sizing.chosen_key(workload)
     context["table_query"] = _table_query(_table_params(request))
     return render(request, "planner/workload_sizing.html#detail", context)
+
+
+@member_required
+@require_http_methods(["GET"])
+def candidate_second_opinion_view(
+    request: HttpRequest, plan_id: int, workload_id: int, key: str
+) -> HttpResponse:
+    """aiconfigurator's figures beside the planner's for one candidate: the detail panel's
+    section, or with ``?line=chosen`` the chosen configuration's one-line summary. Loaded by
+    htmx once the panel is shown; without JavaScript a link opens it."""
+    workload = org_object_or_404(request, workloads_with_choices(), plan_id=plan_id, pk=workload_id)
+    with catalog_version_pinned():
+        result = sizing.workload_sweep(
+            workload,
+            all_precisions=key.split("|")[1:2] != [workload.precision],
+            compare_stacks=sizing.is_compared_key(key),
+        )
+        candidate = sizing.candidate_find(result, key)
+        if candidate is None or not candidate.feasible:
+            raise Http404("No such feasible candidate.")
+        opinion = sizing.candidate_second_opinion(workload, candidate)
+    if opinion is None:
+        raise Http404("The second opinion is switched off.")
+    if request.GET.get("line") == "chosen":
+        template = "planner/_second_opinion_line.html"
+    elif request.htmx:
+        template = "planner/_second_opinion.html"
+    else:
+        template = "planner/second_opinion_page.html"  # the link, without JavaScript
+    context = {
+        "workload": workload,
+        "plan": workload.plan,
+        "second_opinion": opinion,
+        "candidate": candidate,
+    }
+    return render(request, template, context)
 
 
 @editor_required

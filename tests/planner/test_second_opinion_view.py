@@ -1,5 +1,7 @@
 """The sizing page's detail panel shows aiconfigurator's estimate beside the planner's, with
-the difference, and says why when the peer does not cover a candidate."""
+the difference, and says why when the peer does not cover a candidate. The panel loads it
+after it is shown (the peer's first call on a GPU system takes seconds), so the sizing page
+and its autosave never call the peer themselves."""
 
 import html
 
@@ -25,10 +27,36 @@ def workload(org_a, catalog, settings):
 
 
 def _detail(client, workload, key):
-    return client.get(
+    """The detail panel as htmx swaps it in, then the second opinion it loads."""
+    panel = client.get(
         reverse("candidate_detail", args=[workload.plan_id, workload.pk, key]),
         headers={"HX-Request": "true"},
+    ).content.decode()
+    url = reverse("candidate_second_opinion", args=[workload.plan_id, workload.pk, key])
+    assert f'hx-get="{url}" hx-trigger="load"' in panel
+    return client.get(url, headers={"HX-Request": "true"})
+
+
+def test_the_sizing_page_and_its_autosave_never_wait_for_the_peer(
+    client, consultant_a, workload, monkeypatch
+):
+    def refused(request):
+        raise AssertionError("the page called the peer")
+
+    monkeypatch.setattr(sizing.peer, "peer_estimate", refused)
+    client.force_login(consultant_a)
+    key = "h100-sxm|fp8|1"
+    client.post(
+        reverse("workload_choose", args=[workload.plan_id, workload.pk]), {"candidate": key}
     )
+    url = reverse("workload_sizing", args=[workload.plan_id, workload.pk])
+
+    page = client.get(url).content.decode()
+
+    later = reverse("candidate_second_opinion", args=[workload.plan_id, workload.pk, key])
+    assert f'hx-get="{later}?line=chosen"' in page  # the chosen line's, loaded after
+    assert f'hx-get="{later}" hx-trigger="load"' in page  # the panel's
+    assert f'<a href="{later}">open it on its own</a>' in page  # without JavaScript
 
 
 def test_the_panel_shows_both_models_and_the_difference(client, consultant_a, workload):
@@ -57,12 +85,12 @@ def test_the_panel_shows_both_models_and_the_difference(client, consultant_a, wo
     sign = "+" if difference > 0 else ""
     assert f"{sign}{difference * 100:.0f} %" in page
     assert f"{peer.ttft_ms:.0f} ms" in page and f"{peer.tpot_ms:.1f} ms" in page
-    assert "second opinion: aiconfigurator-core 0.12.0" in page  # named in the provenance
+    assert "Second opinion: aiconfigurator-core 0.12.0" in page  # its source and version
     assert "kernel tables give" in page
     if opinion.widened:
         assert f"widened from ±{candidate.expected_error_pct:.0f} %" in page
     else:
-        assert f"(expected error ±{candidate.expected_error_pct:.0f} %)" in page
+        assert f"±{candidate.expected_error_pct:.0f} %, unchanged by the second opinion" in page
 
 
 def test_a_candidate_the_peer_does_not_cover_says_why(client, consultant_a, workload):
@@ -75,6 +103,10 @@ def test_a_candidate_the_peer_does_not_cover_says_why(client, consultant_a, work
     assert 'data-testid="second-opinion-not-covered"' in page
     assert "Not covered: aiconfigurator has no measured kernel tables for Instinct MI300X." in page
     assert 'data-testid="second-opinion-table"' not in page
+    # Without JavaScript the panel's link opens the same section on a page of its own.
+    url = reverse("candidate_second_opinion", args=[workload.plan_id, workload.pk, "mi300x|fp8|1"])
+    alone = client.get(url).content.decode()
+    assert "<html" in alone and "Not covered: aiconfigurator has no measured kernel" in alone
 
 
 def test_the_chosen_configuration_carries_the_second_opinion(client, consultant_a, workload):
@@ -86,7 +118,8 @@ def test_the_chosen_configuration_carries_the_second_opinion(client, consultant_
     candidate = sizing.candidate_find(sizing.workload_sweep(workload), key)
     opinion = sizing.candidate_second_opinion(workload, candidate).opinion  # cached: no new call
 
-    page = client.get(reverse("workload_sizing", args=[workload.plan_id, workload.pk]))
+    url = reverse("candidate_second_opinion", args=[workload.plan_id, workload.pk, key])
+    page = client.get(f"{url}?line=chosen", headers={"HX-Request": "true"})
 
     line = (
         page.content.decode().split('data-testid="chosen-second-opinion">')[1].split("</span>")[0]
@@ -126,7 +159,7 @@ def test_a_large_disagreement_widens_the_band_on_the_page(
     page = html.unescape(_detail(client, workload, key).content.decode())
 
     band = candidate.expected_error_pct
-    assert f"(expected error ±100 %, widened from ±{band:.0f} % by the second opinion" in page
+    assert f"Expected error ±100 %, widened from ±{band:.0f} % by the second opinion" in page
     assert (
         f"aiconfigurator's kernel tables give 100 % more throughput "
         f"({2 * planner_side['tokens_per_s']:,.0f} against the planner's "

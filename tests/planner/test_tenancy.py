@@ -42,6 +42,10 @@ TENANT_OBJECT_URLS = {
     "candidate_detail": lambda objs: reverse(
         "candidate_detail", args=[objs["plan_b"].pk, objs["workload_b"].pk, "h100-sxm|fp8|1"]
     ),
+    "candidate_second_opinion": lambda objs: reverse(
+        "candidate_second_opinion",
+        args=[objs["plan_b"].pk, objs["workload_b"].pk, "h100-sxm|fp8|1"],
+    ),
     # planner.measured: B's workload 404s before its sweep or log is looked up (by pk 1).
     **{
         f"measured:{name}": _measured_url(name, extra)
