@@ -29,6 +29,11 @@ from planner.facility.models import (
 # (EIA 2023), rent near CBRE's 2024 Northern Virginia asking rates. Its base power is energised
 # on 2027-02-15 but carries only 20 kW: the plan's load needs the 2027-04-01 upgrade, so its
 # power-ready date (the first day it carries the load, planner.engine.facility) is 2027-04-01.
+# Frankfurt: 0.24 USD/kWh ≈ 0.22 EUR, above the EU non-household mean of about 0.20 EUR/kWh
+# excluding VAT (Eurostat H2 2023), as German business power is; rent 230 USD per kW-month,
+# above CBRE's global average of 217.30 (Q1 2025) for a tier-1 hub (both in
+# ../shared/reference/facility_tco_sourcing.md §B2 and §B6). No date is stated for its power:
+# the suite is energised already.
 DEMO_SITES = [
     {
         "name": "Ashburn colocation (IAD-3 cage)",

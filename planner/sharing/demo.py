@@ -111,7 +111,8 @@ def sharing_demo_build(*, plan: Plan, user) -> None:
         f"{bom['replacement_parts'][1]}; {bom['support'][1]}.",
     )  # fmt: skip
     # Both sites fail the A/B feed check (a DGX B200 keeps 3 of its 6 power supplies on one
-    # feed): published with that open item, which the client's documents state.
+    # feed), and at street prices the chat's owned cost per request is over the client's
+    # target: published with those open items, which the client's documents state.
     revision = services.revision_publish(
         plan=plan,
         user=user,
