@@ -3,7 +3,10 @@ the tariff seed, and — when the workloads have a chosen configuration — a ge
 purchase orders (one delivered on time, one shipped late) and the daily check's flags.
 
 Appended to ``planner.demo.DEMO_EXTENSIONS`` (after sizing and facility, whose sites give the
-destination and the power-ready date). All names and prices are fictional demo figures.
+destination and the power-ready date). The companies are fictional; each price says next to
+it where it comes from: a public list or street price (with the discount assumed), or "no
+public price found" where the sources read (../shared/data/servers.csv,
+../shared/reference/facility_tco_sourcing.md and the stored public pages) have none.
 """
 
 from __future__ import annotations
@@ -64,33 +67,55 @@ US_DISTRIBUTOR = {
     "contact_email": "dana.whitfield@prairie-systems.example",
     "notes": "Fictional US distributor for the demo: ships FCA Chicago O'Hare.",
 }
+# Public figures the prices below rest on (the stored copies named in
+# ../shared/reference/facility_tco_sourcing.md §B2 unless said otherwise):
+# - DGX B200: "$515K" per system, a March 2025 blog post on a DGX B200 delivery
+#   (https://vengineer.hatenablog.com/entry/2025/03/16/080000, secondary; NVIDIA publishes no
+#   list price and servers.csv has none). 515,000 USD = 473,781 EUR at the demo's 1.0870.
+# - 64-port 400G InfiniBand switch: about 36,000 USD (FS.com) against about 50,000 USD from
+#   NVIDIA (https://substack.tech-talk-cto.com/p/h100-freakonomics-the-economical, tertiary).
+# - Vendor support: about 20 % of the hardware list price per year (DGX H100 example,
+#   https://www.supercluster.blog/p/4-nvidia-dgx-h100-hardware, tertiary, low confidence).
+# No public price was found for the other parts and services: their figures are the demo's
+# own round estimates, marked "no public price found".
+DGX_B200_STREET_USD = D("515000")
+DGX_B200_STREET_EUR = D("474000")  # 515,000 USD / 1.0870 = 473,781 EUR, to the thousand
 # (part slug, unit price, lead days, origin, breaks) — EUR from the Dutch distributor (DAP).
 NL_PART_OFFERS = [
-    ("switch-ib-64x400g", D("34500"), 56, "TW", ()),
-    ("nic-400g", D("1150"), 42, "TW", ((32, D("1090")), (64, D("1040")))),
-    ("optic-400g", D("780"), 150, "CN", ((100, D("740")),)),
-    ("cable-fiber-mpo", D("95"), 14, "CN", ()),
-    ("rack-42u", D("1650"), 21, "NL", ()),
-    ("pdu-3ph-415v-32a", D("2200"), 35, "DE", ()),
-    ("storage-nvme-7.68tb", D("820"), 28, "KR", ()),
-    ("nic-eth-front-end", D("690"), 30, "TW", ((16, D("655")),)),
-    ("switch-eth-front-end", D("14800"), 42, "TW", ()),
-    # The front-end links' optics run at its switches' 100G (fictional demo price, as above).
+    # 36,000 USD (FS.com figure above) / 1.0870 = 33,119 EUR, to the hundred.
+    ("switch-ib-64x400g", D("33100"), 56, "TW", ()),
+    ("nic-400g", D("1150"), 42, "TW", ((32, D("1090")), (64, D("1040")))),  # no public price found
+    ("optic-400g", D("780"), 150, "CN", ((100, D("740")),)),  # no public price found
+    ("cable-fiber-mpo", D("95"), 14, "CN", ()),  # no public price found
+    ("rack-42u", D("1650"), 21, "NL", ()),  # no public price found
+    ("pdu-3ph-415v-32a", D("2200"), 35, "DE", ()),  # no public price found
+    ("storage-nvme-7.68tb", D("820"), 28, "KR", ()),  # no public price found
+    ("nic-eth-front-end", D("690"), 30, "TW", ((16, D("655")),)),  # no public price found
+    ("switch-eth-front-end", D("14800"), 42, "TW", ()),  # no public price found
+    # The front-end links' optics run at its switches' 100G; no public price found.
     ("optic-100g-qsfp28", D("120"), 30, "CN", ((100, D("110")),)),
 ]
 # USD from the US distributor (FCA): faster optics (backordered in Europe), and servers.
 # Its optics are made in Thailand and its fibre cables in Mexico: into the US they carry no
 # Section 301 duty, where China-origin ones have duty "unknown — confirm" (the Ashburn site).
 US_PART_OFFERS = [
-    ("optic-400g", D("720"), 95, "TH", ((100, D("690")),)),
-    ("cable-fiber-mpo", D("118"), 10, "MX", ()),
-    ("switch-ib-64x400g", D("38900"), 70, "US", ()),
-    ("pdu-3ph-208v-60a", D("2650"), 21, "US", ()),
-    ("pdu-3ph-208v-30a", D("1900"), 21, "US", ()),
-    ("switch-eth-front-end", D("16200"), 35, "US", ()),
-    ("optic-100g-qsfp28", D("135"), 21, "TH", ()),
+    ("optic-400g", D("720"), 95, "TH", ((100, D("690")),)),  # no public price found
+    ("cable-fiber-mpo", D("118"), 10, "MX", ()),  # no public price found
+    ("switch-ib-64x400g", D("36000"), 70, "US", ()),  # the FS.com figure above
+    ("pdu-3ph-208v-60a", D("2650"), 21, "US", ()),  # no public price found
+    ("pdu-3ph-208v-30a", D("1900"), 21, "US", ()),  # no public price found
+    ("switch-eth-front-end", D("16200"), 35, "US", ()),  # no public price found
+    ("optic-100g-qsfp28", D("135"), 21, "TH", ()),  # no public price found
 ]
-SERVICES = [("installation", D("2400")), ("burn-in", D("900")), ("support", D("11500"))]
+# Support is sold for a term, paid once (as NVIDIA's partners sell DGX support): 3 years at
+# 20 % of the server's street price a year (figure above) = 0.60 × 474,000 = 284,400 EUR per
+# server. Installation and burn-in: no public price found (the demo's per-server estimates).
+SUPPORT_TERM_YEARS = 3
+SERVICES = [
+    ("installation", D("2400"), None),
+    ("burn-in", D("900"), None),
+    ("support", D("0.20") * SUPPORT_TERM_YEARS * DGX_B200_STREET_EUR, SUPPORT_TERM_YEARS),
+]
 FALLBACK_SERVERS = ("nvidia-dgx-h100", "nvidia-dgx-h200")
 
 
@@ -119,24 +144,30 @@ def _part_offers(nl: Supplier, us: Supplier) -> None:
                    origin_country=origin, breaks=breaks, currency="USD", incoterm="FCA",
                    quoted=_days_from_order(-10), valid=_days_from_order(160),
                    freight_per_unit=D("6"), unit_weight_kg=D("0.2"))  # fmt: skip
-    for service, price in SERVICES:
-        _offer(nl, service=service, unit_price=price, lead_time_days=0, origin_country="NL",
-               currency="EUR", incoterm="DAP", quoted=quoted, valid=valid)  # fmt: skip
+    for service, price, term_years in SERVICES:
+        _offer(nl, service=service, unit_price=price, term_years=term_years, lead_time_days=0,
+               origin_country="NL", currency="EUR", incoterm="DAP", quoted=quoted,
+               valid=valid)  # fmt: skip
 
 
 def _server_offers(nl: Supplier, us: Supplier, servers) -> None:
     for server in servers:
         if Offer.objects.filter(supplier__in=[nl, us], server=server).exists():
             continue
-        _offer(us, server=server, unit_price=D("305000"), lead_time_days=90,
-               origin_country="US", freight_per_unit=D("2400"), unit_weight_kg=D("130"),
+        # The US distributor: 5 % under the 515,000 USD street price (figure above), to the
+        # thousand; the Dutch one at the street price in EUR. The DGX H100/H200 fallbacks (a
+        # plan not sized yet) take the same figures: no public price of their own was found.
+        # Weight 142.4 kg: NVIDIA's DGX B200 user guide; freight: no public price found.
+        _offer(us, server=server, unit_price=D("489000"), lead_time_days=90,
+               origin_country="US", freight_per_unit=D("2400"), unit_weight_kg=D("142.4"),
                currency="USD", incoterm="FCA", quoted=_days_from_order(-10),
                valid=_days_from_order(160))  # fmt: skip
-        _offer(nl, server=server, unit_price=D("298000"), lead_time_days=140,
+        _offer(nl, server=server, unit_price=DGX_B200_STREET_EUR, lead_time_days=140,
                origin_country="TW", currency="EUR", incoterm="DAP",
                quoted=_days_from_order(-14), valid=_days_from_order(150))  # fmt: skip
-        # An old quote, expired before the order date: flagged, never used.
-        _offer(nl, server=server, unit_price=D("289000"), lead_time_days=120,
+        # An old quote, expired before the order date: flagged, never used (its price, 2 %
+        # under today's, is the demo's own figure).
+        _offer(nl, server=server, unit_price=D("464000"), lead_time_days=120,
                origin_country="TW", currency="EUR", incoterm="DAP",
                quoted=_days_from_order(-154), valid=_days_from_order(-64),
                notes="Older quote, kept for comparison.")  # fmt: skip

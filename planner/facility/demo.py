@@ -27,7 +27,13 @@ from planner.facility.models import (
 # Ashburn: US colocation at 208 V three-phase 60 A A+B feeds (√3 × 208 × 60 × 0.8 ≈ 17.3 kW
 # usable per side, ref A5), rear-door cooling, PUE 1.4, Virginia commercial power ≈ 0.09 USD/kWh
 # (EIA 2023), rent near CBRE's 2024 Northern Virginia asking rates. Its base power is energised
-# on 2027-02-15 but carries only 20 kW: the plan's load needs the 2027-04-01 upgrade.
+# on 2027-02-15 but carries only 20 kW: the plan's load needs the 2027-04-01 upgrade, so its
+# power-ready date (the first day it carries the load, planner.engine.facility) is 2027-04-01.
+# Frankfurt: 0.24 USD/kWh ≈ 0.22 EUR, above the EU non-household mean of about 0.20 EUR/kWh
+# excluding VAT (Eurostat H2 2023), as German business power is; rent 230 USD per kW-month,
+# above CBRE's global average of 217.30 (Q1 2025) for a tier-1 hub (both in
+# ../shared/reference/facility_tco_sourcing.md §B2 and §B6). No date is stated for its power:
+# the suite is energised already.
 DEMO_SITES = [
     {
         "name": "Ashburn colocation (IAD-3 cage)",
@@ -123,18 +129,29 @@ def facility_costing_demo_build(*, plan, user) -> None:
     _placement_choose(plan=plan, user=user)
 
 
+def _power_words(plan, site) -> str:
+    """When the site's power carries its servers, as its facility check and the timeline
+    read it (the engine's power-ready date), so the reason never states another date."""
+    report = services.site_evaluate(plan=plan, site=site).report
+    if report is None:
+        return "which holds none of the plan's servers"
+    if report.power_ready_on is not None:
+        return f"once its power is ready on {report.power_ready_on.isoformat()}"
+    return "which has the power already"
+
+
 def _placement_choose(*, plan, user) -> None:
     evaluation = services.placement_evaluate(plan=plan)
-    frankfurt = Site.objects.get(plan=plan, name=DEMO_SITES[1]["name"])
+    ashburn, frankfurt = (Site.objects.get(plan=plan, name=spec["name"]) for spec in DEMO_SITES)
     services.placement_choice_save(
         plan=plan,
         user=user,
         option_key=f"site-{frankfurt.pk}",
         reason=(
             "Chat traffic is steady through the European and North American day: European "
-            "users are served from Frankfurt, which has power already, North American users "
-            "from Ashburn once its cage upgrade lands in April 2027; the catalogue data stays "
-            "in the EU. Bursts above the owned base can go to a cloud region near each."
+            f"users are served from Frankfurt, {_power_words(plan, frankfurt)}, North American "
+            f"users from Ashburn {_power_words(plan, ashburn)}; the catalogue data stays in "
+            "the EU. Bursts above the owned base can go to a cloud region near each."
         ),
         evaluation=evaluation,
     )

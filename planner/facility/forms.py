@@ -358,6 +358,13 @@ class SiteForm(ShownFieldsMixin, VersionedFormMixin, InputModelForm):
             "facility_usd_per_kw_month": "Space/capacity (USD per kW-month)",
             "staff_usd_per_month": "Staff (USD/month)",
             "switch_power_kw": "Switch draw (kW)",
+            # The input is when the base capacity is energised; the plan's power-ready date is
+            # derived from it and the upgrades (shown beside the checks), never typed twice.
+            "power_ready_date": "Base capacity energised on",
+        }
+        help_texts = {
+            "power_ready_date": "When the base capacity is energised. The plan's power-ready "
+            "date is the first day base capacity and upgrades carry its load.",
         }
         widgets = {
             "power_ready_date": IsoDateInput(),

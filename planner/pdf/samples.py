@@ -196,7 +196,7 @@ def sample_snapshot(*, bom_lines: int = 40, months: int = 60) -> dict:
             "site_it_capacity_kw": "120.00", "cooling_method": "Rear-door heat exchanger",
             "pue": "1.35", "power_ready_date": "2027-02-01", "upgrades": [], "status": "warn",
             "checks": checks, "go_live": "2027-06-01", "it_load_kw": 30.2, "racks_needed": 2,
-            "power_ready_on": "2027-02-01", "notes": [], "error": ""}]},
+            "notes": [], "error": ""}]},
         "placement": {"available": True, "chosen_kind": "colocation",
                       "chosen_label": "Amsterdam colocation", "reason": "EU data residency.",
                       "decided_at": None},

@@ -24,6 +24,7 @@ from typing import Any
 from planner.engine.shown import quantity
 from planner.labels import count_range, headroom_rule
 from planner.money import format_money
+from planner.templatetags.planner_numbers import fixed
 
 logger = logging.getLogger(__name__)
 
@@ -232,14 +233,14 @@ def _cost_per_request(s: dict) -> _Finding:
             f"Cost per request of {how}, each workload's own (the option's cost split by "
             "accelerator-seconds): "
             + ", ".join(
-                f"{name} {cost:.5f} {currency}" if cost is not None else f"{name} none"
+                f"{name} {fixed(cost, 5)} {currency}" if cost is not None else f"{name} none"
                 for name, cost in costs.items()
             )
             + "."
         )
     elif option.get("cost_per_request_amount"):
         cost = float(option["cost_per_request_amount"])  # in the run's currency
-        found.evidence.append(f"Cost per request of {how}: {cost:.5f} {currency}.")
+        found.evidence.append(f"Cost per request of {how}: {fixed(cost, 5)} {currency}.")
     if tco.get("stale"):
         found.fail("The TCO run predates the latest changes to the plan; re-run it.")
     for w in workloads:
@@ -257,16 +258,16 @@ def _cost_per_request(s: dict) -> _Finding:
         if target is None:
             found.fail(f"{w['name']}: no cost-per-request target.")
             continue
+        # Rounded half-up as the pages show the same figures (floatformat), not as Python's
+        # float formatting does (0.002375 is "0.00237" there, "0.00238" on every page).
+        shown = f"target {fixed(target, 5)} {currency} per request"
         if cost is None:
-            found.evidence.append(f"{w['name']}: target {target:.5f} {currency} per request.")
+            found.evidence.append(f"{w['name']}: {shown}.")
         elif cost <= target:
-            found.evidence.append(
-                f"{w['name']}: target {target:.5f} {currency} per request, met ({cost:.5f})."
-            )
+            found.evidence.append(f"{w['name']}: {shown}, met ({fixed(cost, 5)}).")
         else:
             found.fail(
-                f"{w['name']}: target {target:.5f} {currency} per request, not met ({cost:.5f}, "
-                f"{(cost / target - 1):.0%} over)."
+                f"{w['name']}: {shown}, not met ({fixed(cost, 5)}, {(cost / target - 1):.0%} over)."
             )
     return found
 

@@ -28,18 +28,56 @@ DEMO_OPERATIONS = {
         "Dormedia managed service",
         "Prometheus + Grafana for vLLM and DCGM, alerts to the client's on-call",
     ),  # fmt: skip
-    "replacement_parts": ("Dormedia field service", "Spares held in the Amsterdam cage"),
-    "support": ("Dormedia", "Hardware support contract in the BOM"),
+    # "replacement_parts" and "support" say what the plan's BOM holds: _from_the_bom.
 }
 # What the client told us a request may cost at its latency target, in the plan's currency
 # (EUR; until 2026-11 the demo stated 0.0015 and 0.0012 USD, at the demo rate of 1 EUR = 1.087 USD).
 DEMO_COST_TARGETS = {"chat": Decimal("0.0014"), "batch": Decimal("0.0011")}
 
 
+def _and(names: list[str]) -> str:
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _from_the_bom(plan: Plan) -> dict[str, tuple[str, str]]:
+    """The spares and support answers as the plan's BOM and settings hold them: the sites that
+    keep spares, their share, and the support contract's term; nothing the plan lacks."""
+    from sourcing.models import BomLine, Offer, SparesMode
+    from sourcing.services import sourcing_settings_get
+
+    lines = BomLine.objects.filter(plan=plan)
+    sites = sorted({line.site.name for line in lines.filter(category="spares") if line.site})
+    settings = sourcing_settings_get(plan=plan)
+    if not sites:
+        spares = "No spares in the BOM: failed parts come from the supplier's warranty stock"
+    elif settings.spares_mode == SparesMode.N_PLUS_1:
+        spares = f"One spare per part line, held on site at {_and(sites)}"
+    else:
+        spares = f"{settings.spares_pct.normalize():f} % spares, held on site at {_and(sites)}"
+    terms = sorted(
+        {
+            o.term_years or 1
+            for o in Offer.objects.filter(
+                supplier__organisation=plan.organisation, service="support"
+            )
+        }
+    )
+    if not lines.filter(service="support").exists():
+        support = "No support contract in the BOM"
+    elif terms and terms[-1] > 1:
+        support = f"{terms[-1]}-year hardware support contract in the BOM, paid once"
+    else:
+        support = "Hardware support contract in the BOM, renewed yearly"
+    return {
+        "replacement_parts": ("Dormedia field service", spares),
+        "support": ("Dormedia", support),
+    }
+
+
 def _operations_and_targets(plan: Plan) -> None:
     """The operations & security answers and each workload's cost-per-request target."""
     values = {}
-    for key, (owner, how) in DEMO_OPERATIONS.items():
+    for key, (owner, how) in (DEMO_OPERATIONS | _from_the_bom(plan)).items():
         values[f"{key}_owner"], values[f"{key}_how"] = owner, how
     OperationsPlan.objects.get_or_create(plan=plan, defaults=values)
     for workload in plan.workloads.all():
@@ -65,14 +103,16 @@ def sharing_demo_build(*, plan: Plan, user) -> None:
         note="Load test on a 2-node staging cluster: scaled 3 → 5 replicas on KV-cache usage, "
         "p95 TTFT stayed under 1 s (report LT-2026-14).",
     )  # fmt: skip
+    bom = _from_the_bom(plan)
     services.sign_off_record(
         plan=plan, user=user, item_key="monitoring_spares_support", name=consultant,
         signed_on=today - timedelta(days=1),
         note="Prometheus + Grafana dashboards for vLLM and DCGM, alerts to the client's on-call; "
-        "5 % spares held on site; 3-year support contract in the BOM.",
+        f"{bom['replacement_parts'][1]}; {bom['support'][1]}.",
     )  # fmt: skip
     # Both sites fail the A/B feed check (a DGX B200 keeps 3 of its 6 power supplies on one
-    # feed): published with that open item, which the client's documents state.
+    # feed), and at street prices the chat's owned cost per request is over the client's
+    # target: published with those open items, which the client's documents state.
     revision = services.revision_publish(
         plan=plan,
         user=user,

@@ -297,7 +297,10 @@ def _sites(plan: Plan) -> dict[str, Any]:
                 "site_it_capacity_kw": _dec(site.site_it_capacity_kw),
                 "cooling_method": site.get_cooling_method_display(),
                 "pue": _dec(site.pue),
-                "power_ready_date": _iso(site.power_ready_date),
+                # The one power-ready date: the first day the site carries its servers'
+                # load, planned upgrades included (planner.engine.facility), as the facility
+                # check and the timeline read it; not the base capacity's energising date.
+                "power_ready_date": _iso(report.power_ready_on) if report else None,
                 "upgrades": [
                     {"ready_date": _iso(u.ready_date), "added_kw": _dec(u.added_kw), "note": u.note}
                     for u in site.upgrades.all()
@@ -307,7 +310,6 @@ def _sites(plan: Plan) -> dict[str, Any]:
                 "go_live": _iso(evaluation.go_live),
                 "it_load_kw": round(report.it_load_kw, 2) if report else None,
                 "racks_needed": report.racks_needed if report else None,
-                "power_ready_on": _iso(report.power_ready_on) if report else None,
                 "notes": list(evaluation.notes),
                 "error": evaluation.error,
             }

@@ -26,21 +26,22 @@ def _qty(plan, part_key: str) -> int:
 def test_server_price_is_the_plans_cheapest_valid_offer(sourced_plan):
     build = services.tco_inputs_build(plan=sourced_plan)
 
-    # US offer 305,000 USD against the Dutch 298,000 EUR × 1.0870 = 323,926 USD; the older
-    # Dutch quote (289,000 EUR) expired before the order date and is not used.
-    assert build.inputs.hardware.server_price_usd == pytest.approx(305_000)
+    # US offer 489,000 USD against the Dutch 474,000 EUR × 1.0870 = 515,238 USD; the older
+    # Dutch quote (464,000 EUR) expired before the order date and is not used.
+    assert build.inputs.hardware.server_price_usd == pytest.approx(489_000)
     assert any("the plan's supplier offer, Prairie Systems Supply" in line for line in build.basis)
     assert "1 EUR = 1.0870 USD" in " ".join(build.basis)
 
 
 def test_maintenance_comes_from_the_boms_support_line(sourced_plan):
     hw = services.tco_inputs_build(plan=sourced_plan).inputs.hardware
-    # The support contract is the maintenance: 11,500 EUR per server for a year (its offer
-    # names no longer term) × 1.0870 = 12,500.50 USD per server, renewed yearly.
+    # The support contract is the maintenance: bought for 3 years, paid once, at 20 % of the
+    # 474,000 EUR street price a year: 0.20 × 3 × 474,000 = 284,400 EUR per server
+    # × 1.0870 = 309,142.80 USD per server, for 36 months.
     assert hw.maintenance_fraction_per_year == 0.0
     ((amount, term),) = hw.support_contracts
-    assert term == 12
-    assert amount == pytest.approx(11_500 * EUR_USD * hw.server_count)
+    assert term == 36
+    assert amount == pytest.approx(284_400 * EUR_USD * hw.server_count)
 
     TcoSettings.objects.create(plan=sourced_plan, maintenance_pct_per_year=Decimal("12"))
     hw = services.tco_inputs_build(plan=sourced_plan).inputs.hardware
@@ -71,4 +72,4 @@ def test_a_pinned_offer_wins_over_the_cheapest(sourced_plan):
     line.pinned_offer = dutch
     line.save()
     hw = services.tco_inputs_build(plan=sourced_plan).inputs.hardware
-    assert hw.server_price_usd == pytest.approx(298_000 * EUR_USD)
+    assert hw.server_price_usd == pytest.approx(474_000 * EUR_USD)
