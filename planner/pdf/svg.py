@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import date
 from xml.sax.saxutils import escape
 
+from planner.engine.chart_layout import round_step
+
 PALETTE = ("#1f5f8b", "#d9822b", "#3a8f5c", "#8e5ea2", "#c0392b", "#5d6d7e", "#b7950b")
 AXIS = "#555"
 GRID = "#ddd"
@@ -69,9 +71,7 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
         return [0.0, 1.0]
     if high <= low:
         high = low + (abs(low) or 1.0)
-    raw = (high - low) / max(count, 1)
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    step = round_step((high - low) / max(count, 1))
     first = math.floor(low / step)
     last = math.ceil(high / step)
     return [round(k * step, 10) for k in range(first, last + 1)]
