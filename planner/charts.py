@@ -255,9 +255,11 @@ def latency_throughput_figure(
         x = chosen.output_tokens_per_s_per_replica
         shapes.append({"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "paper", "y0": 0,
                        "y1": 1, "line": {"color": "#059669", "width": 1.5}})  # fmt: skip
+        # The label on the side of the line with room: right of it in the left half.
+        right_half = x > max(throughput, default=0) / 2
         annotations.append({"xref": "x", "x": x, "yref": "paper", "y": 0, "yanchor": "bottom",
-                            "xanchor": "right", "showarrow": False,
-                            "text": f"operating point: batch {chosen.batch_per_replica}",
+                            "xanchor": "right" if right_half else "left", "showarrow": False,
+                            "text": f"operating point: batch {chosen.batch_per_replica:,.0f}",
                             "font": {"color": "#047857"}})  # fmt: skip
     return _figure_json(
         traces,

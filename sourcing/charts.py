@@ -123,7 +123,7 @@ def gantt_figure(gantt: Gantt, *, slipped_keys: frozenset[str] = frozenset()) ->
     styles = {"go_live": ("#111827", "solid"), "baseline": ("#6b7280", "dash"),
               "target": ("#059669", "dot")}  # fmt: skip
     lines = [m for m in gantt.milestones if m.kind in styles]
-    for m in lines:
+    for k, m in enumerate(lines):
         color, dash = styles[m.kind]
         figure.add_shape(
             type="line", x0=m.when.isoformat(), x1=m.when.isoformat(), y0=0, y1=1, yref="paper",
@@ -132,6 +132,8 @@ def gantt_figure(gantt: Gantt, *, slipped_keys: frozenset[str] = frozenset()) ->
         figure.add_annotation(
             x=m.when.isoformat(), y=1, yref="paper", text=f"{m.label} {m.when}", showarrow=False,
             yanchor="bottom", font={"size": 11, "color": color},
+            yshift=14 * (k % 2),  # every other one a line up: close dates do not overprint
+
         )  # fmt: skip
     order = labels + [wrapped_label(m.label) for m in points]
     dates = [t.start for t in tasks] + [m.when for m in gantt.milestones]
@@ -143,7 +145,7 @@ def gantt_figure(gantt: Gantt, *, slipped_keys: frozenset[str] = frozenset()) ->
         xaxis={"type": "date", "range": [start.isoformat(), end.isoformat()]},
         yaxis={"categoryorder": "array", "categoryarray": order[::-1], "automargin": True},
         font=FONT,
-        margin={"l": 20, "r": 30, "t": 70, "b": 50},
+        margin={"l": 20, "r": 30, "t": 84, "b": 50},
         # A row: its label's lines (18 px each) and a gap.
         height=max(300, sum(18 * (label.count("<br>") + 1) + 14 for label in order) + 140),
     )

@@ -187,3 +187,20 @@ def test_gantt_labels_are_whole_wrapped_in_the_label_column_and_stages_are_segme
     # 20 characters a line at 100 px: a word longer than a line is broken, never dropped.
     assert svg.wrap_text("a " + "x" * 60, 100, 8) == ["a " + "x" * 18, "x" * 20, "x" * 20, "xx"]
     assert svg.wrap_text("", 100, 8) == [""]
+
+
+def test_a_long_legend_entry_wraps_whole_and_pushes_the_plot_down():
+    long_option = "Hybrid: " + ", ".join(
+        f"Frankfurt colocation (FRA-{n} suite) 2 servers" for n in range(4)
+    )
+    chart = svg.line_chart(["1", "2"], [svg.Series("Cloud", [1.0, 2.0]),
+                                        svg.Series(long_option, [2.0, 3.0])], title="Cumulative")  # fmt: skip
+    assert "…" not in chart
+    root = _root(chart)
+    spans = [s.text for s in root.iter(f"{NS}tspan")]
+    assert " ".join(spans) == long_option and len(spans) >= 2
+    _, top, _, _ = _plot_area(root)
+    last_line_y = max(float(s.get("y")) for s in root.iter(f"{NS}tspan"))
+    assert last_line_y < top  # the legend ends above the plot area
+    assert_text_inside(chart)
+    assert_bars_inside(chart)

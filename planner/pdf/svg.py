@@ -210,26 +210,33 @@ def _x_labels(out: list[str], frame: _Frame, positions: list[tuple[float, str]],
 LEGEND_ROW = 13
 
 
+def _legend_lines(label: object, width: int, left: int = 64) -> list[str]:
+    """A legend entry in lines as wide as the chart allows (the swatch and a margin take
+    20 px): a long one wraps, whole, instead of being cut."""
+    return wrap_text(label, width - left - 20 - 8, 9)
+
+
 def _legend_layout(labels: Sequence[str], width: int, left: int = 64) -> list[tuple[float, int]]:
-    """(x, row) of each legend entry, wrapping onto new rows within ``width``."""
+    """(x, row) of each legend entry, wrapping onto new rows within ``width``; an entry of
+    several lines has its rows to itself."""
     positions, x, row = [], float(left), 0
     for label in labels:
-        span = 22 + CHAR_W * 9 * len(_legend_text(label, width, left))
-        if x + span > width - 8 and x > left:
+        lines = _legend_lines(label, width, left)
+        span = 22 + CHAR_W * 9 * max(len(line) for line in lines)
+        if (x + span > width - 8 or len(lines) > 1) and x > left:
             x, row = float(left), row + 1
         positions.append((x, row))
         x += span
+        if len(lines) > 1:
+            x, row = width, row + len(lines) - 1  # the next entry starts a new row
     return positions
-
-
-def _legend_text(label: object, width: int, left: int = 64) -> str:
-    """A legend entry cut to the chart's width (the swatch and a margin take 20 px)."""
-    return fit_text(label, width - left - 20 - 8, 9)
 
 
 def _legend_rows(labels: Sequence[str], width: int) -> int:
     layout = _legend_layout(labels, width)
-    return (layout[-1][1] + 1) if layout and any(labels) else 0
+    if not layout or not any(labels):
+        return 0
+    return layout[-1][1] + len(_legend_lines(labels[-1], width))
 
 
 def _legend(out: list[str], frame: _Frame, labels: Sequence[str]) -> None:
@@ -238,9 +245,13 @@ def _legend(out: list[str], frame: _Frame, labels: Sequence[str]) -> None:
                                               strict=True)):  # fmt: skip
         color = PALETTE[i % len(PALETTE)]
         y = 24 + row * LEGEND_ROW
+        lines = _legend_lines(label, frame.width)
+        spans = esc(lines[0]) if len(lines) == 1 else "".join(
+            f'<tspan x="{x + 12:.1f}" y="{y + 8 + LEGEND_ROW * k}">{esc(line)}</tspan>'
+            for k, line in enumerate(lines)
+        )  # fmt: skip
         out.append(f'<rect x="{x:.1f}" y="{y}" width="9" height="9" fill="{color}"/>')
-        out.append(f'<text x="{x + 12:.1f}" y="{y + 8}" font-size="9" {FONT}>'
-                   f'{esc(_legend_text(label, frame.width))}</text>')  # fmt: skip
+        out.append(f'<text x="{x + 12:.1f}" y="{y + 8}" font-size="9" {FONT}>{spans}</text>')
 
 
 def _top(labels: Sequence[str], width: int) -> int:

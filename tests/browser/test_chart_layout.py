@@ -93,7 +93,7 @@ def test_sizing_and_tco_charts_keep_legends_off_axis_titles_and_tick_round(
     plan = Plan.objects.get(name__startswith="Customer assistant")
     sign_in(page, live_server.url, *demo_user)
     urls = [reverse("workload_sizing", args=[plan.pk, w.pk]) for w in plan.workloads.all()]
-    urls.append(reverse("facility:tco", args=[plan.pk]))
+    urls += [reverse("facility:tco", args=[plan.pk]), reverse("sourcing:timeline", args=[plan.pk])]
     problems, drawn, axes = [], set(), set()
     for width in (1280, 390):
         page.set_viewport_size({"width": width, "height": 844})
