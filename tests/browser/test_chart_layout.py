@@ -88,12 +88,19 @@ def test_chart_helpers_catch_what_was_seen():
 def test_sizing_and_tco_charts_keep_legends_off_axis_titles_and_tick_round(
     page, live_server, demo_user
 ):
+    from planner.measured.models import LoadTestSweep, TrafficLogImport
     from planner.models import Plan
 
     plan = Plan.objects.get(name__startswith="Customer assistant")
     sign_in(page, live_server.url, *demo_user)
     urls = [reverse("workload_sizing", args=[plan.pk, w.pk]) for w in plan.workloads.all()]
     urls += [reverse("facility:tco", args=[plan.pk]), reverse("sourcing:timeline", args=[plan.pk])]
+    urls += [
+        reverse(name, args=[plan.pk, row.workload_id, row.pk])
+        for name, model in (("measured:sweep_detail", LoadTestSweep),
+                            ("measured:log_detail", TrafficLogImport))
+        for row in model.objects.filter(workload__plan=plan)[:1]
+    ]  # fmt: skip
     problems, drawn, axes = [], set(), set()
     for width in (1280, 390):
         page.set_viewport_size({"width": width, "height": 844})
@@ -107,5 +114,6 @@ def test_sizing_and_tco_charts_keep_legends_off_axis_titles_and_tick_round(
             problems += [f"{width} px {url} {p}" for p in chart_problems(facts)]
     assert problems == []
     # The charts of issue 25 were drawn and measured.
-    assert {"Memory per GPU", "Latency against throughput per replica"} <= drawn, drawn
+    assert {"Memory per GPU", "Latency against throughput per replica",
+            "Measured", "24-hour profile"} <= drawn, drawn  # fmt: skip
     assert {"xtick", "ytick", "y2tick"} <= axes, axes
