@@ -207,9 +207,34 @@ def tco_monte_carlo(tco: Any) -> BandChart | None:
 # --- Timeline Gantt ----------------------------------------------------------------------------
 
 
+# Each stage of a delivery: how both renderings name and colour its segment.
+GANTT_STAGES = {
+    "lead_time": ("Supplier lead time", "#1f5f8b"),
+    "transit": ("Transit", "#d9822b"),
+    "customs": ("Customs", "#8e5ea2"),
+    "install": ("Installation", "#3a8f5c"),
+    "burn_in": ("Burn-in", "#b7950b"),
+}
+
+
+@dataclass(frozen=True)
+class GanttSegment:
+    """One stage of a row: from the earliest start to the latest finish of its tasks (for a
+    row of several items, from where the previous stage ended)."""
+
+    kind: str
+    stage: str  # e.g. "Supplier lead time"
+    start: date
+    finish: date
+    critical: bool
+    slack_days: int = 0
+    task_keys: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class GanttTask:
-    """One bar: a task from its earliest start to its earliest finish, at its site."""
+    """One row: a purchase order (or the parts not ordered yet, or a site's installation and
+    burn-in) from its first stage's start to its last stage's finish, its stages as segments."""
 
     key: str
     label: str
@@ -218,6 +243,7 @@ class GanttTask:
     finish: date
     critical: bool
     slack_days: int = 0
+    segments: tuple[GanttSegment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -245,46 +271,103 @@ def _day(value: Any) -> date | None:
     return date.fromisoformat(str(value)[:10])
 
 
-_STEP_ORDER = {"lead_time": 0, "transit": 1, "customs": 2}
+_STEP_ORDER = {"lead_time": 0, "transit": 1, "customs": 2, "install": 3, "burn_in": 4}
 _SITE_RANK = {"lead_time": 0, "transit": 0, "customs": 0, "install": 1, "burn_in": 2}
+_SITE_WORK = ("install", "burn_in")
+
+
+def _row_key(key: str, kind: str, site: str) -> str:
+    """The row a task is drawn on: its purchase order (or other delivered item), the parts
+    not ordered yet at its site together, or its site's installation and burn-in."""
+    item = key.split(":")[0]
+    if kind in _SITE_WORK:
+        return f"site-work@{site}"
+    if item.startswith("line-"):
+        return f"to-order@{site}"
+    return item
+
+
+def _row_label(row_key: str, names: list[str], site: str, items: int) -> str:
+    """A row's label in full: the item's name without its stage ("PO-001 to Ashburn …")."""
+    heads = list(dict.fromkeys(name.rpartition(": ")[0] for name in names))
+    if row_key.startswith("site-work@"):
+        label = (f"{heads[0]}: " if heads[0] else "") + "installation and burn-in"
+        label = label[0].upper() + label[1:]
+    elif row_key.startswith("to-order@"):
+        label = f"Parts not ordered yet ({items} item{'s' if items != 1 else ''})"
+        if site:
+            label += f" for {site}"
+    else:
+        label = heads[0] or names[0]
+    return f"[{site}] {label}" if site and site not in label else label
+
+
+def _segments(rows: list[Any], keys: list[str], kinds: list[str], picks: list[int]):
+    """The stages of one row, in order: each from the earliest start of its tasks (not before
+    the previous stage's end) to their latest finish."""
+    segments: list[GanttSegment] = []
+    for kind in sorted({kinds[i] for i in picks}, key=lambda k: _STEP_ORDER.get(k, 9)):
+        mine = [i for i in picks if kinds[i] == kind]
+        start = min(_day(_field(rows[i], "start")) for i in mine)
+        finish = max(_day(_field(rows[i], "finish")) for i in mine)
+        if segments:
+            start = min(max(start, segments[-1].finish), finish)
+        label = GANTT_STAGES.get(kind, (kind.replace("_", " ").capitalize(), ""))[0]
+        if len(mine) == 1 and kind == "transit":  # "air transit", "sea transit"
+            label = str(_field(rows[mine[0]], "name")).rpartition(": ")[2].capitalize()
+        segments.append(
+            GanttSegment(
+                kind=kind, stage=label, start=start, finish=finish,
+                critical=any(bool(_field(rows[i], "critical")) for i in mine),
+                slack_days=min(int(_optional(rows[i], "slack_days") or 0) for i in mine),
+                task_keys=tuple(keys[i] for i in mine),
+            )
+        )  # fmt: skip
+    return tuple(segments)
 
 
 def timeline_gantt(timeline: Any) -> Gantt | None:
     """The delivery Gantt (``planner.engine.critical_path``) from a timeline section (the
     snapshot's ``timeline``, or ``TimelineReport.section()`` on the page); ``None`` without
-    tasks. Tasks are grouped by site (each site's shipments, installation and burn-in
-    together), one item's steps together; milestones are go-live, each site's power ready,
-    the target go-live and, when it differs, the go-live before slips."""
+    tasks. One row per purchase order (its lead time, transit and customs as segments), one for
+    each site's parts not ordered yet, and one for each site's installation and burn-in; rows
+    grouped by site; milestones are go-live, each site's power ready, the target go-live and,
+    when it differs, the go-live before slips."""
     rows = list(_optional(timeline, "tasks") or ())
     if not rows:
         return None
     kinds = [_optional(r, "kind") or "" for r in rows]
     keys = [_optional(r, "key") or f"task-{i}" for i, r in enumerate(rows)]
     sites = [_optional(r, "site") or "" for r in rows]
-    multi = len({s for s in sites if s}) > 0
     site_order = {name: i for i, name in enumerate(dict.fromkeys(s for s in sites if s))}
-    first_seen: dict[str, int] = {}
-    for i, key in enumerate(keys):
-        first_seen.setdefault(key.split(":")[0], i)
     bars = [i for i, kind in enumerate(kinds) if kind not in ("power_ready", "go_live")]
-    bars.sort(
-        key=lambda i: (
-            site_order.get(sites[i], -1),
-            _SITE_RANK.get(kinds[i], 0) if multi else 0,
-            first_seen[keys[i].split(":")[0]],
-            _STEP_ORDER.get(kinds[i], 9),
-        )
+    members: dict[str, list[int]] = {}
+    for i in bars:
+        members.setdefault(_row_key(keys[i], kinds[i], sites[i]), []).append(i)
+    first_seen = {row: n for n, row in enumerate(members)}
+    order = sorted(
+        members,
+        key=lambda row: (
+            site_order.get(sites[members[row][0]], -1),
+            _SITE_RANK.get(kinds[members[row][0]], 0),
+            row.startswith("to-order@"),  # the orders placed, then the parts still to order
+            first_seen[row],
+        ),
     )
     tasks = []
-    for i in bars:
-        name = str(_field(rows[i], "name"))
-        site = sites[i]
-        label = f"[{site}] {name}" if site and site not in name else name
+    for row in order:
+        picks = members[row]
+        site = sites[picks[0]]
+        items = len({keys[i].split(":")[0] for i in picks})
+        segments = _segments(rows, keys, kinds, picks)
         tasks.append(
             GanttTask(
-                key=keys[i], label=label, site=site, start=_day(_field(rows[i], "start")),
-                finish=_day(_field(rows[i], "finish")), critical=bool(_field(rows[i], "critical")),
-                slack_days=int(_optional(rows[i], "slack_days") or 0),
+                key=row, label=_row_label(row, [str(_field(rows[i], "name")) for i in picks],
+                                          site, items),
+                site=site, start=min(s.start for s in segments),
+                finish=max(s.finish for s in segments),
+                critical=any(s.critical for s in segments),
+                slack_days=min(s.slack_days for s in segments), segments=segments,
             )
         )  # fmt: skip
     milestones = []

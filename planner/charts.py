@@ -8,6 +8,13 @@ import json
 import plotly.graph_objects as go
 from plotly.utils import PlotlyJSONEncoder
 
+from planner.engine.chart_layout import (
+    aligned_round_ranges,
+    finite_numbers,
+    legend_rows,
+    round_step,
+)
+
 PRECISION_FIELDS = {
     "bf16": ("bf16_dense_tflops", "BF16 dense TFLOPS"),
     "fp8": ("fp8_dense_tflops", "FP8 dense TFLOPS"),
@@ -94,6 +101,79 @@ def _template() -> dict:
     return LIGHT_TEMPLATE
 
 
+# The legend's room: a row of a horizontal legend is about 22 px high; its entries are laid
+# out in columns as wide as the widest (symbol and gap 40 px, about 0.6 em a character), on a
+# phone's plot (390 px less the page's padding and the plot's margins) at the narrowest.
+LEGEND_ROW_PX = 22
+LEGEND_ENTRY_PX = 40
+CHAR_PX = 0.6 * FONT["size"]
+NARROWEST_PLOT_PX = 250
+
+
+def _legend_names(traces: list[dict], layout: dict) -> list[str]:
+    """The names the legend lists (plotly shows a legend for two or more traces in it)."""
+    if layout.get("showlegend") is False:
+        return []
+    names = [str(t.get("name") or "") for t in traces if t.get("showlegend", True) is not False]
+    return names if len(names) >= 2 or layout.get("showlegend") else []
+
+
+def _axis_values(traces: list[dict], layout: dict, axis: str) -> list[float]:
+    """The y values drawn on y axis ``axis`` ("y", "y2", …): traces' points and lines."""
+    values = []
+    for trace in traces:
+        if trace.get("yaxis", "y") == axis and trace.get("orientation") != "h":
+            values += list(trace.get("y") or ())
+    for shape in layout.get("shapes") or ():
+        if shape.get("yref") == axis:
+            values += [shape.get("y0", 0), shape.get("y1", 0)]
+    return finite_numbers(values)
+
+
+def _overlay_ticks(traces: list[dict], layout: dict) -> None:
+    """An axis overlaying another gets round ticks on the gridlines of the other (both from
+    0, the same count of intervals, each a round step), instead of plotly's default for it
+    ("sync": the other's gridlines divided across its own range, 258 / 516 / 774 …)."""
+    for key, axis in list(layout.items()):
+        if not (key.startswith("yaxis") and isinstance(axis, dict) and axis.get("overlaying")):
+            continue
+        if axis.get("tickmode") or axis.get("dtick") or axis.get("tickvals"):
+            continue
+        base_key = "yaxis" + axis["overlaying"][1:]
+        base = layout.get(base_key) or {}
+        pair = ((base_key, base, axis["overlaying"]), (key, axis, "y" + key[5:]))
+        values = [_axis_values(traces, layout, ref) for _, _, ref in pair]
+        from_zero = all(a.get("rangemode") == "tozero" and not a.get("range") for _, a, _ in pair)
+        if not (from_zero and all(values) and min(min(v) for v in values) >= 0):
+            layout[key] = {**axis, "tickmode": "auto", "showgrid": False}
+            continue
+        intervals, steps = aligned_round_ranges([max(v) for v in values])
+        for (name, ax, _), step in zip(pair, steps, strict=True):
+            layout[name] = {**ax, "tickmode": "linear", "tick0": 0, "dtick": step,
+                            "range": [0, intervals * step]}  # fmt: skip
+
+
+def layout_rules(traces: list[dict], layout: dict) -> dict:
+    """The rules every figure's layout follows, whoever built it:
+
+    - a legend sits at the bottom of the figure (under the x axis' title, never over it: plotly
+      makes room for both) and the figure grows by the rows it takes on a phone;
+    - an axis that overlays another gets round ticks (:func:`_overlay_ticks`).
+    """
+    layout = dict(layout)
+    names = _legend_names(traces, layout)
+    if names:
+        layout["legend"] = {
+            **(layout.get("legend") or {}), "orientation": "h", "x": 0, "xanchor": "left",
+            "yref": "container", "y": 0, "yanchor": "bottom",
+        }  # fmt: skip
+        widths = [LEGEND_ENTRY_PX + CHAR_PX * len(name) for name in names]
+        rows = legend_rows(widths, NARROWEST_PLOT_PX)
+        layout["height"] = (layout.get("height") or 450) + LEGEND_ROW_PX * rows
+    _overlay_ticks(traces, layout)
+    return layout
+
+
 def figure_json(figure: go.Figure) -> str:
     """Plotly JSON of a figure built with plotly's objects, in the light template.
 
@@ -103,7 +183,8 @@ def figure_json(figure: go.Figure) -> str:
     """
     figure.layout.template = None  # so that plotly does not add its default one
     data = figure.to_plotly_json()
-    data["layout"] = {**data.get("layout", {}), "template": LIGHT_TEMPLATE}
+    layout = layout_rules(list(data.get("data") or []), data.get("layout", {}))
+    data["layout"] = {**layout, "template": LIGHT_TEMPLATE}
     return json.dumps(data, cls=PlotlyJSONEncoder)
 
 
@@ -121,6 +202,7 @@ def _figure_json(traces: list[dict], title: str, **layout) -> str:
         "height": 360,
         **layout,
     }
+    full_layout = layout_rules(traces, full_layout)
     return json.dumps({"data": traces, "layout": full_layout}, cls=PlotlyJSONEncoder)
 
 
@@ -173,9 +255,11 @@ def latency_throughput_figure(
         x = chosen.output_tokens_per_s_per_replica
         shapes.append({"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "paper", "y0": 0,
                        "y1": 1, "line": {"color": "#059669", "width": 1.5}})  # fmt: skip
+        # The label on the side of the line with room: right of it in the left half.
+        right_half = x > max(throughput, default=0) / 2
         annotations.append({"xref": "x", "x": x, "yref": "paper", "y": 0, "yanchor": "bottom",
-                            "xanchor": "right", "showarrow": False,
-                            "text": f"operating point: batch {chosen.batch_per_replica}",
+                            "xanchor": "right" if right_half else "left", "showarrow": False,
+                            "text": f"operating point: batch {chosen.batch_per_replica:,.0f}",
                             "font": {"color": "#047857"}})  # fmt: skip
     return _figure_json(
         traces,
@@ -184,7 +268,6 @@ def latency_throughput_figure(
         yaxis={"title": {"text": "TPOT (ms)"}, "rangemode": "tozero"},
         yaxis2={"title": {"text": "TTFT (ms)"}, "overlaying": "y", "side": "right",
                 "rangemode": "tozero"},
-        legend={"orientation": "h", "y": -0.25},
         shapes=shapes,
         annotations=annotations,
         height=400,
@@ -211,8 +294,7 @@ def memory_breakdown_figure(detail) -> str:
         f"Memory per GPU ({detail.capacity_gb_per_gpu:.0f} GB)",
         barmode="stack",
         xaxis={"title": {"text": "GB"}, "range": [0, max(detail.capacity_gb_per_gpu, 1) * 1.02]},
-        legend={"orientation": "h", "y": -0.45},
-        height=220,
+        height=180,
     )
 
 
@@ -227,7 +309,7 @@ def replicas_by_hour_figure(replicas: list[int]) -> str:
         traces,
         "Replicas across the day (UTC)",
         yaxis={"title": {"text": "Replicas"}, "rangemode": "tozero",
-               "dtick": max(1, max(replicas, default=1) // 8)},
+               "dtick": round_step(max(replicas, default=1) / 8, whole=True)},
         height=300,
     )  # fmt: skip
 

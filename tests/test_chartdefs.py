@@ -191,11 +191,16 @@ def test_web_and_pdf_gantt_share_title_bars_dates_and_milestones():
 
     section = _two_site_timeline()
     spec = chartdefs.timeline_gantt(section)
-    # Grouped by site (Frankfurt first seen), one item's steps together; milestones not bars.
+    # Grouped by site (Frankfurt first seen), one row per item with its stages as segments,
+    # one row for each site's installation and burn-in; milestones not bars.
     assert [t.label for t in spec.tasks] == [
-        "[Frankfurt] DGX B200: lead time", "[Frankfurt] DGX B200: transit",
-        "[Frankfurt] Installation", "[Ashburn] DGX B200: lead time", "[Ashburn] Installation",
+        "[Frankfurt] DGX B200", "[Frankfurt] Installation and burn-in", "[Ashburn] DGX B200",
+        "[Ashburn] Installation and burn-in",
     ]  # fmt: skip
+    assert [[(s.stage, s.start, s.finish) for s in t.segments] for t in spec.tasks][0] == [
+        ("Supplier lead time", date(2027, 1, 4), date(2027, 3, 15)),
+        ("Transit", date(2027, 3, 15), date(2027, 3, 20)),
+    ]
     assert [(m.kind, m.label, m.when) for m in spec.milestones] == [
         ("power_ready", "Power ready: Frankfurt", date(2027, 3, 1)),
         ("power_ready", "Power ready: Ashburn", date(2027, 4, 15)),
@@ -214,35 +219,39 @@ def test_web_and_pdf_gantt_share_title_bars_dates_and_milestones():
     assert web["layout"]["title"]["text"] == pdf_title == spec.title
     assert spec.title == "Timeline to go-live (2027-06-20)"
 
-    # Bars: the same labels, dates and critical flags, in the same order.
-    bars = web["data"][0]
-    assert bars["y"] == [t.label for t in spec.tasks]
-    assert [c[:2] for c in bars["customdata"]] == [
-        [t.start.isoformat(), t.finish.isoformat()] for t in spec.tasks
-    ]
-    bar_tips = [t for t in pdf_tips if "→" in t]
-    assert bar_tips == [f"{t.label}: {t.start} → {t.finish}" for t in spec.tasks]
-    web_critical = [c == "#dc2626" for c in bars["marker"]["color"]]
-    pdf_critical = [
-        fill == svg_palette_critical()
-        for fill in re.findall(r'<rect class="bar"[^>]*fill="([^"]+)"', pdf)
-    ]
-    assert web_critical == pdf_critical == [t.critical for t in spec.tasks]
+    # Segments: the same rows, stages, dates and critical flags on both.
+    bars = [t for t in web["data"] if t.get("type") == "bar"]
+    outline = next(t for t in bars if t["name"] == "Critical path (outlined)")
+    outlined = set(zip(outline["y"], outline["base"], strict=True))
+
+    def web_segments():
+        for trace in bars:
+            if trace["name"] in ("Slack", "Critical path (outlined)"):
+                continue
+            for y, c in zip(trace["y"], trace["customdata"], strict=True):
+                yield (y.replace("<br>", " "), c[5], c[0], c[1], (y, c[0]) in outlined)
+
+    expected = {
+        (t.label, s.stage, s.start.isoformat(), s.finish.isoformat(), s.critical)
+        for t in spec.tasks
+        for s in t.segments
+    }
+    assert set(web_segments()) == expected
+    bar_tips = {t for t in pdf_tips if "→" in t}
+    assert bar_tips == {f"{r} — {s}: {a} → {b}" for r, s, a, b, _ in expected}
+    outlined = ['stroke="#c0392b"' in r for r in re.findall(r'<rect class="bar"[^>]*>', pdf)]
+    assert sorted(outlined) == sorted(c for *_, c in expected) and any(outlined)
 
     # Milestones: every one on both, with its date.
     web_marks = {a["text"] for a in web["layout"]["annotations"]}
     points = next(d for d in web["data"] if d.get("name") == "Milestone")
-    web_marks |= {f"{y} {x}" for y, x in zip(points["y"], points["x"], strict=True)}
+    web_marks |= {
+        f"{y.replace('<br>', ' ')} {x}" for y, x in zip(points["y"], points["x"], strict=True)
+    }
     pdf_marks = {" ".join(t.rsplit(": ", 1)) for t in pdf_tips if "→" not in t}
     expected = {f"{m.label} {m.when}" for m in spec.milestones}
     assert web_marks == expected
     assert expected <= pdf_marks and expected <= set(pdf_texts)
-
-
-def svg_palette_critical() -> str:
-    from planner.pdf import svg
-
-    return svg.PALETTE[4]
 
 
 def test_no_tasks_no_gantt():

@@ -52,12 +52,13 @@ def assert_text_inside(chart: str) -> None:
         if text.get("transform"):
             continue  # the rotated y-axis title
         size = float(text.get("font-size"))
-        span = svg.CHAR_W * size * len(text.text or "")
-        x = float(text.get("x"))
-        anchor = text.get("text-anchor", "start")
-        start = {"start": x, "middle": x - span / 2, "end": x - span}[anchor]
-        # A centred axis label may hang a little past the plot edge, never past the chart.
-        assert start >= -0.5 and start + span <= width + 0.5, (text.text, start, span, width)
+        for piece in (text, *text.iter(f"{NS}tspan")):  # a wrapped label: one tspan a line
+            span = svg.CHAR_W * size * len(piece.text or "")
+            x = float(piece.get("x", text.get("x")))
+            anchor = text.get("text-anchor", "start")
+            start = {"start": x, "middle": x - span / 2, "end": x - span}[anchor]
+            # A centred axis label may hang a little past the plot edge, never past the chart.
+            assert start >= -0.5 and start + span <= width + 0.5, (piece.text, start, span, width)
 
 
 def assert_numbers(chart: str) -> None:
@@ -155,21 +156,51 @@ def test_line_and_band_charts_leave_missing_values_out():
     assert_numbers(band)
 
 
-def test_gantt_labels_cut_keep_the_stage_that_tells_the_rows_apart():
-    item = "PO-001 to Ashburn colocation (IAD-3 cage)"
-    stages = ("supplier lead time", "air transit", "customs clearance")
+def row_labels(chart: str) -> list[str]:
+    """Each Gantt row's label as drawn, its wrapped lines joined."""
+    return [
+        " ".join(span.text for span in text.iter(f"{NS}tspan"))
+        for text in _root(chart).iter(f"{NS}text")
+        if text.get("class") == "row-label"
+    ]
+
+
+def test_gantt_labels_are_whole_wrapped_in_the_label_column_and_stages_are_segments():
+    item = "PO-001 to Ashburn colocation (IAD-3 cage), the long way round via Rotterdam"
+    stages = (("Supplier lead time", date(2026, 8, 6), date(2026, 9, 17)),
+              ("Air transit", date(2026, 9, 17), date(2026, 9, 20)),
+              ("Customs", date(2026, 9, 20), date(2026, 9, 23)))  # fmt: skip
+    segments = tuple(
+        svg.GanttSegment(stage, start, finish, svg.PALETTE[i], critical=i == 2)
+        for i, (stage, start, finish) in enumerate(stages)
+    )
     bars = [
-        svg.GanttBar(f"{item}: {stage}", date(2026, 8, 6), date(2026, 9, 17)) for stage in stages
+        svg.GanttBar(item, date(2026, 8, 6), date(2026, 9, 23), True, segments),
+        svg.GanttBar(LONG, date(2026, 9, 23), date(2026, 10, 3)),
     ]
     chart = svg.gantt_chart(bars, title="Timeline")
-    labels = [t.text for t in ET.fromstring(chart).iter("{http://www.w3.org/2000/svg}text")]
-    shown = [x for x in labels if x and x.startswith("PO-001")]
+    assert row_labels(chart) == [item, LONG]  # whole: nothing cut, no ellipsis
+    assert "…" not in chart
+    assert_text_inside(chart)
+    drawn = assert_bars_inside(chart)
+    assert len(drawn) == 4 and len({round(y) for _, y, _, _ in drawn[:3]}) == 1  # one row
+    # 20 characters a line at 100 px: a word longer than a line is broken, never dropped.
+    assert svg.wrap_text("a " + "x" * 60, 100, 8) == ["a " + "x" * 18, "x" * 20, "x" * 20, "xx"]
+    assert svg.wrap_text("", 100, 8) == [""]
 
-    assert len(set(shown)) == 3  # three rows, three different labels
-    for label, stage in zip(shown, stages, strict=True):
-        assert label.endswith(f"…: {stage}") and label.startswith("PO-001 to Ashburn")
-        assert len(label) <= int((220 - 10) / (svg.CHAR_W * 8))  # within the label column
-    assert svg.fit_text_keep_last("Short: fits", 200, 8) == "Short: fits"
-    assert svg.fit_text_keep_last("No separator " * 5, 60, 8) == svg.fit_text(
-        "No separator " * 5, 60, 8
+
+def test_a_long_legend_entry_wraps_whole_and_pushes_the_plot_down():
+    long_option = "Hybrid: " + ", ".join(
+        f"Frankfurt colocation (FRA-{n} suite) 2 servers" for n in range(4)
     )
+    chart = svg.line_chart(["1", "2"], [svg.Series("Cloud", [1.0, 2.0]),
+                                        svg.Series(long_option, [2.0, 3.0])], title="Cumulative")  # fmt: skip
+    assert "…" not in chart
+    root = _root(chart)
+    spans = [s.text for s in root.iter(f"{NS}tspan")]
+    assert " ".join(spans) == long_option and len(spans) >= 2
+    _, top, _, _ = _plot_area(root)
+    last_line_y = max(float(s.get("y")) for s in root.iter(f"{NS}tspan"))
+    assert last_line_y < top  # the legend ends above the plot area
+    assert_text_inside(chart)
+    assert_bars_inside(chart)

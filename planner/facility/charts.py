@@ -94,7 +94,6 @@ def cumulative_cost_figure(results: dict[str, Any]) -> str:
         spec.title if spec else "Cumulative cost by option",
         xaxis={"title": spec.x_label if spec else "Month"},
         yaxis={"title": spec.y_label if spec else _cur(results), "tickformat": ",.0f"},
-        legend={"orientation": "h", "y": -0.2},
         height=480,
     )
 
@@ -136,7 +135,6 @@ def monthly_stack_figure(results: dict[str, Any], option_key: str | None = None)
         barmode="relative",
         xaxis={"title": "Month"},
         yaxis={"title": f"Cost per month ({_cur(results)})", "tickformat": ",.0f"},
-        legend={"orientation": "h", "y": -0.2},
     )
     return shown, option_key
 
@@ -187,7 +185,6 @@ def tornado_figure(results: dict[str, Any]) -> str:
         barmode="overlay",
         xaxis={"title": spec.x_label, "tickformat": ",.0f"},
         margin={"l": 170, "r": 20, "t": 60, "b": 50},
-        legend={"orientation": "h", "y": -0.2},
     )
 
 
@@ -242,7 +239,6 @@ def monte_carlo_figure(results: dict[str, Any]) -> str:
         spec.title,
         xaxis={"title": spec.x_label},
         yaxis={"title": spec.y_label, "tickformat": ",.0f"},
-        legend={"orientation": "h", "y": -0.2},
     )
 
 

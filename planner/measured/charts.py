@@ -54,7 +54,6 @@ def measured_vs_modelled_figure(rows: Sequence[PointComparison]) -> str:
     return _figure_json(
         traces,
         "Measured (points) against the engine's model (dashed) at the same loads",
-        legend={"orientation": "h", "y": -0.25},
         height=380,
         **axes,
     )

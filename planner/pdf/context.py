@@ -581,7 +581,14 @@ def report_charts(snapshot: dict | Snapshot) -> dict[str, Chart]:
         if (tornado := chartdefs.tco_tornado(tco.tornado, cur)) is not None:
             charts["tornado"] = Chart("tornado", "Sensitivity", svg.tornado_chart(tornado))
     if (gantt := chartdefs.timeline_gantt(snap.timeline)) is not None:  # the page's definition
-        bars = [svg.GanttBar(t.label, t.start, t.finish, t.critical) for t in gantt.tasks]
+        bars = [
+            svg.GanttBar(t.label, t.start, t.finish, t.critical, tuple(
+                svg.GanttSegment(s.stage, s.start, s.finish,
+                                 chartdefs.GANTT_STAGES.get(s.kind, ("", svg.PALETTE[0]))[1],
+                                 s.critical)
+                for s in t.segments))
+            for t in gantt.tasks
+        ]  # fmt: skip
         marks = [(m.when, m.label, m.kind) for m in gantt.milestones]
         charts["gantt"] = Chart("gantt", "Timeline",
                                 svg.gantt_chart(bars, title=gantt.title, milestones=marks))  # fmt: skip

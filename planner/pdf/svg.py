@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import date
 from xml.sax.saxutils import escape
 
+from planner.engine.chart_layout import round_step
+
 PALETTE = ("#1f5f8b", "#d9822b", "#3a8f5c", "#8e5ea2", "#c0392b", "#5d6d7e", "#b7950b")
 AXIS = "#555"
 GRID = "#ddd"
@@ -53,13 +55,26 @@ class RangeBar:
 
 
 @dataclass(frozen=True, slots=True)
+class GanttSegment:
+    """One stage of a Gantt row, in its stage's colour (outlined in red on the critical path)."""
+
+    stage: str
+    start: date
+    finish: date
+    color: str
+    critical: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class GanttBar:
-    """One task from ``start`` to ``finish``; critical tasks are drawn in the accent colour."""
+    """One row from ``start`` to ``finish``; critical rows are drawn in the accent colour, or
+    the row's stages as segments when it has them."""
 
     label: str
     start: date
     finish: date
     critical: bool = False
+    segments: tuple[GanttSegment, ...] = ()
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -69,9 +84,7 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
         return [0.0, 1.0]
     if high <= low:
         high = low + (abs(low) or 1.0)
-    raw = (high - low) / max(count, 1)
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    step = round_step((high - low) / max(count, 1))
     first = math.floor(low / step)
     last = math.ceil(high / step)
     return [round(k * step, 10) for k in range(first, last + 1)]
@@ -110,17 +123,24 @@ def fit_text(text: object, width_px: float, font_size: float) -> str:
     return text if len(text) <= room else text[: max(room - 1, 0)] + "…"
 
 
-def fit_text_keep_last(text: object, width_px: float, font_size: float, sep: str = ": ") -> str:
-    """:func:`fit_text` that cuts before the last ``sep`` and keeps what follows: rows named
-    "PO-001 to Ashburn colocation (IAD-3 cage): air transit" stay apart by their stage
-    ("PO-001 to Ashburn co…: air transit") instead of reading alike with the stage cut off."""
-    text = str(text)
+def wrap_text(text: object, width_px: float, font_size: float) -> list[str]:
+    """The text in lines at most ``width_px`` wide, broken between words (a word longer than
+    a line is broken inside): nothing is left out."""
     room = _room(width_px, font_size)
-    head, found, tail = text.rpartition(sep)
-    kept = sep + tail
-    if len(text) <= room or not found or len(kept) > room - 4:
-        return fit_text(text, width_px, font_size)
-    return head[: room - len(kept) - 1] + "…" + kept
+    lines: list[str] = []
+    for word in str(text).split():
+        while len(word) > room:
+            if lines and len(lines[-1]) + 1 < room:
+                cut = room - len(lines[-1]) - 1
+                lines[-1], word = f"{lines[-1]} {word[:cut]}", word[cut:]
+            else:
+                lines.append(word[:room])
+                word = word[room:]
+        if lines and len(lines[-1]) + 1 + len(word) <= room:
+            lines[-1] += " " + word
+        elif word:
+            lines.append(word)
+    return lines or [""]
 
 
 def short_number(value: float) -> str:
@@ -190,26 +210,33 @@ def _x_labels(out: list[str], frame: _Frame, positions: list[tuple[float, str]],
 LEGEND_ROW = 13
 
 
+def _legend_lines(label: object, width: int, left: int = 64) -> list[str]:
+    """A legend entry in lines as wide as the chart allows (the swatch and a margin take
+    20 px): a long one wraps, whole, instead of being cut."""
+    return wrap_text(label, width - left - 20 - 8, 9)
+
+
 def _legend_layout(labels: Sequence[str], width: int, left: int = 64) -> list[tuple[float, int]]:
-    """(x, row) of each legend entry, wrapping onto new rows within ``width``."""
+    """(x, row) of each legend entry, wrapping onto new rows within ``width``; an entry of
+    several lines has its rows to itself."""
     positions, x, row = [], float(left), 0
     for label in labels:
-        span = 22 + CHAR_W * 9 * len(_legend_text(label, width, left))
-        if x + span > width - 8 and x > left:
+        lines = _legend_lines(label, width, left)
+        span = 22 + CHAR_W * 9 * max(len(line) for line in lines)
+        if (x + span > width - 8 or len(lines) > 1) and x > left:
             x, row = float(left), row + 1
         positions.append((x, row))
         x += span
+        if len(lines) > 1:
+            x, row = width, row + len(lines) - 1  # the next entry starts a new row
     return positions
-
-
-def _legend_text(label: object, width: int, left: int = 64) -> str:
-    """A legend entry cut to the chart's width (the swatch and a margin take 20 px)."""
-    return fit_text(label, width - left - 20 - 8, 9)
 
 
 def _legend_rows(labels: Sequence[str], width: int) -> int:
     layout = _legend_layout(labels, width)
-    return (layout[-1][1] + 1) if layout and any(labels) else 0
+    if not layout or not any(labels):
+        return 0
+    return layout[-1][1] + len(_legend_lines(labels[-1], width))
 
 
 def _legend(out: list[str], frame: _Frame, labels: Sequence[str]) -> None:
@@ -218,9 +245,13 @@ def _legend(out: list[str], frame: _Frame, labels: Sequence[str]) -> None:
                                               strict=True)):  # fmt: skip
         color = PALETTE[i % len(PALETTE)]
         y = 24 + row * LEGEND_ROW
+        lines = _legend_lines(label, frame.width)
+        spans = esc(lines[0]) if len(lines) == 1 else "".join(
+            f'<tspan x="{x + 12:.1f}" y="{y + 8 + LEGEND_ROW * k}">{esc(line)}</tspan>'
+            for k, line in enumerate(lines)
+        )  # fmt: skip
         out.append(f'<rect x="{x:.1f}" y="{y}" width="9" height="9" fill="{color}"/>')
-        out.append(f'<text x="{x + 12:.1f}" y="{y + 8}" font-size="9" {FONT}>'
-                   f'{esc(_legend_text(label, frame.width))}</text>')  # fmt: skip
+        out.append(f'<text x="{x + 12:.1f}" y="{y + 8}" font-size="9" {FONT}>{spans}</text>')
 
 
 def _top(labels: Sequence[str], width: int) -> int:
@@ -418,18 +449,26 @@ MILESTONE_COLORS = {"go_live": PALETTE[2], "power_ready": "#111827", "baseline":
                     "target": "#059669"}  # fmt: skip
 
 
+GANTT_LABEL_LINE = 10  # px between the lines of a wrapped row label (font 8)
+
+
 def gantt_chart(bars: Sequence[GanttBar], *, title: str, milestone: date | None = None,
                 milestone_label: str = "", width: int = 640,
                 milestones: Sequence[tuple[date, str, str]] = ()) -> str:  # fmt: skip
-    """Tasks as bars on a date axis; milestones (``(date, label, kind)``: go-live, a site's
-    power ready, the target) as dashed lines, named in a key under the chart (``milestone``:
-    one go-live line labelled on the chart, as before)."""
+    """Rows as bars on a date axis, each row's stages as segments when it has them (named in a
+    key under the chart, the critical path outlined in red); row labels in full, wrapped in
+    the label column; milestones (``(date, label, kind)``: go-live, a site's power ready, the
+    target) as dashed lines, named in the key (``milestone``: one go-live line labelled on
+    the chart, as before)."""
     marks = list(milestones)
     if milestone:
         marks.append((milestone, milestone_label, "go_live"))
-    row = 16
-    key_rows = len(marks) if milestones else 0
-    height = 70 + row * max(len(bars), 1) + 12 * key_rows
+    label_width = 220 - 10
+    wrapped = [wrap_text(b.label, label_width, 8) for b in bars]
+    heights = [max(16, GANTT_LABEL_LINE * len(lines) + 6) for lines in wrapped]
+    stages = list(dict.fromkeys((s.stage, s.color) for b in bars for s in b.segments))
+    key_rows = (len(marks) if milestones else 0) + (1 if stages else 0)
+    height = 54 + sum(heights or [16]) + 12 * key_rows + 16
     frame = _Frame(width, height, left=220, top=30, bottom=34 + 12 * key_rows)
     if not bars:
         out = _open(width, 60, title)
@@ -454,20 +493,44 @@ def gantt_chart(bars: Sequence[GanttBar], *, title: str, milestone: date | None 
                    f'stroke="{GRID}" stroke-width="0.6"/>')  # fmt: skip
         out.append(f'<text {_centred(x, f"{m:%Y-%m}", 8, width)} y="{frame.y0 + 12}" '
                    f'font-size="8" {FONT}>{m:%Y-%m}</text>')  # fmt: skip
-    for i, b in enumerate(bars):
-        y = frame.y1 + 2 + i * row
-        x0 = frame.sx(b.start.toordinal(), low, high)
-        x1 = frame.sx(max(b.finish.toordinal(), b.start.toordinal()), low, high)
+
+    def rect(x_start: date, x_finish: date, y: float, fill: str, tip: str, extra: str = ""):
+        x0 = frame.sx(x_start.toordinal(), low, high)
+        x1 = frame.sx(max(x_finish.toordinal(), x_start.toordinal()), low, high)
         x0 = min(x0, frame.x1 - 1.5)  # a one-day task at the end keeps its width inside
-        color = PALETTE[4] if b.critical else PALETTE[0]
         out.append(f'<rect class="bar" x="{x0:.1f}" y="{y:.1f}" '
-                   f'width="{max(x1 - x0, 1.5):.1f}" height="{row - 5}" fill="{color}">'
-                   f"<title>{esc(b.label)}: {b.start.isoformat()} → {b.finish.isoformat()}"
-                   "</title></rect>")  # fmt: skip
-        label = fit_text_keep_last(b.label, frame.x0 - 10, 8)
-        out.append(f'<text x="{frame.x0 - 6}" y="{y + row / 2:.1f}" font-size="8" '
-                   f'text-anchor="end" {FONT}>{esc(label)}</text>')  # fmt: skip
-    for k, (when, label, kind) in enumerate(marks):
+                   f'width="{max(x1 - x0, 1.5):.1f}" height="11" fill="{fill}"{extra}>'
+                   f"<title>{esc(tip)}</title></rect>")  # fmt: skip
+
+    y_top = frame.y1 + 2
+    for b, lines, row_height in zip(bars, wrapped, heights, strict=True):
+        y = y_top + (row_height - 11) / 2
+        if b.segments:
+            for seg in b.segments:
+                outline = ' stroke="#c0392b" stroke-width="1.2"' if seg.critical else ""
+                rect(seg.start, seg.finish, y, seg.color,
+                     f"{b.label} — {seg.stage}: {seg.start.isoformat()} → {seg.finish.isoformat()}",
+                     f' data-stage="{esc(seg.stage)}"{outline}')  # fmt: skip
+        else:
+            rect(b.start, b.finish, y, PALETTE[4] if b.critical else PALETTE[0],
+                 f"{b.label}: {b.start.isoformat()} → {b.finish.isoformat()}")  # fmt: skip
+        first = y_top + row_height / 2 + 3 - GANTT_LABEL_LINE * (len(lines) - 1) / 2
+        spans = "".join(
+            f'<tspan x="{frame.x0 - 6}" y="{first + GANTT_LABEL_LINE * k:.1f}">{esc(line)}</tspan>'
+            for k, line in enumerate(lines)
+        )
+        out.append(f'<text class="row-label" x="{frame.x0 - 6}" y="{first:.1f}" font-size="8" '
+                   f'text-anchor="end" {FONT}>{spans}</text>')  # fmt: skip
+        y_top += row_height
+    ky = frame.y0 + 24
+    if stages:
+        x = frame.x0
+        for stage, color in stages:
+            out.append(f'<rect x="{x:.1f}" y="{ky - 8}" width="9" height="9" fill="{color}"/>'
+                       f'<text x="{x + 12:.1f}" y="{ky}" font-size="8" {FONT}>{esc(stage)}</text>')  # fmt: skip
+            x += 18 + CHAR_W * 8 * len(stage)
+        ky += 12
+    for when, label, kind in marks:
         x = frame.sx(when.toordinal(), low, high)
         color = MILESTONE_COLORS.get(kind, PALETTE[2])
         out.append(f'<line class="milestone" x1="{x:.1f}" y1="{frame.y1 - 4}" x2="{x:.1f}" '
@@ -478,13 +541,18 @@ def gantt_chart(bars: Sequence[GanttBar], *, title: str, milestone: date | None 
             out.append(f'<text x="{x - 3:.1f}" y="{frame.y1 - 6}" font-size="9" '
                        f'text-anchor="end" {FONT}>{esc(label)}</text>')  # fmt: skip
         if milestones:
-            ky = frame.y0 + 24 + 12 * k
             out.append(f'<line x1="{frame.x0}" y1="{ky - 3}" x2="{frame.x0 + 9}" y2="{ky - 3}" '
                        f'stroke="{color}" stroke-width="1.4"/>'
                        f'<text x="{frame.x0 + 12}" y="{ky}" font-size="8" {FONT}>'
                        f"{esc(label)} {when.isoformat()}</text>")  # fmt: skip
-    out.append(f'<rect x="{frame.x0}" y="{height - 14}" width="9" height="9" fill="{PALETTE[4]}"/>'
-               f'<text x="{frame.x0 + 12}" y="{height - 6}" font-size="9" {FONT}>critical path'
-               "</text>")  # fmt: skip
+            ky += 12
+    if stages:
+        out.append(f'<rect x="{frame.x0}" y="{height - 14}" width="9" height="9" fill="white" '
+                   f'stroke="#c0392b" stroke-width="1.2"/><text x="{frame.x0 + 12}" '
+                   f'y="{height - 6}" font-size="9" {FONT}>critical path (outlined)</text>')  # fmt: skip
+    else:
+        out.append(f'<rect x="{frame.x0}" y="{height - 14}" width="9" height="9" '
+                   f'fill="{PALETTE[4]}"/><text x="{frame.x0 + 12}" y="{height - 6}" '
+                   f'font-size="9" {FONT}>critical path</text>')  # fmt: skip
     out.append("</svg>")
     return "".join(out)

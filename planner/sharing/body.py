@@ -65,6 +65,7 @@ FINGERPRINT_SOURCES = (
     "planner/engine/errors.py",
     "planner/engine/shown.py",  # the checklist and labels write figures with its quantity
     "planner/engine/cold_start_headroom.py",  # labels: whether headroom covers a cold start
+    "planner/engine/chart_layout.py",  # svg.py's round tick steps
 )
 # Where a section's comments go; snapshot text is escaped, so it can never contain "<!--".
 SLOT = "<!--planner:section-comments:{key}-->"
