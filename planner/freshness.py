@@ -387,9 +387,10 @@ def option_choice(plan: Plan) -> Freshness | None:
         return None
 
     decision = fsel.placement_decision_get(plan=plan)
-    if decision.chosen_kind in ("hybrid", "public_cloud", "edge"):
-        # The BOM and quote are generated from the owned deployment only (for now), so a
-        # revision whose chosen option owns less must say the quote is not of that option.
+    if decision.chosen_kind == "edge":
+        # The BOM buys the chosen option's hardware (``ssvc.bom_option``: the owned
+        # deployment, the hybrid's base, none for the cloud); the edge has no option of its
+        # own, so its revision must say the quote is not of that option.
         return Freshness(
             OPTION,
             "Quote of the chosen option",

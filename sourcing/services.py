@@ -256,8 +256,8 @@ class BomOption:
             )
         if self.kind == CLOUD:
             return (
-                f"The chosen option is the public cloud ({self.label}): the plan buys no "
-                "hardware, so there is nothing to ship or install."
+                "The chosen option is the public cloud: the plan buys no hardware, so there is "
+                "nothing to ship or install."
             )
         if self.kind == HYBRID and not self.buys_hardware:
             return (

@@ -14,6 +14,9 @@ from planner import freshness
 from planner.facility import selectors as fsel
 from planner.facility import services as fsvc
 from planner.facility.models import PlacementDecision, Site
+from planner.pdf.render import render_html
+from planner.sharing import services as sharing
+from planner.sharing.models import DocumentKind
 from planner.sharing.snapshot import _bom as snapshot_bom
 from sourcing import services as ssvc
 from sourcing.models import BomLine
@@ -123,6 +126,16 @@ def test_the_cloud_chosen_buys_no_hardware_and_owned_again_restores_the_lines(
     for name in ("sourcing:landed_cost", "sourcing:timeline"):
         page = signed_in.get(reverse(name, args=[plan.pk])).content.decode()
         assert "nothing to ship or install" in page, name
+    # The client's quote of a revision says so too, and prices no hardware.
+    revision = sharing.revision_publish(
+        plan=plan, user=consultant, note="cloud", with_open_items=True
+    )
+    assert "option" not in [i["kind"] for i in revision.snapshot["open_items"]]
+    context = sharing.document_context(revision=revision, kind=DocumentKind.QUOTE)
+    assert context.lines == () and not context.buys_hardware
+    html = render_html(sharing.DOCUMENT_TEMPLATES[DocumentKind.QUOTE], {"doc": context})
+    assert 'data-testid="quote-cloud-only"' in html
+    assert "nothing to ship or install. This quote prices services and fees only." in html
 
     _choose(plan, *owned)
     assert freshness.bom_freshness(plan).state == freshness.STALE
