@@ -209,8 +209,8 @@ def bom_freshness(plan: Plan) -> Freshness:
             label,
             STALE,
             "Generated from other sizing or sourcing settings (servers, racks, spares, "
-            "fabric); regenerate it (hand-made lines and hand-set quantities are kept)."
-            + _bom_changes_text(plan),
+            "fabric) or for another chosen option; regenerate it (hand-made lines and "
+            "hand-set quantities are kept)." + _bom_changes_text(plan),
             url,
         )
     return Freshness(BOM, label, CURRENT, "", url)

@@ -126,6 +126,9 @@ def test_the_cloud_chosen_buys_no_hardware_and_owned_again_restores_the_lines(
     for name in ("sourcing:landed_cost", "sourcing:timeline"):
         page = signed_in.get(reverse(name, args=[plan.pk])).content.decode()
         assert "nothing to ship or install" in page, name
+    api = signed_in.get(f"/api/v1/plans/{plan.pk}/landed-cost").json()
+    assert api["buys_hardware"] is False and api["lines"] == []
+    assert "nothing to ship or install" in api["option_text"]
     # The client's quote of a revision says so too, and prices no hardware.
     revision = sharing.revision_publish(
         plan=plan, user=consultant, note="cloud", with_open_items=True
