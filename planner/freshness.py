@@ -346,6 +346,8 @@ def timeline_freshness(plan: Plan, *, bom: Freshness | None = None, report=None)
         result = ssvc.timeline_report(plan=plan, organisation=plan.organisation, report=report)
     except (ssvc.SourcingError, EngineInputError) as exc:
         return Freshness(TIMELINE, label, FAILED, f"It cannot be scheduled: {exc}", url)
+    if result.slips is None and result.nothing_to_ship:  # the cloud: nothing to schedule
+        return Freshness(TIMELINE, label, CURRENT, "", url)
     if result.slips is None:
         return Freshness(TIMELINE, label, FAILED, result.problem, "")
     return Freshness(TIMELINE, label, CURRENT, "", url)

@@ -1156,6 +1156,7 @@ class TimelineReport:
     power_unknown: bool = False
     site_powers: list[SitePower] = field(default_factory=list)
     task_sites: dict[str, str] = field(default_factory=dict)  # task key → its site's name
+    nothing_to_ship: bool = False  # the chosen option (the public cloud) buys no hardware
 
     @property
     def site_rows(self) -> list[dict]:
@@ -1493,6 +1494,10 @@ def timeline_report(
                 site = item_sites.get(item) if item in item_sites else rest
                 result.task_sites[task.key] = names.get(site, "All sites")
         if not tasks:
+            option = bom_option_shown(plan=plan)
+            if not option["buys_hardware"] and not any(not c.line.service for c in report.lines):
+                result.nothing_to_ship, result.problem = True, option["text"]
+                return result
             result.problem = (
                 "No BOM line has a chosen offer yet: add offers for the parts, then the "
                 "timeline follows from their lead times."

@@ -19,7 +19,7 @@ from planner.sharing import services as sharing
 from planner.sharing.models import DocumentKind
 from planner.sharing.snapshot import _bom as snapshot_bom
 from sourcing import services as ssvc
-from sourcing.models import BomLine
+from sourcing.models import BomLine, PurchaseOrder
 from sourcing.quote import quote_sell
 
 pytestmark = pytest.mark.django_db
@@ -129,11 +129,18 @@ def test_the_cloud_chosen_buys_no_hardware_and_owned_again_restores_the_lines(
     api = signed_in.get(f"/api/v1/plans/{plan.pk}/landed-cost").json()
     assert api["buys_hardware"] is False and api["lines"] == []
     assert "nothing to ship or install" in api["option_text"]
-    # The client's quote of a revision says so too, and prices no hardware.
+    # (the demo's purchase orders withdrawn: a timeline of orders would still be scheduled)
+    PurchaseOrder.objects.filter(plan=plan).delete()
+    assert freshness.timeline_freshness(plan).is_current
+    # The client's quote of a revision says so too, and prices no hardware (the TCO re-run
+    # first: its owned capex is now the estimate, with no BOM of the deployment to price).
+    fsvc.tco_run_sync(plan=plan, user=consultant)
     revision = sharing.revision_publish(
         plan=plan, user=consultant, note="cloud", with_open_items=True
     )
-    assert "option" not in [i["kind"] for i in revision.snapshot["open_items"]]
+    # nothing is left open for the sourcing: no option, BOM, landed cost or timeline item
+    assert {i["kind"] for i in revision.snapshot["open_items"]} <= {"facility_check", "measure"}
+    assert "nothing to ship or install" in revision.snapshot["timeline"]["reason"]
     context = sharing.document_context(revision=revision, kind=DocumentKind.QUOTE)
     assert context.lines == () and not context.buys_hardware
     html = render_html(sharing.DOCUMENT_TEMPLATES[DocumentKind.QUOTE], {"doc": context})
