@@ -240,7 +240,9 @@ class BomOption:
 
     @property
     def buys_hardware(self) -> bool:
-        return self.kind == OWNED or (self.kind == HYBRID and self.base_gpus > 0)
+        return self.kind == OWNED or (
+            self.kind == HYBRID and (self.base_servers > 0 or self.base_gpus > 0)
+        )
 
     @property
     def base_servers(self) -> int:
@@ -261,17 +263,15 @@ class BomOption:
             )
         if self.kind == HYBRID and not self.buys_hardware:
             return (
-                f"The chosen option is the hybrid, whose best owned base is no server "
-                f"({self.label}): the plan buys no hardware, so there is nothing to ship or "
-                "install."
+                "The chosen option is the hybrid, whose best owned base is no server: the plan "
+                "buys no hardware, so there is nothing to ship or install."
             )
         if self.kind == HYBRID:
             return (
-                f"The chosen option is the hybrid ({self.label}): the bill of materials buys "
-                f"its owned base, {count(self.base_servers, 'server')}; the load above it "
-                "bursts to the cloud."
+                f"The chosen option is {self.label}: the bill of materials buys its owned base, "
+                f"{count(self.base_servers, 'server')}; the load above it bursts to the cloud."
             )
-        return f"The chosen option is {self.label}: the bill of materials buys the deployment."
+        return f"The bill of materials buys the owned deployment, the chosen option ({self.label})."
 
 
 def bom_option(*, plan: Plan) -> BomOption:
