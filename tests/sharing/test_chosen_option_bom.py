@@ -146,6 +146,12 @@ def test_the_cloud_chosen_buys_no_hardware_and_owned_again_restores_the_lines(
     html = render_html(sharing.DOCUMENT_TEMPLATES[DocumentKind.QUOTE], {"doc": context})
     assert 'data-testid="quote-cloud-only"' in html
     assert "nothing to ship or install. This quote prices services and fees only." in html
+    link = sharing.share_link_create(
+        plan=plan, user=consultant, revision=revision, expires_at=None, note=""
+    )
+    shared = signed_in.get(reverse("sharing:public", args=[link.token])).content.decode()
+    assert 'data-testid="rev-cloud-only"' in shared
+    assert "nothing to ship or install. The quote prices services and fees only." in shared
 
     _choose(plan, *owned)
     assert freshness.bom_freshness(plan).state == freshness.STALE
