@@ -13,7 +13,7 @@ from django.urls import reverse
 from planner import freshness
 from planner.facility import selectors as fsel
 from planner.facility import services as fsvc
-from planner.facility.models import PlacementDecision, Site
+from planner.facility.models import PlacementDecision, Site, TcoRun
 from planner.pdf.render import render_html
 from planner.sharing import services as sharing
 from planner.sharing.models import DocumentKind
@@ -162,3 +162,11 @@ def test_the_cloud_chosen_buys_no_hardware_and_owned_again_restores_the_lines(
     )
     assert after == before
     assert freshness.bom_freshness(plan).is_current
+
+    # The hybrid chosen before any TCO run: its base is not known, and the BOM says why.
+    TcoRun.objects.filter(plan=plan).delete()
+    _choose(plan, "hybrid", "hybrid", "Hybrid")
+    bom = freshness.bom_freshness(plan)
+    assert bom.state == freshness.FAILED and "run the TCO" in bom.reason
+    with pytest.raises(ssvc.SourcingError, match="run the TCO"):
+        ssvc.bom_generate(plan=plan, user=consultant)
