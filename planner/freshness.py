@@ -209,8 +209,8 @@ def bom_freshness(plan: Plan) -> Freshness:
             label,
             STALE,
             "Generated from other sizing or sourcing settings (servers, racks, spares, "
-            "fabric); regenerate it (hand-made lines and hand-set quantities are kept)."
-            + _bom_changes_text(plan),
+            "fabric) or for another chosen option; regenerate it (hand-made lines and "
+            "hand-set quantities are kept)." + _bom_changes_text(plan),
             url,
         )
     return Freshness(BOM, label, CURRENT, "", url)
@@ -346,6 +346,8 @@ def timeline_freshness(plan: Plan, *, bom: Freshness | None = None, report=None)
         result = ssvc.timeline_report(plan=plan, organisation=plan.organisation, report=report)
     except (ssvc.SourcingError, EngineInputError) as exc:
         return Freshness(TIMELINE, label, FAILED, f"It cannot be scheduled: {exc}", url)
+    if result.slips is None and result.nothing_to_ship:  # the cloud: nothing to schedule
+        return Freshness(TIMELINE, label, CURRENT, "", url)
     if result.slips is None:
         return Freshness(TIMELINE, label, FAILED, result.problem, "")
     return Freshness(TIMELINE, label, CURRENT, "", url)
@@ -387,9 +389,10 @@ def option_choice(plan: Plan) -> Freshness | None:
         return None
 
     decision = fsel.placement_decision_get(plan=plan)
-    if decision.chosen_kind in ("hybrid", "public_cloud", "edge"):
-        # The BOM and quote are generated from the owned deployment only (for now), so a
-        # revision whose chosen option owns less must say the quote is not of that option.
+    if decision.chosen_kind == "edge":
+        # The BOM buys the chosen option's hardware (``ssvc.bom_option``: the owned
+        # deployment, the hybrid's base, none for the cloud); the edge has no option of its
+        # own, so its revision must say the quote is not of that option.
         return Freshness(
             OPTION,
             "Quote of the chosen option",

@@ -43,6 +43,7 @@ def _page(request, plan, *, form=None, fee_form=None, status=200) -> HttpRespons
         "form": form or _settings_form(request, plan), "fee_form": fee_form or QuoteFeeForm(),
         "fees": quote.quote_fee_list(plan=plan), "sell": sell,
         "fresh": freshness.bom_derived_freshness(plan, freshness.QUOTE),
+        "bom_option": services.bom_option_shown(plan=plan),
     }  # fmt: skip
     return render(request, "sourcing/quote.html", context, status=status)
 

@@ -17,7 +17,7 @@ import csv
 import io
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 
@@ -30,10 +30,12 @@ from planner.computed import computed
 from planner.engine import bom as bom_engine
 from planner.engine import critical_path as cp
 from planner.engine import landed_cost as lc
+from planner.engine import pooling as po
 from planner.engine.deployment import racks_needed
 from planner.engine.errors import CatalogGapError
 from planner.engine.limits import DATE_MIN, finite_or_none
 from planner.engine.tariff_defaults import DEFAULT_TARIFF_RULES
+from planner.facility import selectors as facility_selectors
 from planner.facility.deployment import UNPLACED_KEY, plan_deployment, site_key
 from planner.facility.models import Site
 from planner.facility.services import site_evaluate
@@ -212,15 +214,127 @@ def _pdu_for(site) -> tuple[str, str]:
     )
 
 
-def _deployment_inputs(plan: Plan, settings: SourcingSettings):
-    """One BOM input per site and server platform of the plan's pooled deployment.
+OWNED, HYBRID, CLOUD = "owned", "hybrid", "cloud"
+
+
+@dataclass(frozen=True)
+class BomOption:
+    """The option whose hardware the BOM buys: the one the consultant chose in placement.
+
+    Attributes:
+        kind: ``owned`` (the pooled deployment), ``hybrid`` (its owned base per site) or
+            ``cloud`` (the public cloud: no hardware).
+        chosen: An option is chosen; ``False``: none yet, and the BOM buys the owned
+            deployment (publishing lists the choice as an open item).
+        label: The chosen option's label ("" when none is chosen).
+        base: Hybrid: (site key, servers) of the TCO's hybrid base, the latest finished run's
+            (the engine's one computation the TCO page shows and placement ranks).
+        base_gpus: Hybrid: the accelerators its base owns (for a run without sites).
+    """
+
+    kind: str
+    chosen: bool = False
+    label: str = ""
+    base: tuple[tuple[str, int], ...] = ()
+    base_gpus: int = 0
+
+    @property
+    def buys_hardware(self) -> bool:
+        return self.kind == OWNED or (
+            self.kind == HYBRID and (self.base_servers > 0 or self.base_gpus > 0)
+        )
+
+    @property
+    def base_servers(self) -> int:
+        return sum(n for _, n in self.base)
+
+    @property
+    def text(self) -> str:
+        """What the BOM buys, in one sentence."""
+        if not self.chosen:
+            return (
+                "No option is chosen in placement yet: the bill of materials buys the owned "
+                "deployment."
+            )
+        if self.kind == CLOUD:
+            return (
+                "The chosen option is the public cloud: the plan buys no hardware, so there is "
+                "nothing to ship or install."
+            )
+        if self.kind == HYBRID and not self.buys_hardware:
+            return (
+                "The chosen option is the hybrid, whose best owned base is no server: the plan "
+                "buys no hardware, so there is nothing to ship or install."
+            )
+        if self.kind == HYBRID:
+            return (
+                f"The chosen option is {self.label}: the bill of materials buys its owned base, "
+                f"{count(self.base_servers, 'server')}; the load above it bursts to the cloud."
+            )
+        return f"The bill of materials buys the owned deployment, the chosen option ({self.label})."
+
+
+def bom_option(*, plan: Plan) -> BomOption:
+    """The option the BOM buys the hardware of: the placement the consultant chose.
+
+    Raises:
+        SourcingError: The hybrid is chosen but no TCO run has computed its base yet.
+    """
+    decision = facility_selectors.placement_decision_get(plan=plan)
+    key, kind, label = decision.chosen_key, decision.chosen_kind, decision.chosen_label
+    if not key and not kind:
+        return BomOption(OWNED)
+    if kind == "public_cloud":  # a collapsed hybrid is scored as the cloud too
+        return BomOption(CLOUD, True, label)
+    if key != "hybrid" and kind != "hybrid":
+        return BomOption(OWNED, True, label)
+    run = facility_selectors.tco_run_latest_finished(plan=plan)
+    options = (run.results or {}).get("options") or () if run else ()
+    hybrid = next((o for o in options if o.get("kind") == "hybrid"), None)
+    if hybrid is None:
+        raise SourcingError(
+            "The hybrid's owned base comes from the TCO: run the TCO, then generate the bill "
+            "of materials."
+        )
+    base = tuple((p["key"], int(p["servers"])) for p in hybrid.get("sites") or () if p["servers"])
+    return BomOption(HYBRID, True, hybrid["label"], base, int(hybrid.get("owned_gpus") or 0))
+
+
+def bom_option_shown(*, plan: Plan) -> dict:
+    """What the BOM buys, for the BOM, quote, landed-cost and timeline pages:
+    ``{"text", "buys_hardware"}`` (the text says why when it cannot tell)."""
+    try:
+        option = bom_option(plan=plan)
+    except SourcingError as exc:
+        return {"text": str(exc), "buys_hardware": True}
+    return {"text": option.text, "buys_hardware": option.buys_hardware}
+
+
+def _option_deployment(option: BomOption, deployment):
+    """The deployment the option buys: the pooled one, or the hybrid's owned base of it."""
+    if option.kind != HYBRID:
+        return deployment
+    base = dict(option.base)
+    if not base and len(deployment.pooled.sites) == 1 and deployment.servers:
+        # a run without sites (no site entered): its base is on the one pool
+        per_server = deployment.accelerators_installed // deployment.servers
+        base = {deployment.pooled.sites[0].site_key: option.base_gpus // per_server}
+    return replace(deployment, pooled=po.owned_base(deployment.pooled, base))
+
+
+def _deployment_inputs(plan: Plan, settings: SourcingSettings, option: BomOption | None = None):
+    """One BOM input per site and server platform the chosen option buys (:func:`bom_option`):
+    the plan's pooled deployment, the hybrid's owned base of it, or none for the cloud.
 
     Servers (spares included) come from the pooled deployment, racks from the facility
     checks of that site (per server kind, as the site page draws them), PDUs from the site's
     electrics. A plan without a site of its own keeps the settings' servers per rack.
     """
+    option = option or bom_option(plan=plan)
+    if not option.buys_hardware:
+        return []
     try:
-        deployment = plan_deployment(plan=plan)
+        deployment = _option_deployment(option, plan_deployment(plan=plan))
     except CatalogGapError as gap:
         raise SourcingError(str(gap)) from gap
     sites = {site_key(s): s for s in deployment.sites}
@@ -376,8 +490,9 @@ def _regenerated(plan: Plan, settings: SourcingSettings) -> _Regenerated:
     Raises:
         SourcingError: No workload has a chosen configuration, or the engine refuses the input.
     """
-    inputs = _deployment_inputs(plan, settings)
-    if not inputs:
+    option = bom_option(plan=plan)
+    inputs = _deployment_inputs(plan, settings, option)
+    if not inputs and option.buys_hardware:
         raise SourcingError(
             "No workload has a chosen configuration yet: choose one in sizing, then generate."
         )
@@ -1041,6 +1156,7 @@ class TimelineReport:
     power_unknown: bool = False
     site_powers: list[SitePower] = field(default_factory=list)
     task_sites: dict[str, str] = field(default_factory=dict)  # task key → its site's name
+    nothing_to_ship: bool = False  # the chosen option (the public cloud) buys no hardware
 
     @property
     def site_rows(self) -> list[dict]:
@@ -1378,6 +1494,10 @@ def timeline_report(
                 site = item_sites.get(item) if item in item_sites else rest
                 result.task_sites[task.key] = names.get(site, "All sites")
         if not tasks:
+            option = bom_option_shown(plan=plan)
+            if not option["buys_hardware"] and not any(not c.line.service for c in report.lines):
+                result.nothing_to_ship, result.problem = True, option["text"]
+                return result
             result.problem = (
                 "No BOM line has a chosen offer yet: add offers for the parts, then the "
                 "timeline follows from their lead times."

@@ -100,6 +100,7 @@ def _bom_context(request, plan, *, add_form=None, line_forms=None) -> dict:
         "catalog_gap": catalog_gap,
         "last_event": last,
         "fresh": freshness.bom_freshness(plan),
+        "bom_option": services.bom_option_shown(plan=plan),
         "can_edit": can_edit(request),
         "htmx_config": HTMX_CONFIG,
     }
@@ -251,6 +252,7 @@ def landed_cost_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         "plan": plan, "section": "sourcing", "tab": "landed", "report": report,
         "fresh": freshness.landed_cost_freshness(plan, report=report),
         "settings": services.sourcing_settings_get(plan=plan),
+        "bom_option": services.bom_option_shown(plan=plan),
     }  # fmt: skip
     return render(request, "sourcing/landed_cost.html", context)
 
@@ -273,6 +275,7 @@ def timeline_view(request: HttpRequest, plan_id: int) -> HttpResponse:
         "figure_json": figure, "flags": selectors.open_flag_list(plan=plan),
         "fresh": freshness.timeline_freshness(plan),
         "settings": services.sourcing_settings_get(plan=plan), "can_edit": can_edit(request),
+        "bom_option": services.bom_option_shown(plan=plan),
     }  # fmt: skip
     return render(request, "sourcing/timeline.html", context)
 

@@ -125,6 +125,12 @@ class LandedCostOut(Schema):
         default_factory=list,
         description="Per site: the country its lines are landed into and its totals.",
     )
+    option_text: str = Field(
+        "", description="What the BOM buys: the chosen option's hardware, in one sentence."
+    )
+    buys_hardware: bool = Field(
+        True, description="False when the chosen option (the public cloud) buys no hardware."
+    )
 
 
 @router.get(
@@ -141,6 +147,8 @@ def landed_cost(request, plan_id: Id):
         {"site": plain(s.site), "destination": s.destination, "totals": plain(s.totals)}
         for s in report.sites
     ]
+    option = sourcing_services.bom_option_shown(plan=plan)
+    out["option_text"], out["buys_hardware"] = option["text"], option["buys_hardware"]
     return out
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from planner.engine.errors import EngineInputError
 from planner.engine.network import haversine_km, rtt_ms
@@ -48,6 +48,7 @@ __all__ = [
     "default_site_shares",
     "empty_pools",
     "largest_remainder",
+    "owned_base",
     "pack_replicas",
     "plan_pooled",
     "replicas_before_spares",
@@ -433,6 +434,41 @@ def plan_pooled(choices: Sequence[WorkloadChoice], site_keys: Sequence[str]) -> 
         if key in by_site
     )
     return PooledDeployment(sites=sites, workload_sites=workload_sites)
+
+
+def owned_base(pooled: PooledDeployment, base_servers: Mapping[str, int]) -> PooledDeployment:
+    """The deployment cut to a hybrid's owned base: ``base_servers[site key]`` servers at each
+    site (the TCO's hybrid, ``engine.tco``), none at a site it does not name.
+
+    A site whose base is its whole pool keeps it as it is. A smaller base is split over the
+    site's platforms by their servers (largest remainder); each platform keeps its N+1 spare
+    when it gets more servers than that spare, the rest serve load (the hybrid bursts the load
+    above its base). Replicas stay as split: what the base does not hold runs in the cloud.
+    """
+    sites = []
+    for site in pooled.sites:
+        base = max(0, min(int(base_servers.get(site.site_key, 0)), site.servers))
+        if base == site.servers:
+            sites.append(site)
+            continue
+        if base == 0:
+            continue
+        parts = largest_remainder(base, [p.servers for p in site.pools])
+        pools = []
+        for pool, n in zip(site.pools, parts, strict=True):
+            if not n:
+                continue
+            spare = pool.spare_servers if n > pool.spare_servers else 0
+            pools.append(
+                replace(
+                    pool,
+                    server_fill=pool.server_fill[: n - spare],
+                    servers_for_load=n - spare,
+                    spare_servers=spare,
+                )
+            )
+        sites.append(SitePool(site.site_key, tuple(pools)))
+    return PooledDeployment(sites=tuple(sites), workload_sites=pooled.workload_sites)
 
 
 def servers_per_workload(choices: Sequence[WorkloadChoice], site_keys: Sequence[str]) -> int:

@@ -649,6 +649,7 @@ def hardware_from_bom(
     *,
     amount_per_usd: float,
     maintenance_from_support: bool = True,
+    base_servers: int | None = None,
 ) -> OwnedHardware:
     """The owned fleet with the priced BOM as its capex: one generation costs the BOM at
     landed cost, so the owned option's capex is the quote's cost basis.
@@ -669,19 +670,27 @@ def hardware_from_bom(
         maintenance_from_support: The maintenance is the support contract and its renewals
             (when the BOM has one); false keeps the fleet's (entered) rate, charged after the
             contract's longest term.
+        base_servers: The BOM buys an owned base of this many of the fleet's servers (the
+            hybrid's, :func:`run_tco`), not the fleet: its amounts are taken per server for
+            the fleet, so a base of that size costs the BOM exactly (every option scales the
+            fleet's capex by its servers) and the whole fleet costs it pro rata. ``None``: the
+            BOM buys the fleet.
 
     Raises:
-        EngineInputError: The BOM buys another number of servers than the fleet, or the rate
-            is not positive.
+        EngineInputError: The BOM buys another number of servers than the fleet (or the base),
+            or the rate is not positive.
     """
     if not amount_per_usd > 0 or not math.isfinite(amount_per_usd):
         raise EngineInputError("the plan currency's rate to USD must be a positive number")
-    if capex.servers != hardware.server_count:
+    wanted = hardware.server_count if base_servers is None else base_servers
+    if capex.servers != wanted or not 0 < wanted <= hardware.server_count:
         raise EngineInputError(
-            f"the BOM buys {capex.servers} servers but the deployment has "
-            f"{hardware.server_count}; regenerate the BOM"
+            f"the BOM buys {capex.servers} servers but the "
+            + ("deployment has" if base_servers is None else "hybrid's owned base has")
+            + f" {wanted}; regenerate the BOM"
         )
-    rate = amount_per_usd
+    # USD per plan-currency amount, and the fleet per server the BOM buys (1 for the fleet)
+    rate = amount_per_usd / (hardware.server_count / capex.servers)
     maintenance = hardware.maintenance_fraction_per_year
     contracts: tuple[tuple[float, int], ...] = ()
     prepaid = max((term for term, _ in capex.support_terms), default=0)
@@ -694,7 +703,7 @@ def hardware_from_bom(
         maintenance, prepaid = 0.0, 0
     return replace(
         hardware,
-        server_price_usd=capex.server_amount / capex.servers / rate,
+        server_price_usd=capex.server_amount / capex.servers / amount_per_usd,
         network_usd=capex.network_amount / rate,
         storage_usd=capex.storage_amount / rate,
         other_hardware_amount=capex.other_hardware_amount / rate,

@@ -28,6 +28,7 @@ from planner.facility.models import (
     SiteKind,
     TcoRun,
     TcoSettings,
+    TcoStatus,
 )
 from planner.models import Plan, Workload
 
@@ -329,3 +330,12 @@ __all__ = [
     "tco_settings_get",
     "workload_demand",
 ]
+
+
+def tco_run_latest_finished(*, plan: Plan) -> TcoRun | None:
+    """The plan's latest TCO run that finished with results (``None`` without one)."""
+    return (
+        TcoRun.objects.filter(plan=plan, status=TcoStatus.SUCCEEDED)
+        .order_by("-finished_at", "-pk")
+        .first()
+    )

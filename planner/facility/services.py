@@ -65,6 +65,7 @@ SENSITIVITY_SWING = 0.2
 TCO_INPUTS_VERSION = 5  # bump when the canonical form changes, so old hashes go stale
 MAX_RACKS_DRAWN = 6
 CAPEX_FROM_BOM = "priced BOM"
+CAPEX_FROM_HYBRID_BOM = "priced BOM of the hybrid's owned base"
 CAPEX_ESTIMATED = "estimate: servers + network share"
 
 # Country and legal region of each REGIONS key (data, for residency rules).
@@ -1073,9 +1074,10 @@ def _tco_capex(
     """The fleet with the priced BOM as its capex (the quote's cost basis), and the capex
     basis; without a fully priced BOM of this deployment, the estimate as it is, said so."""
     # sourcing sits above facility (.importlinter) until the TCO moves above it
-    from sourcing.services import SourcingError, landed_cost_report
+    from sourcing.services import HYBRID, SourcingError, bom_option, landed_cost_report
 
     try:
+        option = bom_option(plan=plan)
         report = landed_cost_report(plan=plan, organisation=plan.organisation)
     except (SourcingError, LandedCostError) as exc:
         basis.append(f"Capex basis: {CAPEX_ESTIMATED}, as the BOM could not be priced ({exc}).")
@@ -1099,7 +1101,11 @@ def _tco_capex(
         if cost.landed is not None or cost.service_cost is not None
     ]
     why = ""
-    if not report.lines:
+    # the BOM buys the chosen option's hardware: the hybrid's base, or none for the cloud
+    base = option.base_servers or None if option.kind == HYBRID else None
+    if not option.buys_hardware:
+        why = f"the BOM buys no hardware ({option.text})"
+    elif not report.lines:
         why = "no BOM yet (generate it under Sourcing to cost the plan's own parts)"
     elif report.unpriced_lines or not report.complete or len(lines) != len(report.lines):
         why = (
@@ -1115,6 +1121,7 @@ def _tco_capex(
                 capex,
                 amount_per_usd=float(fx["rate"]),
                 maintenance_from_support=settings.maintenance_pct_per_year is None,
+                base_servers=base,
             )
         except EngineInputError as exc:
             why = str(exc)
@@ -1131,6 +1138,14 @@ def _tco_capex(
         if vat_kept is not None and vat_kept.amount
         else ""
     )
+    if base is not None:
+        basis.append(
+            f"Capex basis: {CAPEX_FROM_HYBRID_BOM}. The chosen hybrid buys the BOM, its owned "
+            f"base of {base} of the deployment's {hardware.server_count} servers, at landed "
+            f"cost, {format_money(capex.total_amount, ccy)}: the quote's cost basis before "
+            "markup. The owned option and the other bases are costed from it per server."
+        )
+        return bought, CAPEX_FROM_HYBRID_BOM
     basis.append(
         f"Capex basis: {CAPEX_FROM_BOM}. The owned option buys the BOM at landed cost, "
         f"{format_money(capex.total_amount, ccy)} (servers {capex.server_amount:,.0f}, network "

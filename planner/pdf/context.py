@@ -309,6 +309,8 @@ class QuoteContext:
     vat_treatment: str = ""  # the client's VAT treatment in words ("" in older revisions)
     vat_not_recoverable: Decimal = Decimal(0)  # VAT the client bears, at cost
     total_to_client: Decimal | None = None  # total + vat_not_recoverable
+    buys_hardware: bool = True  # False: the chosen option (the public cloud) buys none
+    option_text: str = ""  # what the BOM buys, in one sentence
 
     @property
     def complete(self) -> bool:
@@ -376,6 +378,8 @@ def quote_context(snapshot: dict | Snapshot, **head) -> QuoteContext:
         target_go_live=_date(snap.plan.target_go_live),
         power_ready=_date(timeline.power_ready),
         destination=bom.destination,
+        buys_hardware=bom.buys_hardware,
+        option_text=bom.option_text,
         available=bom.available and sell.available,
         reason=(bom.reason or "") or (sell.reason or ""),
         deployment=snap.deployment if snap.deployment.available else None,

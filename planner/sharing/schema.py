@@ -318,6 +318,9 @@ class Bom(Section):
     measures_to_confirm: int = 0
     offers_valid_until: IsoDate = None
     sites: list[BomSite] = Field(default_factory=list)
+    # what the BOM buys (the chosen option's hardware); older revisions: hardware, unsaid
+    option_text: str = ""
+    buys_hardware: bool = True
 
     @property
     def unpriced_count(self) -> int:

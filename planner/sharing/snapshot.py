@@ -519,6 +519,7 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
             by_currency[source.currency] += source.amount
         lines.append(row)
     ccy = plan.currency
+    option = ssvc.bom_option_shown(plan=plan)
     totals = {
         name: Decimal(0)
         for name in ("goods", "freight", "insurance", "brokerage", "duty", "vat", "vat_recoverable")
@@ -572,6 +573,9 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
         "spares_mode_label": settings.get_spares_mode_display(),
         "spares_pct": _dec(settings.spares_pct),
         "shipping_mode": settings.shipping_mode,
+        # what the BOM buys: the chosen option's hardware (none for the public cloud)
+        "option_text": option["text"],
+        "buys_hardware": option["buys_hardware"],
     }
 
 

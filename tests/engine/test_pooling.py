@@ -13,6 +13,7 @@ from planner.engine.pooling import (
     WorkloadChoice,
     default_site_shares,
     largest_remainder,
+    owned_base,
     pack_replicas,
     plan_pooled,
     replicas_before_spares,
@@ -75,6 +76,27 @@ def test_platforms_are_pooled_separately_at_a_site():
     assert by_key["hgx-4"].server_fill == (4, 2)
     assert by_key["hgx-4"].servers == 3
     assert site.it_load_kw == pytest.approx(2 * 14.3 + 3 * 5.6)
+
+
+def test_a_hybrids_owned_base_cuts_each_site_to_its_servers_with_its_spare():
+    # Frankfurt 3 servers (2 + spare), Ashburn 2 (1 + spare), as above; DGX and HGX4 at a
+    # third site (2 + 3). The hybrid's base: Frankfurt all 3, Ashburn none, 3 of the mixed 5.
+    plan = plan_pooled([choice(1, 2, 10, True, (("fra", 60), ("iad", 40)))], ["fra", "iad"])
+    base = owned_base(plan, {"fra": 3})
+    assert [s.site_key for s in base.sites] == ["fra"]
+    assert base.site("fra") == plan.site("fra")
+    assert base.workload_sites == plan.workload_sites
+    # 2 of Frankfurt's 3: one load server and the spare.
+    two = owned_base(plan, {"fra": 2, "iad": 2}).site("fra").pools[0]
+    assert (two.servers_for_load, two.spare_servers, two.server_fill) == (1, 1, (8,))
+    mixed = plan_pooled([choice(1, 1, 3, True), choice(2, 2, 3, True, platform=HGX4)], ["a"])
+    cut = owned_base(mixed, {"a": 3}).site("a")
+    # 3 split over 2 and 3 servers by largest remainder: 1 DGX (no room for its spare, so it
+    # serves load) and 2 HGX4 (one load server and the spare).
+    by_key = {p.platform.key: (p.servers_for_load, p.spare_servers) for p in cut.pools}
+    assert by_key == {"dgx-b200": (1, 0), "hgx-4": (1, 1)}
+    assert cut.servers == 3
+    assert owned_base(mixed, {}).sites == ()
 
 
 def test_replica_wider_than_a_server_takes_whole_servers_and_needs_scale_out():

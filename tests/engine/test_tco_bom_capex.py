@@ -20,6 +20,7 @@ Site load 30 kW (servers 2 × 14 = 28 kW and 2 kW of switches): space at 100 USD
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from planner.engine import tco as te
@@ -173,3 +174,30 @@ def test_support_renews_with_each_generation_and_stops_at_the_servers_life():
     assert [m for m in range(60) if maintenance[m]] == [24]
     assert maintenance[24] == pytest.approx(23_000.0)
     assert lines["capex"][36] == pytest.approx(1_246_000.0)
+
+
+def test_a_bom_of_the_hybrids_base_is_its_capex_and_prices_the_fleet_per_server():
+    # The BOM buys the hybrid's base, 2 of a fleet of 6 servers. Its amounts per server
+    # price the fleet: the network 10,000 EUR for 2 servers is 30,000 EUR for 6, and so on,
+    # so the whole fleet costs 3 × 645,650 EUR and a 2-server base the BOM, to the cent.
+    hw = te.hardware_from_bom(
+        _fleet(server_count=6), te.bom_capex(LINES), amount_per_usd=0.8, base_servers=2
+    )
+    assert hw.server_price_usd == pytest.approx(375_000.0)
+    assert hw.network_usd == pytest.approx(30_000.0 / 0.8)
+    assert hw.capex_usd * 0.8 == pytest.approx(3 * 645_650.0, abs=0.01)
+    assert hw.support_contracts == (pytest.approx((75_000.0, 12)),)
+    inputs = te.TcoInputs(
+        workloads=(te.WorkloadDemand("chat", gpu_hours_per_month=16 * 730.0),),
+        cloud=te.CloudPricing(on_demand_usd_per_gpu_h=2.0, annual_price_decline=0.0),
+        hardware=hw,
+        sites=(te.SiteCost("site-a", "A"),),
+        horizon_months=36,
+    )
+    base = te._base_paths(inputs, inputs.sites[0], np.array([2]))
+    assert base.lines["capex"][0, 0] * 0.8 == pytest.approx(645_650.0, abs=0.005)
+    # A BOM of another size than the base is refused, as one of another fleet is.
+    with pytest.raises(EngineInputError, match="hybrid's owned base has 3; regenerate"):
+        te.hardware_from_bom(
+            _fleet(server_count=6), te.bom_capex(LINES), amount_per_usd=0.8, base_servers=3
+        )

@@ -86,11 +86,18 @@ def test_the_headline_is_the_chosen_option_and_says_so_when_none_is(client, plan
     report = services.document_context(revision=undecided, kind=DocumentKind.REPORT)
     assert report.summary["no_option_chosen"] and report.summary["cost_per_request_amount"] is None
 
-    # A chosen hybrid heads with the hybrid's figure, and since the quote still prices the
-    # owned deployment, publishing says the quote is not of the chosen option.
+    # A chosen hybrid: the BOM (so the quote) buys its owned base, so the BOM of the owned
+    # deployment is stale until regenerated; no open item says the quote is of another option.
     PlacementDecision.objects.filter(plan=plan).update(
         chosen_key="hybrid", chosen_kind="hybrid", chosen_label="Hybrid"
     )
-    [item] = [b for b in services.publish_blockers(plan=plan) if b.kind != "facility_check"]
-    assert (item.kind, item.state, item.label) == ("option", "failed", "Quote of the chosen option")
+    blockers = [b for b in services.publish_blockers(plan=plan) if b.kind != "facility_check"]
+    assert "option" not in [b.kind for b in blockers]
+    assert ("bom", "stale") in [(b.kind, b.state) for b in blockers]
+    # The edge has no option of its own: the quote still prices the owned deployment.
+    PlacementDecision.objects.filter(plan=plan).update(
+        chosen_key="edge", chosen_kind="edge", chosen_label="Edge (next to the users)"
+    )
+    [item] = [b for b in services.publish_blockers(plan=plan) if b.kind == "option"]
+    assert (item.state, item.label) == ("failed", "Quote of the chosen option")
     assert "not of the chosen option" in item.reason
