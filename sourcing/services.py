@@ -49,6 +49,8 @@ from sourcing.models import (
     FlagKind,
     FxRate,
     LineOrigin,
+    MeasureDecision,
+    MeasureDecisionChoice,
     Offer,
     OrderStatus,
     PlanEvent,
@@ -617,6 +619,55 @@ def bom_line_remove(*, line: BomLine, user) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class MeasureDecisions:
+    """The plan's decisions on conditional duties, as the landed-cost engine takes them."""
+
+    confirmed: frozenset[str] = frozenset()  # decided to apply: charged
+    not_applying: tuple[tuple[str, str], ...] = ()  # (name, reason): 0 %
+    applying_reasons: tuple[tuple[str, str], ...] = ()  # (name, reason) of those that apply
+
+
+def measure_decisions(*, plan: Plan) -> MeasureDecisions:
+    """The plan's decided conditional measures (an unconfirmed one is not decided)."""
+    rows = list(plan.measure_decisions.exclude(decision=MeasureDecisionChoice.UNCONFIRMED))
+    applies = [r for r in rows if r.decision == MeasureDecisionChoice.APPLIES]
+    return MeasureDecisions(
+        confirmed=frozenset(r.measure for r in applies),
+        not_applying=tuple(
+            (r.measure, r.reason)
+            for r in rows
+            if r.decision == MeasureDecisionChoice.DOES_NOT_APPLY
+        ),
+        applying_reasons=tuple((r.measure, r.reason) for r in applies),
+    )
+
+
+def measure_decision_get(*, plan: Plan, measure: str) -> MeasureDecision:
+    """The plan's stored decision on ``measure``, or a new unconfirmed one (not saved)."""
+    row = MeasureDecision.objects.filter(plan=plan, measure=measure).first()
+    return row or MeasureDecision(plan=plan, measure=measure)
+
+
+def measure_decision_save(*, plan: Plan, form, user) -> MeasureDecision:
+    """Save a checked ``MeasureDecisionForm`` (applies, does not apply with its reason, or
+    unconfirmed again) and record it in the plan's history. The landed cost and the quote are
+    priced live with it; the TCO's capex is that landed cost, so its inputs hash changes and the
+    last run goes stale.
+
+    Raises:
+        StaleEditError: The form was loaded from another version of the decision.
+    """
+    with transaction.atomic():
+        row = form.save()
+    event_record(
+        plan=plan, user=user, kind="settings",
+        message=f"Duty decision: {row.measure} — {row.get_decision_display()}"
+        + (f"; {row.reason}" if row.reason else "") + ".",
+    )  # fmt: skip
+    return row
+
+
 @dataclass
 class LineCost:
     """One BOM line priced: the offers considered, the choice, and its landed cost."""
@@ -706,6 +757,38 @@ class LandedCostReport:
         """Lines whose landed cost leaves out a conditional measure still to confirm."""
         return [c for c in self.lines if c.landed is not None and c.landed.measures_to_confirm]
 
+    @property
+    def conditional_measures(self) -> list[ConditionalMeasure]:
+        """Each conditional measure in force on a line, undecided or decided, by name: what the
+        landed-cost page offers a decision on."""
+        found: dict[str, ConditionalMeasure] = {}
+        for c in self.lines:
+            if c.landed is None:
+                continue
+            for m in c.landed.measures_to_confirm:
+                row = found.setdefault(m.name, ConditionalMeasure(m.name, m.pct, m.condition))
+                row.lines.append(c)
+                row.exposure = m.exposure if row.exposure is None else row.exposure + m.exposure
+            for d in c.landed.measures_decided:
+                row = found.setdefault(d.name, ConditionalMeasure(d.name, d.pct, d.condition))
+                row.lines.append(c)
+                row.charged = d.duty if row.charged is None else row.charged + d.duty
+                row.decided = d
+        return list(found.values())
+
+
+@dataclass
+class ConditionalMeasure:
+    """One conditional measure of the plan's landed cost, over the lines it is in force on."""
+
+    name: str
+    pct: Decimal
+    condition: str
+    lines: list[LineCost] = field(default_factory=list)
+    exposure: lc.Money | None = None  # lines where it is unconfirmed: what it adds if it applies
+    charged: lc.Money | None = None  # lines where it is decided: the duty it adds (0: not)
+    decided: lc.MeasureDecided | None = None  # the decision as the engine applied it
+
 
 _OFFER_WARNING = re.compile(r"^(Pinned offer|Offer) (\d+) ")
 
@@ -728,7 +811,15 @@ def _offer_words(warnings: list[str], by_id: dict) -> list[str]:
 
 
 def _choose(
-    cost: LineCost, *, settings: SourcingSettings, plan: Plan, tariffs, fx, basis, as_of: date
+    cost: LineCost,
+    *,
+    settings: SourcingSettings,
+    plan: Plan,
+    tariffs,
+    fx,
+    basis,
+    as_of: date,
+    decisions: MeasureDecisions,
 ) -> None:
     """Choose the line's offer by its landed cost into the line's own destination."""
     line = cost.line
@@ -785,6 +876,8 @@ def _choose(
             strategy=strategy,
             pinned_offer_id=str(line.pinned_offer_id) if pinned else None,
             vat_recovery_pct=plan.client.vat_recovery_pct,
+            confirmed_measures=decisions.confirmed,
+            not_applying=decisions.not_applying,
         )
     except lc.LandedCostError as exc:
         cost.problem = str(exc)
@@ -800,7 +893,15 @@ def _choose(
 
 
 def _shipment(
-    group: ShipmentCost, *, settings: SourcingSettings, plan: Plan, tariffs, fx, basis, as_of
+    group: ShipmentCost,
+    *,
+    settings: SourcingSettings,
+    plan: Plan,
+    tariffs,
+    fx,
+    basis,
+    as_of,
+    decisions: MeasureDecisions,
 ) -> None:
     """Landed cost of one consignment (freight from the offers, brokerage from settings)."""
     try:
@@ -818,6 +919,8 @@ def _shipment(
                 lc.ShipmentLine(
                     offer, cost.line.quantity, cost.line.hs_code,
                     unit_weight_kg=cost.chosen.unit_weight_kg,
+                    confirmed_measures=decisions.confirmed, not_applying=decisions.not_applying,
+                    applying_reasons=decisions.applying_reasons,
                 )
             )  # fmt: skip
         group.result = lc.shipment_landed_cost(
@@ -887,6 +990,7 @@ def _landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
     tariffs = {d: selectors.tariff_rules(destination=d) for d in destinations}
     fx = selectors.fx_table()
     basis = selectors.customs_valuation_rules()
+    decisions = measure_decisions(plan=plan)
     by_site: dict[int | None, list[LineCost]] = {}
     sites: dict[int | None, Site | None] = {None: None}
     for line in bom:
@@ -898,7 +1002,7 @@ def _landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
             cost.problem = "no offer"
         else:
             _choose(cost, settings=settings, plan=plan, tariffs=tariffs[cost.destination], fx=fx,
-                    basis=basis, as_of=as_of)  # fmt: skip
+                    basis=basis, as_of=as_of, decisions=decisions)  # fmt: skip
         by_site.setdefault(line.site_id, []).append(cost)
         sites[line.site_id] = line.site
     order = sorted(by_site, key=lambda pk: (pk is None, pk or 0))
@@ -912,6 +1016,7 @@ def _landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
             fx=fx,
             basis=basis,
             as_of=as_of,
+            decisions=decisions,
         )  # fmt: skip
         for pk in order
     ]
@@ -932,7 +1037,16 @@ def _landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
 
 
 def _site_landed(
-    site: Site | None, costs: list[LineCost], *, settings, plan, tariffs, fx, basis, as_of
+    site: Site | None,
+    costs: list[LineCost],
+    *,
+    settings,
+    plan,
+    tariffs,
+    fx,
+    basis,
+    as_of,
+    decisions: MeasureDecisions,
 ) -> SiteLandedCost:
     """One site's consignments (one per supplier and Incoterm) landed into its country."""
     dest = costs[0].destination if costs else lc.normalise_country(settings.destination_country)
@@ -956,7 +1070,7 @@ def _site_landed(
             lc.supply_rule(_ship_from(c.chosen), group.destination) == "import" for c in group.lines
         )
         _shipment(group, settings=settings, plan=plan, tariffs=tariffs[group.destination],
-                  fx=fx, basis=basis, as_of=as_of)  # fmt: skip
+                  fx=fx, basis=basis, as_of=as_of, decisions=decisions)  # fmt: skip
     problems, failed = [], 0
     for group in groups.values():
         if group.result:
