@@ -166,9 +166,22 @@ def _resolve(part_key: str) -> dict:
     return {"part": part, "hs_code": part.hs_code if part else ""}
 
 
-def _server_for(platform) -> tuple[str, str, bool, int | None]:
-    """(slug, name, accelerators sold separately, port speed of the NICs it ships with or
-    None) of a pooled platform's catalog server."""
+@dataclass(frozen=True)
+class ServerChoice:
+    """The catalog server of a pooled platform and what its BOM needs to know of it."""
+
+    slug: str
+    name: str
+    accelerators_sold_separately: bool
+    nics_included_gbps: int | None = None  # the NICs it ships with (None: bought as parts)
+    nics_included_form_factor: str = ""  # their scale-out cage (a DGX: OSFP)
+    nics_included_ports_per_cage: int = 1  # NIC ports per cage (a DGX: 2)
+    front_end_form_factor: str = ""  # the cage of its own front-end ports (a DGX: QSFP112)
+
+
+def _server_for(platform) -> ServerChoice:
+    """The pooled platform's catalog server: slug, name, whether its accelerators are sold
+    separately, and the NICs it ships with (speed, cages)."""
     server = None
     if not platform.key.startswith("generic-"):
         server = ServerPlatform.objects.filter(slug=platform.key).first()
@@ -183,8 +196,16 @@ def _server_for(platform) -> tuple[str, str, bool, int | None]:
         )
     if server is None:
         slug = f"generic-{platform.accelerator_slug}-x{platform.accelerators_per_server}"
-        return slug, platform.name, False, None
-    return server.slug, str(server), server.accelerator_id is None, server.nics_included_gbps
+        return ServerChoice(slug, platform.name, False)
+    return ServerChoice(
+        server.slug,
+        str(server),
+        server.accelerator_id is None,
+        server.nics_included_gbps,
+        server.nics_included_form_factor,
+        server.nics_included_ports_per_cage or 1,
+        server.front_end_form_factor,
+    )
 
 
 _PDU_SLUG = re.compile(r"^pdu-(?P<phase>[13])ph-(?P<volts>\d+)v-(?P<amps>\d+)a$")
@@ -241,19 +262,19 @@ def _deployment_inputs(plan: Plan, settings: SourcingSettings):
             pdu_slug, pdu_description = _pdu_for(site)
         for pool in site_pool.pools:
             platform = pool.platform
-            slug, name, separate, nics_included_gbps = _server_for(platform)
+            server = _server_for(platform)
             racks = racks_by_kind.get(platform.name)
             if racks is None:
                 racks = racks_needed(pool.servers, settings.servers_per_rack)
             inputs.append(
                 bom_engine.DeploymentInput(
                     key=f"{site_pool.site_key}/{platform.key}",
-                    server_slug=slug,
-                    server_name=name,
+                    server_slug=server.slug,
+                    server_name=server.name,
                     servers=pool.servers,
                     accelerators_per_server=platform.accelerators_per_server,
                     accelerator_slug=platform.accelerator_slug,
-                    accelerators_sold_separately=separate,
+                    accelerators_sold_separately=server.accelerators_sold_separately,
                     racks=racks,
                     storage_per_server=settings.storage_per_server,
                     storage_slug=storage_slug or "nvme-drive",
@@ -262,14 +283,18 @@ def _deployment_inputs(plan: Plan, settings: SourcingSettings):
                     pdu_slug=pdu_slug,
                     pdu_description=pdu_description,
                     site_key="" if site is None else site_pool.site_key,
-                    nics_included_gbps=nics_included_gbps,
+                    nics_included_gbps=server.nics_included_gbps,
+                    nics_included_form_factor=server.nics_included_form_factor,
+                    nics_included_ports_per_cage=server.nics_included_ports_per_cage,
+                    front_end_form_factor=server.front_end_form_factor,
                 )
             )
     return inputs
 
 
 def _fabric(settings: SourcingSettings) -> bom_engine.FabricSpec:
-    """The leaf radix and each network's catalog parts with their port speeds."""
+    """The leaf radix, each network's catalog parts with their port speeds and form factors,
+    and the catalog's multi-port transceivers (for servers whose cages take them)."""
 
     def part(slug: str, category: str) -> Part:
         return _part(slug, category) or Part(slug=slug, category=category)
@@ -288,12 +313,20 @@ def _fabric(settings: SourcingSettings) -> bom_engine.FabricSpec:
             cable.slug,
             cable.port_speed_gbps,
             tier,
+            nic_form_factor=nic.form_factor,
+            switch_form_factor=switch.form_factor,
+            optic_form_factor=optic.form_factor,
         )
 
+    multi_port = Part.objects.filter(category="optic", ports__gt=1).order_by("slug")
     return bom_engine.FabricSpec(
         leaf_radix=settings.leaf_radix,
         scale_out=network(DEFAULT_PART_SLUGS, "nic:scale-out", "Scale-out NIC", ""),
         front_end=network(FRONT_END_PART_SLUGS, "", "Front-end Ethernet NIC", "Front-end "),
+        server_optics=tuple(
+            bom_engine.OpticPart(o.slug, o.port_speed_gbps, o.ports, o.form_factor)
+            for o in multi_port
+        ),
     )
 
 
