@@ -341,7 +341,8 @@ def plan_document_check(document: Any) -> dict[str, Any]:
         raise PortableError({"format": [f"Not a plan file (its format must be '{FORMAT}')."]})
     version = document.get("version")
     if isinstance(version, bool) or version not in READABLE_VERSIONS:
-        readable = " or ".join(str(v) for v in READABLE_VERSIONS)
+        *first, last = (str(v) for v in READABLE_VERSIONS)
+        readable = f"{', '.join(first)} or {last}" if first else last
         raise PortableError(
             {"version": [f"This installation reads version {readable} plan files."]}
         )

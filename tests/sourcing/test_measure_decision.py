@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from planner import freshness
 from planner.engine.tariff_defaults import SECTION_232
+from planner.money import format_money
 from planner.pdf.context import cost_sheet_context
 from planner.pdf.render import render_html
 from planner.sharing import checklist
@@ -96,6 +97,11 @@ def test_applies_charges_it_in_the_landed_cost_and_quote(us_server, consultant_a
     assert freshness.measures_to_confirm(plan) == []
     snapshot = plan_snapshot(plan=plan)
     assert checklist.measures_to_confirm(snapshot["bom"]) == []
+    [said] = checklist.measures_decided(snapshot["bom"])
+    assert (
+        said.startswith(SECTION_232)
+        and f"applies, {format_money(D(62500), 'USD')} in the landed cost" in said
+    )
     # The quote prices the BOM at this landed cost (the TCO capex: tests/sharing).
     [row] = [r for r in snapshot["bom"]["lines"] if r["category"] == "server"]
     assert D(row["duty"]["amount"]) == D(62500)
