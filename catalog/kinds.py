@@ -110,6 +110,9 @@ FIELD_LABELS: dict[str, str] = {
     "network_ports": "Network ports",
     "nics_included_gbps": "Included NICs (Gb/s per port)",
     "nics_included_source": "Included NICs source",
+    "nics_included_form_factor": "Included NICs' port cage",
+    "nics_included_ports_per_cage": "Included NIC ports per cage",
+    "front_end_form_factor": "Front-end port cage",
     "list_price_usd": "List price (USD)",
     "list_price_as_of": "List price date",
     "list_price_source": "List price source",
@@ -252,6 +255,9 @@ SERVERS = CatalogKind(
         "network_ports": "network_ports",
         "nics_included_gbps": "nics_included_gbps",
         "nics_included_source": "nics_included_source",
+        "nics_included_form_factor": "nics_included_form_factor",
+        "nics_included_ports_per_cage": "nics_included_ports_per_cage",
+        "front_end_form_factor": "front_end_form_factor",
         "list_price_usd": "list_price_usd",
         "list_price_as_of": "list_price_as_of",
         "list_price_source": "list_price_source",
@@ -296,6 +302,7 @@ PARTS = CatalogKind(
         "rating_kw": "rating_kw",
         "unit_price_usd": "unit_price_usd",
         **SOURCED_COLUMNS,
+        "form_factor": "form_factor",  # added after the sourced columns (older files lack it)
     },
     columns=(
         Column("category", "Category"),

@@ -113,6 +113,23 @@ class Cooling(models.TextChoices):
     LIQUID = "liquid", "Liquid"
 
 
+class FormFactor(models.TextChoices):
+    """Pluggable form factors of network ports and the modules that plug into them; which
+    module fits which cage is the BOM engine's rule (``planner.engine.bom.FORM_FACTOR_FITS``)."""
+
+    OSFP = "OSFP", "OSFP"
+    QSFP_DD = "QSFP-DD", "QSFP-DD"
+    QSFP112 = "QSFP112", "QSFP112"
+    QSFP56 = "QSFP56", "QSFP56"
+    QSFP28 = "QSFP28", "QSFP28"
+
+
+def form_factor_field(help_text: str) -> models.CharField:
+    return models.CharField(
+        max_length=10, choices=FormFactor.choices, blank=True, help_text=help_text
+    )
+
+
 class ServerPlatform(Sourced):
     """A server (or rack-scale system) that holds a number of accelerators."""
 
@@ -134,6 +151,18 @@ class ServerPlatform(Sourced):
     )
     nics_included_source = models.TextField(
         blank=True, help_text="Where the included NICs are stated (document, page)."
+    )
+    nics_included_form_factor = form_factor_field(
+        "Cage of the included NICs' scale-out ports (a DGX H100/B200: OSFP)."
+    )
+    nics_included_ports_per_cage = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="NIC ports each such cage serves (a DGX: 2, one twin-port module per cage).",
+    )
+    front_end_form_factor = form_factor_field(
+        "Cage of the platform's own front-end ports (a DGX H100/B200: QSFP112)."
     )
     list_price_usd = models.DecimalField(
         max_digits=14, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
@@ -176,6 +205,9 @@ class Part(Sourced):
     )
     ports = models.PositiveSmallIntegerField(null=True, blank=True)
     port_speed_gbps = models.PositiveIntegerField(null=True, blank=True)
+    form_factor = form_factor_field(
+        "A NIC's or switch's port cage, or the module form factor of a transceiver."
+    )
     rack_units = models.PositiveSmallIntegerField(null=True, blank=True)
     power_w = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0)])
     capacity_tb = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0)])

@@ -4,7 +4,7 @@ another organisation or installation.
 The document holds the client, the plan, its workloads (with their choices, residency
 rules and hand-set splits over the sites, by site name), sites (with power upgrades), TCO and
 placement settings (with the placement choice), sourcing settings, the quote's markups,
-terms and fees, the BOM lines (generated ones with what they were generated as, manual ones,
+terms and fees, the decisions on conditional duties (end use), the BOM lines (generated ones with what they were generated as, manual ones,
 hand-set quantities), the suppliers' offers the plan's BOM uses, with their price breaks, and
 the purchase orders with their lines (supplier by name, BOM line by part key, offer by the
 file's ref). Version 1 files (none of the splits, quote settings or purchase orders) still
@@ -47,6 +47,7 @@ from sourcing import services as ssvc
 from sourcing.models import (
     BomLine,
     LineOrigin,
+    MeasureDecision,
     Offer,
     OfferPriceBreak,
     PurchaseOrder,
@@ -59,8 +60,10 @@ from sourcing.models import (
 from sourcing.selectors import offers_for_line
 
 FORMAT = "inference-planner/plan"
-VERSION = 2  # 2: site splits, quote settings and fees, placement by site name, orders
-READABLE_VERSIONS = (1, 2)  # a version 1 file has none of them
+# 2: site splits, quote settings and fees, placement by site name, orders;
+# 3: decisions on conditional duties (end use)
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)  # an older file has none of what came after it
 SITE_REF = "site:"  # a placement option of a site, by the site's name (version 2)
 MAX_BYTES = 5_000_000
 MAX_DEPTH = 12
@@ -73,6 +76,7 @@ MAX_ROWS = {
     "offers": 2_000,
     "price_breaks": 50,
     "quote_fees": 200,
+    "measure_decisions": 200,
     "purchase_orders": 500,
     "order_lines": 2_000,
 }
@@ -217,6 +221,9 @@ def plan_export(plan: Plan) -> dict[str, Any]:
         "sourcing_settings": single(SourcingSettings, SOURCING_LOCAL),
         "quote_settings": single(QuoteSettings),
         "quote_fees": [_row(fee, "plan") for fee in QuoteFee.objects.filter(plan=plan)],
+        "measure_decisions": [
+            _row(d, "plan") for d in MeasureDecision.objects.filter(plan=plan).order_by("measure")
+        ],
         "bom_lines": bom_lines,
         "suppliers": list(suppliers.values()),
         "purchase_orders": _orders_export(plan, refs),
@@ -334,7 +341,8 @@ def plan_document_check(document: Any) -> dict[str, Any]:
         raise PortableError({"format": [f"Not a plan file (its format must be '{FORMAT}')."]})
     version = document.get("version")
     if isinstance(version, bool) or version not in READABLE_VERSIONS:
-        readable = " or ".join(str(v) for v in READABLE_VERSIONS)
+        *first, last = (str(v) for v in READABLE_VERSIONS)
+        readable = f"{', '.join(first)} or {last}" if first else last
         raise PortableError(
             {"version": [f"This installation reads version {readable} plan files."]}
         )
@@ -342,6 +350,7 @@ def plan_document_check(document: Any) -> dict[str, Any]:
         "format", "version", "client", "plan", "workloads", "sites", "tco_settings",
         "placement_decision", "sourcing_settings", "bom_lines", "suppliers",
         "quote_settings", "quote_fees", "purchase_orders",  # orders from version 2 on
+        "measure_decisions",  # conditional duties decided for the plan (absent before)
     }  # fmt: skip
     unknown = sorted(set(document) - known)
     if unknown:
@@ -574,6 +583,19 @@ def _import(document: dict[str, Any], imp: _Importer) -> Plan:
         fee = imp.build(f"quote_fees[{n}]", QuoteFee, data, "plan", plan=plan)
         if fee is not None and not imp.errors:
             fee.save()
+    decided: set[str] = set()
+    rows = imp.rows("measure_decisions", document.get("measure_decisions"), "measure_decisions")
+    for n, data in enumerate(rows):
+        where = f"measure_decisions[{n}]"
+        decision = imp.build(where, MeasureDecision, data, "plan", plan=plan)
+        if decision is None:
+            continue
+        if decision.measure in decided:
+            imp.error(f"{where}.measure", "Two decisions on the same measure.")
+            continue
+        decided.add(decision.measure)
+        if not imp.errors:
+            decision.save()
     part_keys: set[tuple[str, str]] = set()
     site_by_name = {site.name.lower(): site for site in Site.objects.filter(plan=plan)}
     lines = imp.rows("bom_lines", document.get("bom_lines"), "bom_lines")

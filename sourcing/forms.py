@@ -19,6 +19,7 @@ from planner.versioning import VersionedFormMixin
 from sourcing.models import (
     ORDER_STEPS,
     FxRate,
+    MeasureDecision,
     Offer,
     PurchaseOrder,
     Service,
@@ -397,3 +398,13 @@ class PurchaseOrderForm(VersionedFormMixin, InputModelForm):
                 )
             previous = (status, value)
         return cleaned
+
+
+class MeasureDecisionForm(VersionedFormMixin, InputModelForm):
+    """The plan's decision on one conditional duty: applies, does not apply (with the reason,
+    e.g. the end-use certificate reference) or unconfirmed."""
+
+    class Meta:
+        model = MeasureDecision
+        fields = ["decision", "reason"]
+        widgets = {"decision": forms.RadioSelect}

@@ -953,3 +953,61 @@ class QuoteFee(VersionedModel):
             raise ValidationError({"quantity": "Give whole years, from 1 to 10."})
         if self.unit == FeeUnit.LUMP_SUM and self.quantity is not None and self.quantity != 1:
             raise ValidationError({"quantity": "A lump sum has quantity 1."})
+
+
+class MeasureDecisionChoice(models.TextChoices):
+    UNCONFIRMED = "unconfirmed", "Unconfirmed (exposure shown, an open item)"
+    APPLIES = "applies", "Applies (charged in the landed cost)"
+    DOES_NOT_APPLY = "does_not_apply", "Does not apply (0 %, reason required)"
+
+
+class MeasureDecision(VersionedModel):
+    """The consultant's decision on a conditional duty (end use, exemption, quota) for a plan:
+    it applies (charged), it does not (0 %, with the reason, e.g. the end-use certificate), or
+    it is unconfirmed (left out of the landed cost, its exposure shown, an open item).
+
+    One decision per measure name and plan: it holds for every line the measure is in force on.
+    """
+
+    plan = models.ForeignKey(
+        "planner.Plan", on_delete=models.CASCADE, related_name="measure_decisions"
+    )
+    measure = models.CharField(
+        max_length=200, help_text="The measure's legal name, as in the tariff table."
+    )
+    decision = models.CharField(
+        max_length=20,
+        choices=MeasureDecisionChoice.choices,
+        default=MeasureDecisionChoice.UNCONFIRMED,
+    )
+    reason = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="Why: required when it does not apply (e.g. the end-use certificate reference).",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["plan", "measure"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["plan", "measure"], name="unique_measure_decision_per_plan"
+            ),
+            models.CheckConstraint(
+                name="measure_not_applying_has_reason",
+                condition=~Q(decision="does_not_apply") | ~Q(reason=""),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.measure}: {self.get_decision_display()}"
+
+    def clean(self) -> None:
+        self.reason = (self.reason or "").strip()
+        if self.decision == MeasureDecisionChoice.DOES_NOT_APPLY and not self.reason:
+            raise ValidationError(
+                {
+                    "reason": "Say why it does not apply (e.g. the end-use certificate "
+                    "reference): the cost sheet prints it."
+                }
+            )

@@ -51,6 +51,8 @@ from sourcing.models import (
     FlagKind,
     FxRate,
     LineOrigin,
+    MeasureDecision,
+    MeasureDecisionChoice,
     Offer,
     OrderStatus,
     PlanEvent,
@@ -166,9 +168,22 @@ def _resolve(part_key: str) -> dict:
     return {"part": part, "hs_code": part.hs_code if part else ""}
 
 
-def _server_for(platform) -> tuple[str, str, bool, int | None]:
-    """(slug, name, accelerators sold separately, port speed of the NICs it ships with or
-    None) of a pooled platform's catalog server."""
+@dataclass(frozen=True)
+class ServerChoice:
+    """The catalog server of a pooled platform and what its BOM needs to know of it."""
+
+    slug: str
+    name: str
+    accelerators_sold_separately: bool
+    nics_included_gbps: int | None = None  # the NICs it ships with (None: bought as parts)
+    nics_included_form_factor: str = ""  # their scale-out cage (a DGX: OSFP)
+    nics_included_ports_per_cage: int = 1  # NIC ports per cage (a DGX: 2)
+    front_end_form_factor: str = ""  # the cage of its own front-end ports (a DGX: QSFP112)
+
+
+def _server_for(platform) -> ServerChoice:
+    """The pooled platform's catalog server: slug, name, whether its accelerators are sold
+    separately, and the NICs it ships with (speed, cages)."""
     server = None
     if not platform.key.startswith("generic-"):
         server = ServerPlatform.objects.filter(slug=platform.key).first()
@@ -183,8 +198,16 @@ def _server_for(platform) -> tuple[str, str, bool, int | None]:
         )
     if server is None:
         slug = f"generic-{platform.accelerator_slug}-x{platform.accelerators_per_server}"
-        return slug, platform.name, False, None
-    return server.slug, str(server), server.accelerator_id is None, server.nics_included_gbps
+        return ServerChoice(slug, platform.name, False)
+    return ServerChoice(
+        server.slug,
+        str(server),
+        server.accelerator_id is None,
+        server.nics_included_gbps,
+        server.nics_included_form_factor,
+        server.nics_included_ports_per_cage or 1,
+        server.front_end_form_factor,
+    )
 
 
 _PDU_SLUG = re.compile(r"^pdu-(?P<phase>[13])ph-(?P<volts>\d+)v-(?P<amps>\d+)a$")
@@ -353,19 +376,19 @@ def _deployment_inputs(plan: Plan, settings: SourcingSettings, option: BomOption
             pdu_slug, pdu_description = _pdu_for(site)
         for pool in site_pool.pools:
             platform = pool.platform
-            slug, name, separate, nics_included_gbps = _server_for(platform)
+            server = _server_for(platform)
             racks = racks_by_kind.get(platform.name)
             if racks is None:
                 racks = racks_needed(pool.servers, settings.servers_per_rack)
             inputs.append(
                 bom_engine.DeploymentInput(
                     key=f"{site_pool.site_key}/{platform.key}",
-                    server_slug=slug,
-                    server_name=name,
+                    server_slug=server.slug,
+                    server_name=server.name,
                     servers=pool.servers,
                     accelerators_per_server=platform.accelerators_per_server,
                     accelerator_slug=platform.accelerator_slug,
-                    accelerators_sold_separately=separate,
+                    accelerators_sold_separately=server.accelerators_sold_separately,
                     racks=racks,
                     storage_per_server=settings.storage_per_server,
                     storage_slug=storage_slug or "nvme-drive",
@@ -374,14 +397,18 @@ def _deployment_inputs(plan: Plan, settings: SourcingSettings, option: BomOption
                     pdu_slug=pdu_slug,
                     pdu_description=pdu_description,
                     site_key="" if site is None else site_pool.site_key,
-                    nics_included_gbps=nics_included_gbps,
+                    nics_included_gbps=server.nics_included_gbps,
+                    nics_included_form_factor=server.nics_included_form_factor,
+                    nics_included_ports_per_cage=server.nics_included_ports_per_cage,
+                    front_end_form_factor=server.front_end_form_factor,
                 )
             )
     return inputs
 
 
 def _fabric(settings: SourcingSettings) -> bom_engine.FabricSpec:
-    """The leaf radix and each network's catalog parts with their port speeds."""
+    """The leaf radix, each network's catalog parts with their port speeds and form factors,
+    and the catalog's multi-port transceivers (for servers whose cages take them)."""
 
     def part(slug: str, category: str) -> Part:
         return _part(slug, category) or Part(slug=slug, category=category)
@@ -400,12 +427,20 @@ def _fabric(settings: SourcingSettings) -> bom_engine.FabricSpec:
             cable.slug,
             cable.port_speed_gbps,
             tier,
+            nic_form_factor=nic.form_factor,
+            switch_form_factor=switch.form_factor,
+            optic_form_factor=optic.form_factor,
         )
 
+    multi_port = Part.objects.filter(category="optic", ports__gt=1).order_by("slug")
     return bom_engine.FabricSpec(
         leaf_radix=settings.leaf_radix,
         scale_out=network(DEFAULT_PART_SLUGS, "nic:scale-out", "Scale-out NIC", ""),
         front_end=network(FRONT_END_PART_SLUGS, "", "Front-end Ethernet NIC", "Front-end "),
+        server_optics=tuple(
+            bom_engine.OpticPart(o.slug, o.port_speed_gbps, o.ports, o.form_factor)
+            for o in multi_port
+        ),
     )
 
 
@@ -732,6 +767,56 @@ def bom_line_remove(*, line: BomLine, user) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class MeasureDecisions:
+    """The plan's decisions on conditional duties, as the landed-cost engine takes them."""
+
+    confirmed: frozenset[str] = frozenset()  # decided to apply: charged
+    not_applying: tuple[tuple[str, str], ...] = ()  # (name, reason): 0 %
+    applying_reasons: tuple[tuple[str, str], ...] = ()  # (name, reason) of those that apply
+
+
+def measure_decisions(*, plan: Plan) -> MeasureDecisions:
+    """The plan's decided conditional measures (an unconfirmed one is not decided)."""
+    rows = list(plan.measure_decisions.exclude(decision=MeasureDecisionChoice.UNCONFIRMED))
+    applies = [r for r in rows if r.decision == MeasureDecisionChoice.APPLIES]
+    return MeasureDecisions(
+        confirmed=frozenset(r.measure for r in applies),
+        not_applying=tuple(
+            (r.measure, r.reason)
+            for r in rows
+            if r.decision == MeasureDecisionChoice.DOES_NOT_APPLY
+        ),
+        applying_reasons=tuple((r.measure, r.reason) for r in applies),
+    )
+
+
+def measure_decision_get(*, plan: Plan, measure: str) -> MeasureDecision:
+    """The plan's stored decision on ``measure``, or a new unconfirmed one (not saved)."""
+    row = MeasureDecision.objects.filter(plan=plan, measure=measure).first()
+    return row or MeasureDecision(plan=plan, measure=measure)
+
+
+def measure_decision_save(*, plan: Plan, decision: MeasureDecision, user) -> MeasureDecision:
+    """Save the edited decision (applies, does not apply with its reason, or unconfirmed
+    again; its stored version is checked) and record it in the plan's history. The landed
+    cost and the quote are priced live with it; the TCO's capex is that landed cost, so its
+    inputs hash changes and the last run goes stale.
+
+    Raises:
+        StaleEditError: The decision was loaded from another version of it.
+    """
+    row = decision
+    with transaction.atomic():
+        row.save()
+    event_record(
+        plan=plan, user=user, kind="settings",
+        message=f"Duty decision: {row.measure} — {row.get_decision_display()}"
+        + (f"; {row.reason}" if row.reason else "") + ".",
+    )  # fmt: skip
+    return row
+
+
 @dataclass
 class LineCost:
     """One BOM line priced: the offers considered, the choice, and its landed cost."""
@@ -821,6 +906,38 @@ class LandedCostReport:
         """Lines whose landed cost leaves out a conditional measure still to confirm."""
         return [c for c in self.lines if c.landed is not None and c.landed.measures_to_confirm]
 
+    @property
+    def conditional_measures(self) -> list[ConditionalMeasure]:
+        """Each conditional measure in force on a line, undecided or decided, by name: what the
+        landed-cost page offers a decision on."""
+        found: dict[str, ConditionalMeasure] = {}
+        for c in self.lines:
+            if c.landed is None:
+                continue
+            for m in c.landed.measures_to_confirm:
+                row = found.setdefault(m.name, ConditionalMeasure(m.name, m.pct, m.condition))
+                row.lines.append(c)
+                row.exposure = m.exposure if row.exposure is None else row.exposure + m.exposure
+            for d in c.landed.measures_decided:
+                row = found.setdefault(d.name, ConditionalMeasure(d.name, d.pct, d.condition))
+                row.lines.append(c)
+                row.charged = d.duty if row.charged is None else row.charged + d.duty
+                row.decided = d
+        return list(found.values())
+
+
+@dataclass
+class ConditionalMeasure:
+    """One conditional measure of the plan's landed cost, over the lines it is in force on."""
+
+    name: str
+    pct: Decimal
+    condition: str
+    lines: list[LineCost] = field(default_factory=list)
+    exposure: lc.Money | None = None  # lines where it is unconfirmed: what it adds if it applies
+    charged: lc.Money | None = None  # lines where it is decided: the duty it adds (0: not)
+    decided: lc.MeasureDecided | None = None  # the decision as the engine applied it
+
 
 _OFFER_WARNING = re.compile(r"^(Pinned offer|Offer) (\d+) ")
 
@@ -843,7 +960,15 @@ def _offer_words(warnings: list[str], by_id: dict) -> list[str]:
 
 
 def _choose(
-    cost: LineCost, *, settings: SourcingSettings, plan: Plan, tariffs, fx, basis, as_of: date
+    cost: LineCost,
+    *,
+    settings: SourcingSettings,
+    plan: Plan,
+    tariffs,
+    fx,
+    basis,
+    as_of: date,
+    decisions: MeasureDecisions,
 ) -> None:
     """Choose the line's offer by its landed cost into the line's own destination."""
     line = cost.line
@@ -900,6 +1025,8 @@ def _choose(
             strategy=strategy,
             pinned_offer_id=str(line.pinned_offer_id) if pinned else None,
             vat_recovery_pct=plan.client.vat_recovery_pct,
+            confirmed_measures=decisions.confirmed,
+            not_applying=decisions.not_applying,
         )
     except lc.LandedCostError as exc:
         cost.problem = str(exc)
@@ -915,7 +1042,15 @@ def _choose(
 
 
 def _shipment(
-    group: ShipmentCost, *, settings: SourcingSettings, plan: Plan, tariffs, fx, basis, as_of
+    group: ShipmentCost,
+    *,
+    settings: SourcingSettings,
+    plan: Plan,
+    tariffs,
+    fx,
+    basis,
+    as_of,
+    decisions: MeasureDecisions,
 ) -> None:
     """Landed cost of one consignment (freight from the offers, brokerage from settings)."""
     try:
@@ -933,6 +1068,8 @@ def _shipment(
                 lc.ShipmentLine(
                     offer, cost.line.quantity, cost.line.hs_code,
                     unit_weight_kg=cost.chosen.unit_weight_kg,
+                    confirmed_measures=decisions.confirmed, not_applying=decisions.not_applying,
+                    applying_reasons=decisions.applying_reasons,
                 )
             )  # fmt: skip
         group.result = lc.shipment_landed_cost(
@@ -1002,6 +1139,7 @@ def _landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
     tariffs = {d: selectors.tariff_rules(destination=d) for d in destinations}
     fx = selectors.fx_table()
     basis = selectors.customs_valuation_rules()
+    decisions = measure_decisions(plan=plan)
     by_site: dict[int | None, list[LineCost]] = {}
     sites: dict[int | None, Site | None] = {None: None}
     for line in bom:
@@ -1013,7 +1151,7 @@ def _landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
             cost.problem = "no offer"
         else:
             _choose(cost, settings=settings, plan=plan, tariffs=tariffs[cost.destination], fx=fx,
-                    basis=basis, as_of=as_of)  # fmt: skip
+                    basis=basis, as_of=as_of, decisions=decisions)  # fmt: skip
         by_site.setdefault(line.site_id, []).append(cost)
         sites[line.site_id] = line.site
     order = sorted(by_site, key=lambda pk: (pk is None, pk or 0))
@@ -1027,6 +1165,7 @@ def _landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
             fx=fx,
             basis=basis,
             as_of=as_of,
+            decisions=decisions,
         )  # fmt: skip
         for pk in order
     ]
@@ -1047,7 +1186,16 @@ def _landed_cost_report(*, plan: Plan, organisation) -> LandedCostReport:
 
 
 def _site_landed(
-    site: Site | None, costs: list[LineCost], *, settings, plan, tariffs, fx, basis, as_of
+    site: Site | None,
+    costs: list[LineCost],
+    *,
+    settings,
+    plan,
+    tariffs,
+    fx,
+    basis,
+    as_of,
+    decisions: MeasureDecisions,
 ) -> SiteLandedCost:
     """One site's consignments (one per supplier and Incoterm) landed into its country."""
     dest = costs[0].destination if costs else lc.normalise_country(settings.destination_country)
@@ -1071,7 +1219,7 @@ def _site_landed(
             lc.supply_rule(_ship_from(c.chosen), group.destination) == "import" for c in group.lines
         )
         _shipment(group, settings=settings, plan=plan, tariffs=tariffs[group.destination],
-                  fx=fx, basis=basis, as_of=as_of)  # fmt: skip
+                  fx=fx, basis=basis, as_of=as_of, decisions=decisions)  # fmt: skip
     problems, failed = [], 0
     for group in groups.values():
         if group.result:

@@ -17,6 +17,7 @@ urlpatterns = [
     path(P + "bom/<int:line_id>/remove/", views.bom_line_remove_view, name="bom_line_remove"),
     path(P + "settings/", views.settings_view, name="settings"),
     path(P + "landed-cost/", views.landed_cost_view, name="landed_cost"),
+    path(P + "landed-cost/measures/", views.measure_decision_view, name="measure_decision"),
     path(P + "timeline/", views.timeline_view, name="timeline"),
     path(P + "check/", views.check_view, name="check"),
     path(P + "orders/", views.order_list_view, name="orders"),

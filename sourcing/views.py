@@ -31,6 +31,7 @@ from sourcing.forms import (
     BomLineForm,
     FxImportForm,
     FxRateForm,
+    MeasureDecisionForm,
     OfferForm,
     PurchaseOrderCreateForm,
     PurchaseOrderForm,
@@ -243,18 +244,70 @@ def settings_view(request: HttpRequest, plan_id: int) -> HttpResponse:
 # ---------------------------------------------------------------------------------------------
 
 
-@member_required
-def landed_cost_view(request: HttpRequest, plan_id: int) -> HttpResponse:
-    """The chosen offer per line, its alternative, and landed cost per line and shipment."""
-    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+def _measure_forms(request, plan, report, posted=None) -> list:
+    """One decision form per conditional measure of the landed cost (editors only); ``posted``
+    is the bound form of the measure just posted, shown with its errors."""
+    if not can_edit(request):
+        return []
+    stored = {d.measure: d for d in plan.measure_decisions.all()}
+    out = []
+    for i, m in enumerate(report.conditional_measures):
+        if posted is not None and posted.measure == m.name:
+            out.append((m, posted))
+            continue
+        row = stored.get(m.name) or services.measure_decision_get(plan=plan, measure=m.name)
+        form = MeasureDecisionForm(instance=row, prefix=f"measure-{i}")
+        form.measure = m.name
+        out.append((m, form))
+    return out
+
+
+def _landed_cost_page(request, plan, *, posted=None, status: int = 200) -> HttpResponse:
     report = services.landed_cost_report(plan=plan, organisation=request.organisation)
     context = {
         "plan": plan, "section": "sourcing", "tab": "landed", "report": report,
         "fresh": freshness.landed_cost_freshness(plan, report=report),
-        "settings": services.sourcing_settings_get(plan=plan),
+        "settings": services.sourcing_settings_get(plan=plan), "can_edit": can_edit(request),
         "bom_option": services.bom_option_shown(plan=plan),
+        "measure_forms": _measure_forms(request, plan, report, posted),
     }  # fmt: skip
-    return render(request, "sourcing/landed_cost.html", context)
+    return render(request, "sourcing/landed_cost.html", context, status=status)
+
+
+@member_required
+def landed_cost_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """The chosen offer per line, its alternative, and landed cost per line and shipment."""
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    return _landed_cost_page(request, plan)
+
+
+@editor_required
+def measure_decision_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """Decide a conditional duty for the plan (applies / does not apply with the reason /
+    unconfirmed); bad input comes back at the field, the page answering 400."""
+    if (refused := _post_only(request)) is not None:
+        return refused
+    plan = org_object_or_404(request, plans_with_client(), pk=plan_id)
+    report = services.landed_cost_report(plan=plan, organisation=request.organisation)
+    name = request.POST.get("measure", "")
+    known = [m.name for m in report.conditional_measures]
+    if name not in known:
+        messages.error(request, "No conditional duty of that name is in force on the plan.")
+        return _landed_cost_page(request, plan, status=400)
+    row = services.measure_decision_get(plan=plan, measure=name)
+    form = MeasureDecisionForm(request.POST, instance=row, prefix=f"measure-{known.index(name)}")
+    form.measure = name
+    if form.is_valid():
+        try:
+            row = services.measure_decision_save(
+                plan=plan, decision=form.save(commit=False), user=request.user
+            )
+        except StaleEditError as exc:
+            form.add_stale_error(exc)
+        else:
+            messages.success(request, f"{name}: {row.get_decision_display()}." + form.merge_note)
+            return redirect("sourcing:landed_cost", plan_id=plan.pk)
+    return _landed_cost_page(request, plan, posted=form, status=400)
 
 
 @member_required

@@ -100,6 +100,14 @@ keeps what the catalog added:
   platform ships with, and where that is stated (DGX H100, H200 and B200: eight single-port
   ConnectX-7 at up to 400 Gb/s plus two dual-port front-end NICs, NVIDIA DGX BasePOD reference
   architecture). The generated BOM adds no NIC to such a platform.
+- **servers.csv** `nics_included_form_factor`, `nics_included_ports_per_cage`,
+  `front_end_form_factor`: the cages of those NICs (DGX H100, H200 and B200: four OSFP cages of
+  two ConnectX-7 ports each, DGX H100 user guide 1.2.3 Network Modules; front end on
+  dual-port QSFP112): the generated BOM puts one twin-port 2x400G OSFP module in each cage,
+  not one optic per link.
+- **parts.csv** `form_factor`: the port cage of a NIC or switch, or the module form factor of
+  a transceiver (OSFP, QSFP112, QSFP56, QSFP28), with its source in `source_ref`; the BOM
+  refuses a transceiver whose form factor does not fit its cage.
 """
 
 

@@ -115,7 +115,8 @@ class LandedCostOut(Schema):
     exposure_to_confirm: Any = Field(
         None,
         description="What the conditional duties still to confirm (end use, exemption, quota) "
-        "would add if they apply; not in total_net. Each line lists its measures_to_confirm.",
+        "would add if they apply; not in total_net. Each line lists its measures_to_confirm, and "
+        "its measures_decided (PUT /plans/{id}/duty-decisions: charged, or 0 % with the reason).",
     )
     measures_to_confirm: int = 0
     unpriced_lines: int

@@ -46,6 +46,7 @@ from sourcing import selectors, services
 from sourcing.forms import (
     BomLineAddForm,
     BomLineForm,
+    MeasureDecisionForm,
     OfferForm,
     PurchaseOrderCreateForm,
     PurchaseOrderForm,
@@ -542,6 +543,107 @@ def bom_line_remove(request, plan_id: Id, line_id: Id):
     require_editor(request)
     services.bom_line_remove(line=line, user=actor(request))
     return Status(204, None)
+
+
+# --- Decisions on conditional duties ------------------------------------------------------------
+
+
+class MeasureDecisionIn(Versioned):
+    contract_form = MeasureDecisionForm
+    contract_names = {"measure": None}
+    measure: str = Field(
+        ...,
+        max_length=200,
+        description="The conditional duty's legal name, as GET .../duty-decisions lists it.",
+    )
+    decision: str | None = Field(
+        None,
+        max_length=20,
+        description="applies (charged), does_not_apply (0 %, reason required) or unconfirmed "
+        "(left out, its exposure shown, an open item).",
+    )
+    reason: str | None = Field(
+        None, max_length=300, description="Why; required for does_not_apply (e.g. the "
+        "end-use certificate reference).",
+    )  # fmt: skip
+
+
+class MeasureDecisionOut(Schema):
+    measure: str
+    pct: str = Field(..., description="Its rate, % of the customs value.")
+    condition: str
+    decision: str = Field(..., description="applies, does_not_apply or unconfirmed.")
+    reason: str
+    version: int | None = Field(..., description="null: never decided (unconfirmed).")
+    exposure: str | None = Field(
+        ..., description="Plan currency: what it adds where unconfirmed, if it applies."
+    )
+    duty_charged: str | None = Field(
+        ..., description="Plan currency: the duty it adds where decided (0 when it does not apply)."
+    )
+
+
+def _decisions_out(plan, report) -> list[dict[str, Any]]:
+    stored = {d.measure: d for d in plan.measure_decisions.all()}
+    out = []
+    for m in report.conditional_measures:
+        row = stored.get(m.name)
+        out.append(
+            {
+                "measure": m.name, "pct": str(m.pct), "condition": m.condition,
+                "decision": row.decision if row else "unconfirmed",
+                "reason": row.reason if row else "",
+                "version": row.version if row else None,
+                "exposure": str(m.exposure.amount) if m.exposure is not None else None,
+                "duty_charged": str(m.charged.amount) if m.charged is not None else None,
+            }
+        )  # fmt: skip
+    return out
+
+
+@router.get(
+    "/plans/{plan_id}/duty-decisions",
+    **op({200: list[MeasureDecisionOut]}, 404),
+    summary="The conditional duties (end use, exemption, quota) in force on the plan's lines, "
+    "each with its decision",
+)
+def measure_decision_list(request, plan_id: Id):
+    plan = plan_get(request, plan_id)
+    report = services.landed_cost_report(plan=plan, organisation=request.organisation)
+    return _decisions_out(plan, report)
+
+
+@router.put(
+    "/plans/{plan_id}/duty-decisions",
+    **op({200: MeasureDecisionOut}, 404, 409),
+    summary="Decide a conditional duty for the plan: applies, does_not_apply (with the reason) "
+    "or unconfirmed",
+)
+def measure_decision_put(request, plan_id: Id, payload: MeasureDecisionIn):
+    plan = plan_get(request, plan_id)
+    require_editor(request)
+    report = services.landed_cost_report(plan=plan, organisation=request.organisation)
+    if payload.measure not in {m.name for m in report.conditional_measures}:
+        return Status(
+            422,
+            {"errors": {"measure": ["No conditional duty of that name is in force on the "
+                                    "plan's lines (see GET .../duty-decisions)."]}},
+        )  # fmt: skip
+    row = services.measure_decision_get(plan=plan, measure=payload.measure)
+    sent = {k: _text(v) for k, v in sent_fields(payload).items() if k != "measure"}
+
+    def factory(data=None, *, instance):
+        return MeasureDecisionForm(data, instance=instance)
+
+    try:
+        form = bound_form(factory, sent=sent, version=payload.version, instance=row)
+        services.measure_decision_save(
+            plan=plan, decision=form.save(commit=False), user=actor(request)
+        )
+    except FormErrors as exc:
+        return Status(exc.status, {"errors": exc.errors})
+    report = services.landed_cost_report(plan=plan, organisation=request.organisation)
+    return next(d for d in _decisions_out(plan, report) if d["measure"] == payload.measure)
 
 
 # --- Purchase orders -----------------------------------------------------------------------------

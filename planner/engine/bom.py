@@ -20,10 +20,15 @@ with one NIC per accelerator. Either network is sized the same way:
   up (to spines), so it is non-blocking when full; ``leaves = ceil(ports / (radix / 2))``,
   ``spines = ceil(leaves × radix / 2 / radix)``; a two-tier fabric holds at most
   ``radix × radix / 2`` NIC ports (each spine port goes to a different leaf).
-* every link has one cable and two optics (one at each end).
+* every link has one cable and an optic at each end; a server whose NIC cages take
+  multi-port modules (a DGX H100/H200/B200: four OSFP cages serving eight single-port 400G
+  ConnectX-7, each cage one twin-port 2×400G OSFP module — NVIDIA DGX BasePOD reference
+  architecture, Core Components; DGX B200 user guide, Network Ports) takes
+  ``ceil(NIC ports ÷ ports per cage)`` modules per server at its end, not one per link.
 
 Fit rule (:class:`LinkParts`): the NIC, optics and cable of a link run at the port speed of
-the switch it ends on; a server platform that ships with its own NICs gets no NIC line.
+the switch it ends on, and each pluggable's form factor fits the cage it plugs into
+(:func:`form_factor_fits`); a server platform that ships with its own NICs gets no NIC line.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ from planner.engine.errors import EngineInputError
 
 __all__ = [
     "BomError",
+    "FORM_FACTOR_FITS",
+    "OpticPart",
+    "form_factor_fits",
     "BomLine",
     "DeploymentInput",
     "FabricPlan",
@@ -59,6 +67,37 @@ LineOrigin = Literal["generated", "manual", "override"]
 
 class BomError(EngineInputError):
     """Raised when a deployment cannot be turned into a bill of materials."""
+
+
+# Which module form factors a cage takes. OSFP is its own mechanical family (OSFP MSA rev 5.0:
+# not QSFP-compatible); a QSFP-family cage takes its own generation and the earlier ones
+# (QSFP112 MSA: backward compatible with QSFP56/QSFP28; SFF-8665 QSFP28, SFF-8636
+# management), and a QSFP-DD cage takes QSFP modules (QSFP-DD MSA rev 6.0: backward
+# compatible with QSFP28/56/112).
+FORM_FACTOR_FITS: dict[str, frozenset[str]] = {
+    "OSFP": frozenset({"OSFP"}),
+    "QSFP-DD": frozenset({"QSFP-DD", "QSFP112", "QSFP56", "QSFP28"}),
+    "QSFP112": frozenset({"QSFP112", "QSFP56", "QSFP28"}),
+    "QSFP56": frozenset({"QSFP56", "QSFP28"}),
+    "QSFP28": frozenset({"QSFP28"}),
+}
+
+
+def form_factor_fits(cage: str, module: str) -> bool:
+    """True when a module of form factor ``module`` plugs into a ``cage`` port; an unstated
+    form factor ("") on either side cannot be shown to fit."""
+    return bool(cage and module) and module in FORM_FACTOR_FITS.get(cage, frozenset({cage}))
+
+
+@dataclass(frozen=True, slots=True)
+class OpticPart:
+    """A transceiver the server end of a link may need: its slug, speed per port, ports per
+    module (2 for a twin-port 2×400G OSFP) and form factor."""
+
+    slug: str
+    gbps: int | None
+    ports: int
+    form_factor: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +129,11 @@ class DeploymentInput:
         nics_included_gbps: Port speed of the NICs the server platform ships with (e.g. a
             DGX's ConnectX-7 at 400 Gb/s); such a server gets no NIC line. ``None``: the NICs
             are bought as parts.
+        nics_included_form_factor: The cage of those NICs' scale-out ports (a DGX: OSFP).
+        nics_included_ports_per_cage: NIC ports each such cage serves (a DGX: 2, one
+            twin-port 2×400G module per cage).
+        front_end_form_factor: The cage of the server's own front-end ports (a DGX: QSFP112),
+            when it ships with them.
         site_key: Key of the site the units go to (e.g. ``"site-12"``); the lines it yields
             belong to that site and are never merged with another site's (each site is
             bought, shipped and landed on its own). ``""`` = no site entered.
@@ -113,6 +157,9 @@ class DeploymentInput:
     pdu_description: str = "Rack PDU"
     site_key: str = ""
     nics_included_gbps: int | None = None
+    nics_included_form_factor: str = ""
+    nics_included_ports_per_cage: int = 1
+    front_end_form_factor: str = ""
 
     @property
     def effective_nics_per_server(self) -> int:
@@ -142,6 +189,9 @@ class LinkParts:
         cable_slug: Catalog slug of the cable of a link.
         cable_gbps: Cable speed, ``None`` for a passive fibre.
         tier: Prefix of the switch descriptions (``"Front-end "`` or ``""``).
+        nic_form_factor: Cage of the NIC's ports (``OSFP``, ``QSFP112``, ``QSFP28`` …).
+        switch_form_factor: Cage of the switch's ports.
+        optic_form_factor: Form factor of the transceiver.
     """
 
     nic_key: str
@@ -154,15 +204,42 @@ class LinkParts:
     cable_slug: str
     cable_gbps: int | None = None
     tier: str = ""
+    nic_form_factor: str = ""
+    switch_form_factor: str = ""
+    optic_form_factor: str = ""
 
-    def mismatches(self, included_nic_gbps: int | None = None) -> list[str]:
+    def mismatches(
+        self,
+        included_nic_gbps: int | None = None,
+        server_cage: str | None = None,
+        server_optic: OpticPart | None = None,
+    ) -> list[str]:
         """What does not fit, in words; empty when every link part runs at the switch port
-        speed. ``included_nic_gbps``: the speed of the NICs the server ships with (no NIC is
-        bought), which may run a port slower but not faster than they are rated."""
+        speed and every pluggable fits its cage. ``included_nic_gbps``: the speed of the NICs
+        the server ships with (no NIC is bought), which may run a port slower but not faster
+        than they are rated; ``server_cage``: their cage (``None``: the bought NIC's);
+        ``server_optic``: the module at the server end when it is not the link's optic."""
         port = self.switch_port_gbps
         found: list[str] = []
         if port is None:
             return [f"{self.switch_slug} has no port speed"]
+        cage = self.nic_form_factor if server_cage is None else server_cage
+        at_server = server_optic or OpticPart(
+            self.optic_slug, self.optic_gbps, 1, self.optic_form_factor
+        )
+        # The cable is a fibre that plugs into the transceivers (MPO), not into a cage.
+        if not form_factor_fits(self.switch_form_factor, self.optic_form_factor):
+            found.append(
+                f"optic {self.optic_slug} {self.optic_form_factor or 'form factor not stated'} "
+                f"does not fit the switch port ({self.switch_form_factor or 'not stated'})"
+            )
+        if not form_factor_fits(cage, at_server.form_factor):
+            found.append(
+                f"optic {at_server.slug} {at_server.form_factor or 'form factor not stated'} "
+                f"does not fit the server's NIC port ({cage or 'not stated'})"
+            )
+        if server_optic is not None and server_optic.gbps != port:
+            found.append(f"optic {server_optic.slug} {server_optic.gbps}G ≠ switch port {port}G")
         if included_nic_gbps is not None:
             if included_nic_gbps < port:
                 found.append(
@@ -181,8 +258,21 @@ class LinkParts:
 # Defaults: a 400G scale-out fabric (one 400G NIC per GPU, as in the 8 x 400G HGX systems
 # of catalog/data/servers.csv) and a 100G front-end Ethernet network (catalog/data/parts.csv).
 SCALE_OUT_400G = LinkParts(
-    "nic:scale-out", "Scale-out NIC", 400, "switch-64p", 400, "optic-400g", 400, "fibre-cable"
+    "nic:scale-out",
+    "Scale-out NIC",
+    400,
+    "switch-64p",
+    400,
+    "optic-400g",
+    400,
+    "fibre-cable",
+    nic_form_factor="OSFP",
+    switch_form_factor="OSFP",
+    optic_form_factor="OSFP",
 )
+# The module a twin-port OSFP cage takes (a DGX H100/H200/B200's compute fabric): one 2×400G
+# twin-port OSFP transceiver per cage (NVIDIA MMA4Z00-NS-FLT, 800G twin-port 2×400G).
+TWIN_PORT_400G_OSFP = OpticPart("optic-2x400g-osfp", 400, 2, "OSFP")
 FRONT_END_100G = LinkParts(
     "nic:nic-eth-front-end",
     "Front-end Ethernet NIC",
@@ -193,6 +283,9 @@ FRONT_END_100G = LinkParts(
     100,
     "fibre-cable",
     tier="Front-end ",
+    nic_form_factor="QSFP28",
+    switch_form_factor="QSFP28",
+    optic_form_factor="QSFP28",
 )
 
 
@@ -204,11 +297,14 @@ class FabricSpec:
         leaf_radix: Ports per switch (e.g. 64 × 400G). Leaves use half down, half up.
         scale_out: Parts of the rail-optimised fabric (replicas spanning servers).
         front_end: Parts of the front-end network (single-server replicas).
+        server_optics: Multi-port transceivers for servers whose NIC cages serve several ports
+            (chosen by form factor, ports per module and speed).
     """
 
     leaf_radix: int = 64
     scale_out: LinkParts = SCALE_OUT_400G
     front_end: LinkParts = FRONT_END_100G
+    server_optics: tuple[OpticPart, ...] = (TWIN_PORT_400G_OSFP,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,13 +434,35 @@ def _check_deployment(d: DeploymentInput) -> None:
         raise BomError(f"Deployment {d.key}: per-server counts cannot be negative.")
 
 
+def _server_optic(
+    d: DeploymentInput, spec: FabricSpec, net: LinkParts, cage: str, per_module: int
+) -> OpticPart:
+    """The multi-port module the server's NIC cages take, at the link's port speed."""
+    for optic in spec.server_optics:
+        fits = form_factor_fits(cage, optic.form_factor)
+        if fits and optic.ports == per_module and optic.gbps == net.switch_port_gbps:
+            return optic
+    raise BomError(
+        f"Deployment {d.key}: no {per_module}-port {cage or '(form factor not stated)'} "
+        f"transceiver at {net.switch_port_gbps}G in the catalog for the server's NIC cages."
+    )
+
+
 def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLine], FabricPlan]:
     _check_deployment(d)
     s, a, n = d.servers, d.accelerators_per_server, d.effective_nics_per_server
     at = f"{d.site}: " if d.site else ""
     lines: list[BomLine] = []
     net = spec.scale_out if d.scale_out else spec.front_end
-    misfit = net.mismatches(d.nics_included_gbps)
+    server_cage: str | None = None  # None: the bought NIC's cage
+    server_optic: OpticPart | None = None  # None: the link's optic at the server end too
+    per_module = 1  # NIC ports one server-end module serves
+    if d.nics_included_gbps is not None:
+        server_cage = d.nics_included_form_factor if d.scale_out else d.front_end_form_factor
+        if d.scale_out and d.nics_included_ports_per_cage > 1:
+            per_module = d.nics_included_ports_per_cage
+            server_optic = _server_optic(d, spec, net, server_cage, per_module)
+    misfit = net.mismatches(d.nics_included_gbps, server_cage, server_optic)
     if misfit:
         raise BomError(f"Deployment {d.key}: the network parts do not fit: {'; '.join(misfit)}.")
     switch_slug, tier = net.switch_slug, net.tier
@@ -433,16 +551,45 @@ def _deployment_lines(d: DeploymentInput, spec: FabricSpec) -> tuple[list[BomLin
         link_text = f"{fabric.server_links} NIC–leaf"
         if fabric.spine_links:
             link_text += f" + {fabric.spine_links} leaf–spine"
-        lines.append(
-            BomLine(
-                f"optic:{net.optic_slug}",
-                "optic",
-                "Optical transceiver",
-                2 * fabric.links,
-                f"{at}{fabric.links} links ({link_text}) × 2 optics",
-                ports,
+        if server_optic is None:
+            lines.append(
+                BomLine(
+                    f"optic:{net.optic_slug}",
+                    "optic",
+                    "Optical transceiver",
+                    2 * fabric.links,
+                    f"{at}{fabric.links} links ({link_text}) × 2 optics",
+                    ports,
+                )
             )
-        )
+        else:
+            # The switch end of every link and both ends of leaf–spine links take one optic
+            # each; the server end takes one multi-port module per cage (a DGX: one twin-port
+            # 2×400G OSFP per two links, NVIDIA DGX BasePOD reference architecture).
+            switch_end = fabric.server_links + 2 * fabric.spine_links
+            spine_text = f" + {fabric.spine_links} leaf–spine × 2" if fabric.spine_links else ""
+            lines.append(
+                BomLine(
+                    f"optic:{net.optic_slug}",
+                    "optic",
+                    "Optical transceiver",
+                    switch_end,
+                    f"{at}{fabric.server_links} NIC–leaf links × 1 at the switch{spine_text}",
+                    ports,
+                )
+            )
+            cages = math.ceil(n / per_module)
+            lines.append(
+                BomLine(
+                    f"optic:{server_optic.slug}",
+                    "optic",
+                    f"Optical transceiver, {per_module}-port (server end)",
+                    s * cages,
+                    f"{at}{s} servers × {cages} {server_cage} cages ({n} NIC ports, "
+                    f"{per_module} per module)",
+                    (("servers", s), ("NICs per server", n), ("ports per cage", per_module)),
+                )
+            )
         lines.append(
             BomLine(
                 f"cable:{net.cable_slug}",

@@ -694,6 +694,30 @@ class MeasureToConfirm:
     source: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class MeasureDecided:
+    """A conditional measure the consultant decided for the plan (e.g. end use confirmed).
+
+    Attributes:
+        name: Legal name of the measure.
+        pct: Its ad valorem rate, % of the customs value.
+        condition: What decided it (e.g. the end use).
+        applies: True: charged in the duty at ``pct``; False: 0 % on this line.
+        reason: The consultant's stated reason (required when it does not apply, e.g. the
+            end-use certificate reference).
+        duty: The duty it adds to the line (customs value × pct; zero when it does not apply).
+        source: Where the measure comes from.
+    """
+
+    name: str
+    pct: Decimal
+    condition: str
+    applies: bool
+    reason: str
+    duty: Money
+    source: str = ""
+
+
 def _applicable_measures(
     rule: TariffRule,
     origin: str,
@@ -703,6 +727,8 @@ def _applicable_measures(
     excluded: frozenset[str] = frozenset(),
     unconfirmed: list[ExtraMeasure] | None = None,
     conditional: list[ExtraMeasure] | None = None,
+    not_applying: frozenset[str] = frozenset(),
+    decided: list[tuple[ExtraMeasure, bool]] | None = None,
 ) -> list[ExtraMeasure]:
     candidates = []
     for m in rule.extra_measures:
@@ -716,11 +742,19 @@ def _applicable_measures(
             if unconfirmed is not None:
                 unconfirmed.append(m)
             continue
+        if m.condition and m.name in not_applying:
+            # Decided for the plan: the condition is not met (e.g. an exempt end use), 0 %.
+            warnings.append(f"{m.name} does not apply: decided for the plan ({m.condition})")
+            if decided is not None:
+                decided.append((m, False))
+            continue
         if m.condition and m.name not in confirmed:
             warnings.append(f"{m.name} may apply ({m.condition}); not included unless confirmed")
             if conditional is not None:
                 conditional.append(m)
             continue
+        if m.condition and decided is not None:
+            decided.append((m, True))
         candidates.append(m)
     names = {m.name for m in candidates}
     kept = []
@@ -821,6 +855,9 @@ class ShipmentLine:
         confirmed_measures: Names of extra measures confirmed to apply (conditional measures,
             or measures whose list coverage is not confirmed by the seed data).
         excluded_measures: Names of extra measures confirmed not to cover this line.
+        not_applying: Conditional measures decided not to apply, as ``(name, reason)`` pairs
+            (0 %, the reason shown); a conditional measure in ``confirmed_measures`` applies.
+        applying_reasons: ``(name, reason)`` of conditional measures decided to apply.
     """
 
     offer: Offer
@@ -829,6 +866,8 @@ class ShipmentLine:
     unit_weight_kg: Decimal | None = None
     confirmed_measures: frozenset[str] = frozenset()
     excluded_measures: frozenset[str] = frozenset()
+    not_applying: tuple[tuple[str, str], ...] = ()
+    applying_reasons: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -911,6 +950,7 @@ class LandedCostLine:
     vat_recovered: Money | None = None
     vat_not_recovered: Money | None = None
     measures_to_confirm: tuple[MeasureToConfirm, ...] = ()
+    measures_decided: tuple[MeasureDecided, ...] = ()
 
     @property
     def exposure_to_confirm(self) -> Money | None:
@@ -1045,6 +1085,8 @@ def duty_components(
     excluded: frozenset[str] = frozenset(),
     unconfirmed: list[ExtraMeasure] | None = None,
     conditional: list[ExtraMeasure] | None = None,
+    not_applying: frozenset[str] = frozenset(),
+    decided: list[tuple[ExtraMeasure, bool]] | None = None,
 ) -> tuple[DutyComponent, ...]:
     """MFN duty, applicable extra measures and any surcharge on duty for one line.
 
@@ -1060,6 +1102,9 @@ def duty_components(
             caller must then treat the duty as unknown (the components omit them).
         conditional: Receives every conditional measure in force that is not confirmed (left
             out of the duty; the caller shows it as "confirm" with its exposure).
+        not_applying: Names of conditional measures decided not to apply (0 %).
+        decided: Receives every conditional measure in force that was decided, with whether it
+            applies (in ``confirmed``) or not (in ``not_applying``).
 
     Returns:
         The components; their sum is the duty (a lower bound when ``unconfirmed`` received any).
@@ -1075,6 +1120,8 @@ def duty_components(
         excluded,
         unconfirmed,
         conditional,
+        not_applying,
+        decided,
     ):
         parts.append(DutyComponent(m.name, m.pct, value.times(m.pct / 100), m.source))
     if rule.surcharge_on_duty_pct:
@@ -1241,6 +1288,7 @@ def shipment_landed_cost(
         recovered: Money | None = None
         not_recovered: Money | None = None
         to_confirm: tuple[MeasureToConfirm, ...] = ()
+        measures_decided: tuple[MeasureDecided, ...] = ()
         components: tuple[DutyComponent, ...] = ()
         basis_label = valuation.basis
         rule_source = rule.source if rule else ""
@@ -1306,9 +1354,20 @@ def shipment_landed_cost(
             line_warnings: list[str] = []
             unconfirmed: list[ExtraMeasure] = []
             conditional: list[ExtraMeasure] = []
+            decided: list[tuple[ExtraMeasure, bool]] = []
+            reasons = dict(line.applying_reasons) | dict(line.not_applying)
             components = duty_components(
                 rule, cv, line.offer.origin_country, import_on, line.confirmed_measures,
                 line_warnings, line.excluded_measures, unconfirmed, conditional,
+                frozenset(name for name, _ in line.not_applying), decided,
+            )  # fmt: skip
+            charged = {c.name: c.amount for c in components}
+            measures_decided = tuple(
+                MeasureDecided(
+                    m.name, m.pct, m.condition, applies, reasons.get(m.name, ""),
+                    charged.get(m.name, zero) if applies else zero, m.source,
+                )
+                for m, applies in decided
             )  # fmt: skip
             notes.extend(line_warnings)
             warnings.extend(f"{line.offer.part_key}: {w}" for w in line_warnings)
@@ -1384,6 +1443,7 @@ def shipment_landed_cost(
                 vat_recovered=recovered,
                 vat_not_recovered=not_recovered,
                 measures_to_confirm=to_confirm,
+                measures_decided=measures_decided,
             )
         )
 
@@ -1481,6 +1541,8 @@ def choose_offer(
     transit_days: int = 0,
     brokerage: Money | None = None,
     vat_recovery_pct: Decimal = Decimal(100),
+    confirmed_measures: frozenset[str] = frozenset(),
+    not_applying: tuple[tuple[str, str], ...] = (),
 ) -> OfferChoice:
     """Choose among offers for one part.
 
@@ -1503,6 +1565,8 @@ def choose_offer(
         transit_days: Days added to every lead time for the ready date.
         brokerage: Brokerage per shipment (default zero).
         vat_recovery_pct: The buyer's VAT recovery, 0-100 (VAT it cannot recover is a cost).
+        confirmed_measures: Conditional measures decided to apply (see :class:`ShipmentLine`).
+        not_applying: Conditional measures decided not to apply, ``(name, reason)``.
 
     Returns:
         The choice, the alternative and every evaluation.
@@ -1523,7 +1587,15 @@ def choose_offer(
         shipment = Shipment(
             key=f"offer:{offer.ident}",
             destination=destination,
-            lines=(ShipmentLine(offer, quantity, hs_code),),
+            lines=(
+                ShipmentLine(
+                    offer,
+                    quantity,
+                    hs_code,
+                    confirmed_measures=confirmed_measures,
+                    not_applying=not_applying,
+                ),
+            ),  # fmt: skip
             freight=Money(offer.freight_per_unit * qty, offer.currency),
             brokerage=brokerage or Money.zero(plan_currency),
         )

@@ -159,6 +159,8 @@ class CostSheetContext:
     # conditional duties left out of the landed cost: (line, measure) and their total exposure
     measures_to_confirm: tuple[tuple[str, schema.MeasureToConfirm], ...] = ()
     exposure_to_confirm: Decimal = Decimal(0)
+    # conditional duties the consultant decided: (line, measure), with the reason
+    measures_decided: tuple[tuple[str, schema.MeasureDecided], ...] = ()
 
     @property
     def offers_expired(self) -> bool:
@@ -252,6 +254,11 @@ def cost_sheet_context(snapshot: dict | Snapshot, **head) -> CostSheetContext:
             for m in row.measures_to_confirm
         ),
         exposure_to_confirm=_amount(bom.exposure_to_confirm) or Decimal(0),
+        measures_decided=tuple(
+            (row.description + (f" ({row.site})" if row.site else ""), m)
+            for row in bom.lines
+            for m in row.measures_decided
+        ),
     )
 
 

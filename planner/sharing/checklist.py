@@ -409,6 +409,25 @@ def measures_to_confirm(bom: dict) -> list[str]:
     return out
 
 
+def measures_decided(bom: dict) -> list[str]:
+    """One sentence per conditional duty the consultant decided (no longer open): charged, or
+    0 % with the stated reason."""
+    out = []
+    for row in bom.get("lines", []):
+        for m in row.get("measures_decided") or ():
+            where = f" for {row['site']}" if row.get("site") else ""
+            if m["applies"]:
+                duty = m["duty"]
+                what = (
+                    f"applies, {format_money(duty['amount'], duty['currency'])} in the landed cost"
+                )
+            else:
+                what = "does not apply (0 %)"
+            reason = f": {m['reason']}" if m.get("reason") else ""
+            out.append(f"{m['name']} on {row['description']}{where} {what}{reason}.")
+    return out
+
+
 def _logistics_owner(s: dict) -> _Finding:
     orders = s.get("purchase_orders")
     bom = s.get("bom")
@@ -428,6 +447,7 @@ def _logistics_owner(s: dict) -> _Finding:
         return found
     for fact in measures_to_confirm(bom):
         found.fail(fact)
+    found.evidence += measures_decided(bom)
     for shipment in bom.get("shipments", []):
         if shipment.get("cross_border") and shipment["supplier"] not in ordered:
             found.fail(

@@ -248,6 +248,18 @@ class MeasureToConfirm(Part):
     exposure: Money
 
 
+class MeasureDecided(Part):
+    """A conditional duty the consultant decided for the plan: charged (applies) or 0 % (does
+    not apply, with the reason, e.g. the end-use certificate reference)."""
+
+    name: str
+    pct: Decimal
+    condition: str = ""
+    applies: bool
+    reason: str = ""
+    duty: Money
+
+
 class BomLine(Part):
     description: str
     category: str = ""
@@ -270,6 +282,7 @@ class BomLine(Part):
     landed_net: Money | None = None
     vat_not_recoverable: Money | None = None  # inside landed_net (the client's VAT cost)
     measures_to_confirm: list[MeasureToConfirm] = Field(default_factory=list)
+    measures_decided: list[MeasureDecided] = Field(default_factory=list)
     site: str = ""  # the site the units go to ("" = plan-wide; revisions before sites: "")
     destination: str = ""  # the country the line is landed into
 

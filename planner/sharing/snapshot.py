@@ -463,6 +463,7 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
             "reverse_charge_vat": None,
             "vat_not_recoverable": None,
             "measures_to_confirm": [],
+            "measures_decided": [],
             "priced": False,
             "site": line.site.name if line.site_id else "",
             "destination": cost.destination,
@@ -500,6 +501,17 @@ def _bom(plan: Plan, report) -> dict[str, Any]:
                         "exposure": _money(m.exposure),
                     }
                     for m in landed.measures_to_confirm
+                ],
+                measures_decided=[
+                    {
+                        "name": m.name,
+                        "pct": str(m.pct),
+                        "condition": m.condition,
+                        "applies": m.applies,
+                        "reason": m.reason,
+                        "duty": _money(m.duty),
+                    }
+                    for m in landed.measures_decided
                 ],
                 priced=landed.priced,
             )

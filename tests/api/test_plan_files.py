@@ -91,7 +91,7 @@ def test_export_import_export_gives_the_same_document(demo, demo_api, b_api, org
     exported = demo_api.get(f"/plans/{plan.pk}/export")
     assert exported.status_code == 200, exported.content
     document = exported.json()
-    assert document["format"] == "inference-planner/plan" and document["version"] == 2
+    assert document["format"] == "inference-planner/plan" and document["version"] == 3
     assert document["workloads"] and document["sites"] and document["suppliers"]
     names = [site["name"] for site in document["sites"]]
     assert document["workloads"][0]["site_split"] == {names[0]: 60, names[1]: 40}
@@ -172,7 +172,7 @@ def _hostile(document):
             if document["bom_lines"]
             else [{"pinned_offer": "offer-999"}],
         },
-        "wrong version": {**document, "version": 3},
+        "wrong version": {**document, "version": 4},
         "split to an unknown site": {
             **document,
             "workloads": [{**document["workloads"][0], "site_split": {"Atlantis": 100}}],

@@ -519,7 +519,7 @@ def _as_imported(document: dict) -> dict:
 def test_purchase_orders_round_trip_in_the_plan_file(owner, demo, client, org_b, owner_b):
     plan = demo[0]
     document = owner.get(f"/plans/{plan.pk}/export").json()
-    assert document["version"] == 2
+    assert document["version"] == 3
     orders = document["purchase_orders"]
     assert len(orders) == PurchaseOrder.objects.filter(plan=plan).count() > 0
     assert all(o["lines"] and isinstance(o["supplier"], str) for o in orders)
@@ -617,3 +617,60 @@ def test_hostile_purchase_orders_get_a_clear_error_and_create_nothing(demo, clie
     assert response.json()["errors"]["purchase_orders[1].reference"] == [
         "Two orders with the same reference."
     ]
+
+
+def test_a_duty_decision_over_the_api_and_in_the_plan_file(owner, viewer, demo, client, org_b,
+                                                          owner_b):  # fmt: skip
+    """Section 232 (end use) on the US servers pinned to a Taiwan-made offer: listed as
+    unconfirmed with its exposure, decided over the API (the form's rules: a reason for "does
+    not apply"), refused to a viewer, and carried by the plan file."""
+    from planner.engine.tariff_defaults import SECTION_232
+    from tests.factories import OfferFactory, SupplierFactory
+
+    plan = demo[0]
+    line = BomLine.objects.get(plan=plan, category="server", site__country="US")
+    supplier = SupplierFactory(organisation=plan.organisation, name="Formosa Servers", country="TW")
+    line.pinned_offer = OfferFactory(
+        supplier=supplier, server=line.server, unit_price=Decimal(300000), incoterm="FCA",
+        origin_country="TW", ship_from_country="TW",
+    )  # fmt: skip
+    line.save()
+    url = f"/plans/{plan.pk}/duty-decisions"
+    [listed] = owner.get(url).json()
+    exposure = Decimal(75000) * line.quantity  # 25 % of n × 300,000 EUR (no US import VAT)
+    assert (listed["measure"], listed["decision"]) == (SECTION_232, "unconfirmed")
+    assert Decimal(listed["exposure"]) == exposure and listed["version"] is None
+
+    refused = owner.put(url, {"measure": SECTION_232, "decision": "does_not_apply"})
+    assert refused.status_code == 422 and "reason" in refused.json()["errors"]
+    assert owner.put(url, {"measure": SECTION_232, "decision": "maybe"}).status_code == 400
+    unknown = owner.put(url, {"measure": "Made-up duty", "decision": "applies"})
+    assert unknown.status_code == 422 and "measure" in unknown.json()["errors"]
+    assert viewer.put(url, {"measure": SECTION_232, "decision": "applies"}).status_code == 403
+
+    answer = owner.put(url, {"measure": SECTION_232, "decision": "applies"})
+    assert answer.status_code == 200, answer.content
+    body = answer.json()
+    assert body["decision"] == "applies" and Decimal(body["duty_charged"]) == exposure
+    assert body["exposure"] is None
+    stale = owner.put(
+        url, {"measure": SECTION_232, "decision": "unconfirmed", "version": body["version"] + 5}
+    )
+    assert stale.status_code == 409
+
+    document = owner.get(f"/plans/{plan.pk}/export").json()
+    assert document["measure_decisions"] == [
+        {"measure": SECTION_232, "decision": "applies", "reason": ""}
+    ]
+    b = Api(client, _token(org_b, owner_b))
+    imported = b.post("/plans/import", document)
+    assert imported.status_code == 201, imported.content
+    assert (
+        b.get(f"/plans/{imported.json()['id']}/export").json()["measure_decisions"]
+        == (document["measure_decisions"])
+    )
+    bad = copy.deepcopy(document)
+    bad["measure_decisions"] = [{"measure": SECTION_232, "decision": "does_not_apply"}]
+    refused = b.post("/plans/import", bad)
+    assert refused.status_code in (400, 422)
+    assert "measure_decisions[0].reason" in refused.json()["errors"]

@@ -12,7 +12,9 @@ from planner.engine.bom import (
     BomLine,
     DeploymentInput,
     FabricSpec,
+    OpticPart,
     SparesPolicy,
+    form_factor_fits,
     generate_bom,
     plan_fabric,
     regenerate,
@@ -267,28 +269,51 @@ def test_regenerate_matches_lines_by_site_and_part():
                        "Rack: manual quantity 4 kept (generated 3)")  # fmt: skip
 
 
-def test_a_server_with_its_own_nics_gets_none_and_every_link_runs_at_the_port_speed():
-    # DGX B200: 8 single-port ConnectX-7 at up to 400 Gb/s ship in the box (NVIDIA DGX
-    # BasePOD reference architecture). 4 servers × 8 = 32 ports ≤ 64 → one 400G leaf, 32 links,
-    # 64 400G optics, 32 cables; no NIC line.
+DGX_NICS = {
+    # DGX B200: 8 single-port ConnectX-7 at up to 400 Gb/s ship in the box, behind four OSFP
+    # cages of two ports each, and 2 dual-port QSFP112 front-end ports (NVIDIA DGX BasePOD
+    # reference architecture; DGX H100 user guide 1.2.3 Network Modules).
+    "nics_included_gbps": 400,
+    "nics_included_form_factor": "OSFP",
+    "nics_included_ports_per_cage": 2,
+    "front_end_form_factor": "QSFP112",
+}
+
+
+def test_a_server_with_its_own_nics_gets_none_and_its_twin_port_cages_take_one_module_per_two_links():
+    # 4 DGX B200 × 8 ports = 32 ports ≤ 64 → one 400G leaf, 32 links, 32 cables; no NIC line.
+    # Optics: the switch end of each link takes one 400G OSFP (32); the DGX end takes one
+    # twin-port 2×400G OSFP per cage, 4 per server: 4 × 4 = 16 (not 32 single 400G optics,
+    # which the DGX's cages do not take — the old count, 64 optics, bought 16 too many).
     d = _deployment(servers=4, server_slug="dgx-b200", storage_per_server=0)
-    lines = _by_key(
-        generate_bom([replace(d, nics_included_gbps=400)], spares=SparesPolicy("none")).lines
-    )
+    lines = _by_key(generate_bom([replace(d, **DGX_NICS)], spares=SparesPolicy("none")).lines)
     assert not [k for k in lines if k.startswith("nic:")]
     assert lines["switch:switch-64p:leaf"].quantity == 1
-    assert (lines["optic:optic-400g"].quantity, lines["cable:fibre-cable"].quantity) == (64, 32)
+    assert lines["cable:fibre-cable"].quantity == 32
+    assert lines["optic:optic-400g"].quantity == 32
+    assert lines["optic:optic-2x400g-osfp"].quantity == 16
+    assert "4 servers × 4 OSFP cages" in lines["optic:optic-2x400g-osfp"].reason
     # The same servers with single-server replicas: 4 front-end ports on one 100G switch,
-    # 4 links → 8 100G optics and 4 cables, still no NIC line.
+    # 4 links → 8 100G QSFP28 optics (a QSFP28 module fits the DGX's QSFP112 cage) and 4
+    # cables, still no NIC line.
     front = _by_key(
-        generate_bom(
-            [replace(d, nics_included_gbps=400, scale_out=False)], spares=SparesPolicy("none")
-        ).lines
+        generate_bom([replace(d, scale_out=False, **DGX_NICS)], spares=SparesPolicy("none")).lines
     )
     assert not [k for k in front if k.startswith("nic:")]
     assert front["switch:switch-eth-front-end:leaf"].quantity == 1
     assert front["optic:optic-100g-qsfp28"].quantity == 8
-    assert "optic:optic-400g" not in front
+    assert "optic:optic-400g" not in front and "optic:optic-2x400g-osfp" not in front
+
+
+def test_a_two_tier_dgx_fabric_counts_both_ends_of_leaf_spine_links():
+    # 16 DGX × 8 = 128 ports on 64-port switches: 4 leaves (32 down, 32 up), 2 spines,
+    # 128 NIC–leaf + 128 leaf–spine links. Single-port 400G optics: 128 at the leaves' down
+    # ports + 2 × 128 on leaf–spine links = 384; twin-port modules at the DGX: 16 × 4 = 64.
+    d = _deployment(servers=16, server_slug="dgx-b200", storage_per_server=0, racks=4)
+    lines = _by_key(generate_bom([replace(d, **DGX_NICS)], spares=SparesPolicy("none")).lines)
+    assert lines["optic:optic-400g"].quantity == 128 + 2 * 128
+    assert lines["optic:optic-2x400g-osfp"].quantity == 64
+    assert lines["cable:fibre-cable"].quantity == 256
 
 
 @pytest.mark.parametrize(
@@ -299,9 +324,33 @@ def test_a_server_with_its_own_nics_gets_none_and_every_link_runs_at_the_port_sp
         (replace(SCALE_OUT_400G, nic_gbps=100), None, "NIC 100G ≠ switch port 400G"),
         (replace(SCALE_OUT_400G, cable_gbps=200), None, "cable fibre-cable 200G"),
         (SCALE_OUT_400G, 200, "own 200G NICs are slower than the 400G switch ports"),
+        # Form factors: a QSFP28 module does not fit an OSFP switch cage, nor an OSFP module a
+        # QSFP28 NIC cage; an unstated form factor cannot be shown to fit.
+        (replace(SCALE_OUT_400G, optic_form_factor="QSFP28"), None,
+         "optic optic-400g QSFP28 does not fit the switch port \\(OSFP\\)"),
+        (replace(SCALE_OUT_400G, nic_form_factor="QSFP28"), None,
+         "optic optic-400g OSFP does not fit the server's NIC port \\(QSFP28\\)"),
+        (replace(SCALE_OUT_400G, switch_form_factor=""), None, "switch port \\(not stated\\)"),
     ],
-)
+)  # fmt: skip
 def test_parts_that_do_not_fit_are_refused(net, included, words):
     spec = FabricSpec(scale_out=net, front_end=net)
     with pytest.raises(BomError, match=words):
         generate_bom([_deployment(nics_included_gbps=included)], fabric=spec)
+
+
+def test_form_factor_fits_follows_the_cage_families():
+    assert form_factor_fits("QSFP112", "QSFP28") and form_factor_fits("OSFP", "OSFP")
+    assert not form_factor_fits("QSFP28", "QSFP112")  # a newer module in an older cage
+    assert not form_factor_fits("OSFP", "QSFP112") and not form_factor_fits("QSFP112", "OSFP")
+    assert not form_factor_fits("", "OSFP") and not form_factor_fits("OSFP", "")
+
+
+def test_a_dgx_without_a_module_for_its_cages_is_refused():
+    d = replace(_deployment(servers=2), **DGX_NICS)
+    with pytest.raises(BomError, match="no 2-port OSFP transceiver at 400G"):
+        generate_bom([d], fabric=FabricSpec(server_optics=()))
+    # Its OSFP cages refuse a QSFP112 twin-port module.
+    wrong = FabricSpec(server_optics=(OpticPart("optic-2x400g-qsfp", 400, 2, "QSFP112"),))
+    with pytest.raises(BomError, match="no 2-port OSFP"):
+        generate_bom([d], fabric=wrong)

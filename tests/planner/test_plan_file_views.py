@@ -153,7 +153,7 @@ def _refused(document: dict) -> dict[str, bytes]:
         "a JSON list": (b"[1, 2]", "A plan file is a JSON object."),
         "wrong version": (
             json.dumps(wrong_version).encode(),
-            "This installation reads version 1 or 2 plan files.",
+            "This installation reads version 1, 2 or 3 plan files.",
         ),
         "unknown model": (
             json.dumps(bad_slug).encode(),

@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
+from planner import freshness
 from planner.money import format_money
 from planner.sharing import checklist, services
 from planner.sharing.snapshot import plan_snapshot
@@ -78,3 +79,29 @@ def test_a_conditional_us_duty_is_confirm_with_its_exposure(
     cost = next(c for c in report.lines if c.line.pk == line.pk)
     assert cost.landed.duty.amount == exposure and cost.landed.measures_to_confirm == ()
     assert report.measures_to_confirm == 0
+
+
+def test_deciding_it_reprices_the_tco_capex_and_closes_the_open_item(
+    plan, consultant, taiwan_server_into_the_us
+):
+    """The per-plan decision (not the tariff table): "applies" charges 25 % of the customs
+    value in the landed cost, so the TCO's capex (the priced BOM) changes and its last run is
+    stale; the open item is gone."""
+    from planner.engine.tariff_defaults import SECTION_232
+    from sourcing.forms import MeasureDecisionForm
+
+    line = taiwan_server_into_the_us
+    exposure = D(75000) * line.quantity
+    hash_before = freshness.tco_inputs_hash(plan)
+    assert [b.kind for b in freshness.measures_to_confirm(plan)] == ["measure"]
+
+    row = ssvc.measure_decision_get(plan=plan, measure=SECTION_232)
+    form = MeasureDecisionForm({"decision": "applies", "reason": ""}, instance=row)
+    assert form.is_valid()
+    ssvc.measure_decision_save(plan=plan, decision=form.save(commit=False), user=consultant)
+
+    report = ssvc.landed_cost_report(plan=plan, organisation=plan.organisation)
+    cost = next(c for c in report.lines if c.line.pk == line.pk)
+    assert cost.landed.duty.amount == exposure and report.measures_to_confirm == 0
+    assert freshness.measures_to_confirm(plan) == []
+    assert freshness.tco_inputs_hash(plan) != hash_before

@@ -26,16 +26,20 @@ def test_generate_from_the_chosen_configuration(client, consultant_a, plan_a, se
         "8471.50",
     )
     # A DGX H100 ships with eight 400G ConnectX-7: no NIC line, but their 2 × 8 = 16 ports
-    # fit one 64-port switch: one leaf, 16 links, 32 optics, 16 cables.
+    # fit one 64-port switch: one leaf, 16 links, 16 cables; 16 400G optics at the switch end
+    # and, at the DGX end, one twin-port 2×400G OSFP per cage: 2 servers × 4 cages = 8 (before:
+    # 32 single 400G optics, which the DGX's twin-port cages do not take).
     assert not [k for k in lines if k.startswith("nic:")]
     assert lines["switch:switch-ib-64x400g:leaf"].quantity == 1
-    assert lines["optic:optic-400g"].quantity == 32
+    assert lines["optic:optic-400g"].quantity == 16
+    assert lines["optic:optic-2x400g-osfp"].quantity == 8
     assert lines["cable:cable-fiber-mpo"].quantity == 16
     assert lines["rack:42u"].quantity == 1  # 2 servers, 4 per rack
     pdu = lines["pdu:pdu-3ph-415v-32a"]  # no site entered: the catalog's default PDU
     assert pdu.quantity == 2 and "A/B feeds" in pdu.reason
     assert lines["storage:storage-nvme-7.68tb"].quantity == 4
-    assert lines["spare:optic:optic-400g"].quantity == 2  # 5 % of 32 = 1.6, rounded up
+    assert lines["spare:optic:optic-400g"].quantity == 1  # 5 % of 16 = 0.8, rounded up
+    assert lines["spare:optic:optic-2x400g-osfp"].quantity == 1  # 5 % of 8 = 0.4
     assert {lines[k].service for k in lines if k.startswith("service:")} == {
         "installation", "burn-in", "support",
     }  # fmt: skip
@@ -67,10 +71,11 @@ def test_regenerate_keeps_manual_lines_and_overrides_and_says_what_changed(
     assert lines["server:nvidia-dgx-h100"].quantity == 4
     assert lines["optic:optic-400g"].quantity == 20  # the hand-set quantity stays
     assert lines["optic:optic-400g"].origin == "override"
-    assert lines["optic:optic-400g"].generated_quantity == 64  # 4 × 8 links × 2 optics
+    # 4 servers × 8 links, one 400G optic at the switch end of each (the DGX end: twin-port)
+    assert lines["optic:optic-400g"].generated_quantity == 32
     assert lines["manual:console server"].quantity == 1
     assert any("NVIDIA DGX H100: 2 → 4 (servers 2 → 4)" in c for c in changes)
-    assert any("manual quantity 20 kept (generated 64)" in c for c in changes)
+    assert any("manual quantity 20 kept (generated 32)" in c for c in changes)
     history = client.get(reverse("sourcing:history", args=[plan_a.pk])).content.decode()
     assert "servers 2 → 4" in history and "Console server" in history
 
@@ -103,7 +108,7 @@ def test_negative_quantity_is_refused_next_to_the_field(client, consultant_a, pl
     assert "Cannot be negative." in response.content.decode()
     assert 'value="-3"' in response.content.decode()
     optic.refresh_from_db()
-    assert optic.quantity == 32
+    assert optic.quantity == 16
 
 
 def test_htmx_edit_swaps_the_bom_section(client, consultant_a, plan_a, settings_a):
@@ -120,7 +125,7 @@ def test_htmx_edit_swaps_the_bom_section(client, consultant_a, plan_a, settings_
     content = response.content.decode()
     assert response.status_code == 200
     assert content.lstrip().startswith('<section id="bom-section">')
-    assert "manual override (generated: 32" in content
+    assert "manual override (generated: 16" in content
 
 
 def test_without_a_chosen_configuration_the_page_says_so(client, consultant_a, plan_a):

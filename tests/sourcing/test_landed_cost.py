@@ -47,7 +47,9 @@ def test_price_breaks_domestic_supply_and_unpriced_lines(sourced_plan, org_a):
     report = landed_cost_report(plan=sourced_plan, organisation=org_a)
 
     optic = _cost(report, "optic:optic-400g")
-    assert optic.landed.unit_price.amount == D("740")  # break from 32 units
+    # 16 switch-end optics (the DGX end takes twin-port modules): below the 32-unit break
+    assert optic.landed.quantity_ordered == 16
+    assert optic.landed.unit_price.amount == D("780")
     # The Dutch distributor delivers to a Dutch site: a domestic supply, whatever the origin —
     # no customs duty, no import VAT, no brokerage; 21 % Dutch VAT charged, recoverable.
     rack = _cost(report, "rack:42u").landed
