@@ -65,7 +65,9 @@ def test_break_even_month_of_simple_case_is_20():
     case = simple_case()
     case = dataclasses.replace(
         case,
-        cloud=CloudPricing(2.0, commit_1yr_discount=0.0, commit_3yr_discount=0.0, spot_discount=0.0),
+        cloud=CloudPricing(
+            2.0, commit_1yr_discount=0.0, commit_3yr_discount=0.0, spot_discount=0.0
+        ),
     )
     result = run_tco(case)
     assert result.reference_key == "cloud_on_demand"
