@@ -833,6 +833,7 @@ class OptionResult:
             likewise.
         workloads: Each workload's part of the cost and its own unit costs
             (:class:`WorkloadUnitCost`), in the order of the inputs.
+        flags: A cloud option's provider flags (:attr:`CloudProvider.flags`), also in notes.
     """
 
     key: str
@@ -857,6 +858,7 @@ class OptionResult:
     output_usd_per_million_tokens: float | None = None
     site_breakdown: tuple[SiteShare, ...] = ()
     workloads: tuple[WorkloadUnitCost, ...] = ()
+    flags: tuple[str, ...] = ()
 
     @property
     def collapses_to_cloud(self) -> bool:
@@ -1691,6 +1693,7 @@ def _provider_options(
         amortised=od_lines["cloud_on_demand"],
         cloud_cumulative=None,
         notes=(shape, *provider.flags),
+        flags=provider.flags,
         **common,
     )
     options = [on_demand]
@@ -1725,6 +1728,7 @@ def _provider_options(
                     "commitment runs on-demand.",
                     *provider.flags,
                 ),
+                flags=provider.flags,
                 **common,
             )
         )
@@ -1748,6 +1752,7 @@ def _provider_options(
                 amortised=spot_lines["cloud_on_demand"] + spot_lines["cloud_spot"],
                 cloud_cumulative=None,
                 notes=provider.flags,
+                flags=provider.flags,
                 **common,
             )
         )

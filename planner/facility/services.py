@@ -465,7 +465,8 @@ def placement_evaluate(
         if w.pk in rules and rules[w.pk].tokens
     )
 
-    costs, cost_source, cost_currency = _tco_costs(plan)
+    costs, cost_source, cost_currency, cloud_basis = _tco_costs(plan)
+    notes.extend(cloud_basis)
     options: list[pe.PlacementOption] = []
     latency: dict[str, list[str]] = {}
 
@@ -720,17 +721,19 @@ def _hybrid_collapsed(plan: Plan) -> bool:
     return any(o["kind"] == "hybrid" and o.get("collapses_to_cloud") for o in options)
 
 
-def _tco_costs(plan: Plan) -> tuple[dict[str, float], str, str]:
+def _tco_costs(plan: Plan) -> tuple[dict[str, float], str, str, list[str]]:
     """Cost per million output tokens per placement key from the latest finished TCO run,
-    where they come from, and their currency (the run's: the plan's)."""
+    where they come from, their currency (the run's: the plan's), and what the cloud's cost
+    is (the TCO's break-even reference, with its region flags)."""
     run = (
         TcoRun.objects.filter(plan=plan, status=TcoStatus.SUCCEEDED)
         .order_by("-finished_at")
         .first()
     )
     if run is None or not run.results:
-        return {}, "", ""
+        return {}, "", "", []
     costs: dict[str, float] = {}
+    cloud_basis: list[str] = []
     cloud: list[tuple[float, str]] = []
     for o in run.results["options"]:
         value = o.get("cost_per_million_output_tokens_amount")
@@ -744,13 +747,24 @@ def _tco_costs(plan: Plan) -> tuple[dict[str, float], str, str]:
                 continue  # its base sites are the hybrid's, not the owned deployment's
             for part in o.get("sites") or ():  # every site of the one deployment: its cost
                 costs[part["key"]] = float(value)
-    if cloud:
+    reference = next(
+        (o for o in run.results["options"] if o["key"] == run.results.get("reference")), None
+    )
+    if reference is not None and reference.get("cost_per_million_output_tokens_amount"):
+        # the cheapest cloud option the consultant allowed, as the TCO's break-even
+        costs["cloud"] = float(reference["cost_per_million_output_tokens_amount"])
+        cloud_basis.append(
+            f"Public cloud cost: {reference['label']}, the TCO's break-even reference (the "
+            "cheapest cloud option allowed)."
+        )
+        cloud_basis.extend(reference.get("flags") or ())
+    elif cloud:
         costs["cloud"] = min(cloud)[0]
     fresh = _current_hash(plan) == run.input_hash
     source = f"TCO run of {run.finished_at:%Y-%m-%d %H:%M}" + (
         "" if fresh else " (stale: the plan has changed since)"
     )
-    return costs, source, run.results["currency"]
+    return costs, source, run.results["currency"], cloud_basis
 
 
 @transaction.atomic
@@ -1754,6 +1768,7 @@ def tco_results_serialise(
                 "mean_utilisation": _opt(o.mean_utilisation),
                 "break_even_utilisation": _opt(o.break_even_utilisation),
                 "notes": list(o.notes),
+                "flags": list(o.flags),
                 "base_curve": [[n, money(v)] for n, v in o.base_curve],
                 "input_amount_per_million_tokens": unit(o.input_usd_per_million_tokens, "0.0001"),
                 "output_amount_per_million_tokens": unit(o.output_usd_per_million_tokens, "0.0001"),

@@ -88,3 +88,16 @@ def test_the_tco_page_names_the_break_even_reference(client, consultant_a, sized
     page = client.get(reverse("facility:tco", args=[sized_plan.pk])).content.decode()
     assert f"Break-even against <strong>{reference['label']}</strong>" in page
     assert 'data-testid="tco-reference-badge"' in page
+
+
+def test_placement_prices_the_cloud_at_the_reference_and_says_what_it_does_not_meet(
+    consultant_a, sized_plan
+):
+    TcoSettings.objects.create(plan=sized_plan, cloud_providers=["AWS"])
+    services.tco_run_request(plan=sized_plan, user=consultant_a, enqueue=False)
+    run = services.tco_run_sync(plan=sized_plan, user=consultant_a)
+    reference = next(o for o in run.results["options"] if o["key"] == run.results["reference"])
+    notes = services.placement_evaluate(plan=sized_plan).notes
+    assert any(reference["label"] in n and "break-even reference" in n for n in notes)
+    # AWS lists its H100s in US regions only: the EU users' flag reaches the placement page
+    assert any(n.startswith("No EU-region listing for AWS") for n in notes)
