@@ -101,3 +101,39 @@ def test_placement_prices_the_cloud_at_the_reference_and_says_what_it_does_not_m
     assert any(reference["label"] in n and "break-even reference" in n for n in notes)
     # AWS lists its H100s in US regions only: the EU users' flag reaches the placement page
     assert any(n.startswith("No EU-region listing for AWS") for n in notes)
+
+
+def test_a_hybrids_bursts_are_priced_in_the_region_serving_each_sites_users(
+    org_a, consultant_a, catalog
+):
+    from planner.demo import demo_plan_build
+
+    plan, _ = demo_plan_build(organisation=org_a, user=consultant_a)
+    TcoSettings.objects.update_or_create(plan=plan, defaults={"cloud_providers": ["AWS"]})
+    build = services.tco_inputs_build(plan=plan)
+    (aws,) = build.inputs.providers
+    regions = {s.label: s.burst_region for s in build.inputs.sites}
+    assert "eu-central" in regions.values() or "eu-west" in regions.values(), regions
+    us_price = aws.on_demand_usd_per_instance_h / aws.gpus_per_instance
+    eu_site = next(s for s in build.inputs.sites if s.burst_region.startswith("eu-"))
+    # The catalog lists AWS in US regions only: the EU site's bursts are priced there, and
+    # the basis says so.
+    assert eu_site.burst_usd_per_gpu_h == pytest.approx(us_price)
+    assert any(
+        line.startswith(f"{eu_site.label}: bursts above its servers run in")
+        and "no EU-region listing" in line
+        for line in build.basis
+    )
+
+    # With an eu-central-1 listing of the same instance, the EU site bursts at its price.
+    offering = CloudOffering.objects.get(
+        provider="AWS", instance_type=aws.label.split(" (")[0].removeprefix("AWS "),
+        price_model=PriceModel.ON_DEMAND,
+    )  # fmt: skip
+    offering.pk, offering.region, offering.usd_per_hour = None, "eu-central-1", 99.0
+    offering.save()
+    rebuilt = services.tco_inputs_build(plan=plan)
+    eu_site = next(s for s in rebuilt.inputs.sites if s.burst_region.startswith("eu-"))
+    assert eu_site.burst_usd_per_gpu_h == pytest.approx(99.0 / aws.gpus_per_instance)
+    us_sites = [s for s in rebuilt.inputs.sites if s.burst_region.startswith("us-")]
+    assert all(s.burst_usd_per_gpu_h == pytest.approx(us_price) for s in us_sites)
