@@ -76,8 +76,8 @@ SOURCED_COMMIT_DISCOUNTS: Mapping[str, tuple[float, float]] = {
     "Azure": (0.25, 0.49),
 }
 COMMIT_DISCOUNT_SOURCE = (
-    "Epoch AI's default committed-use discounts (epoch-research/training-cost-trends, "
-    "training_cost_trends/constants.py; facility_tco_sourcing.md B3)"
+    "Epoch AI's default committed-use discounts, from its open training-cost model "
+    "(https://github.com/epoch-research/training-cost-trends)"
 )
 # Term in months of each commitment, as bought: billed monthly over the term, no upfront
 # (AWS Savings Plans "No Upfront", GCP committed-use discounts and Azure reservations billed

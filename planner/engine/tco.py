@@ -14,7 +14,11 @@ dated at the start of its month, so month-1 capex is undiscounted. At the horizo
 value of the hardware still in service (straight-line to its residual value) is reported as
 ``terminal_value_usd`` and credited in ``net_cost_usd`` and in the NPV, not in the cumulative
 curve; for cloud commitments running past the horizon the owed remainder is a negative
-terminal value. Break-even is on the cumulative cash curve.
+terminal value. Break-even is on the cumulative cash curve, against the reference: the
+cheapest cloud option the consultant allowed (every price model of every provider compared,
+:func:`reference_option`), not on-demand by default. Provider prices are the listing of the
+region serving each user region, with hyperscaler commitments at their sourced discounts
+where none is listed (:mod:`planner.engine.cloud_regions`).
 
 Unit costs (USD per million output tokens, per request) use the *amortised* view instead:
 straight-line depreciation + a capital charge on book value at the cost of capital + opex.

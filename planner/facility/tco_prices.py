@@ -297,11 +297,11 @@ def _listings(
                 said.append(f"{months}-month {entered:g} % off on-demand (entered by hand)")
             elif price is not None and default is not None:
                 said.append(
-                    f"{months}-month {price:,.2f} ({default:.0%} off on-demand: sourced "
-                    f"default for {provider}, none listed)"
+                    f"{months}-month {price:,.2f} USD/instance-hour ({default:.0%} off "
+                    f"on-demand: sourced default for {provider}, none listed)"
                 )
             elif price is not None:
-                said.append(f"{months}-month {price:,.2f} (listed)")
+                said.append(f"{months}-month {price:,.2f} USD/instance-hour (listed)")
             prices.append(price)
         spot = _match(by_model.get(PriceModel.SPOT, []), od.region)
         out.append(
@@ -314,7 +314,7 @@ def _listings(
             )
         )
         words.append(
-            f"{od.region.strip() or 'region not stated'}: on-demand {on_demand:,.2f}"
+            f"{od.region.strip() or 'region not stated'}: on-demand {on_demand:,.2f} USD/instance-hour"
             + (f" as of {od.as_of:%Y-%m-%d}" if od.as_of else " (undated)")
             + (
                 f"; commitments {', '.join(said)}"
@@ -322,7 +322,7 @@ def _listings(
                 else "; no commitment listed, none assumed"
             )
             + (
-                f"; spot {spot.usd_per_hour:,.2f}"
+                f"; spot {spot.usd_per_hour:,.2f} USD/instance-hour"
                 + (f" ({spot.region.strip()})" if spot.region.strip() else "")
                 if spot
                 else "; no spot listed"
@@ -462,7 +462,7 @@ def cloud_providers(
         )
         used = {r.listing.region for r in served}
         sources.append(
-            f"{label}: {gpus} accelerator(s) per instance, USD per instance-hour; "
+            f"{label}: {gpus} accelerator(s) per instance; "
             + "; ".join(w for g, w in zip(listings, words, strict=True) if g.region in used)
             + (
                 "; "
