@@ -86,7 +86,9 @@ class CloudOfferingAdmin(PricedAdmin):
         "usd_per_hour",
         "as_of",
     ]
-    list_filter = ["provider", "price_model"]
+    # a regional listing (e.g. an EU region for EU users) is one more row: same provider and
+    # instance, its own region; the TCO prices each user region at its area's listing
+    list_filter = ["provider", "price_model", "region"]
     search_fields = ["instance_type", "accelerator_text", "region"]
 
 

@@ -444,6 +444,11 @@ class TcoOptionOut(TcoUnitCosts):
     mean_utilisation: float | None = None
     break_even_utilisation: float | None = None
     notes: list[str] = Field(default_factory=list)
+    flags: list[str] = Field(
+        default_factory=list,
+        description="A cloud option: what its listings do not meet (users served from another "
+        "area's region, a region not stated).",
+    )
     base_curve: list[list[Any]] = Field(
         default_factory=list,
         description="Hybrid: [owned base servers, NPV amount in `currency`] per base size.",
@@ -503,6 +508,12 @@ class TcoResultsOut(TcoPart):
     demand_gpu_hours: list[float] = Field(default_factory=list)
     discount_rate: float | None = None
     cheapest: str | None = Field(None, description="The key of the option with the lowest NPV.")
+    reference: str | None = Field(
+        None,
+        description="The key of the break-even reference: the cloud option with the lowest NPV "
+        "among the providers allowed (every price model); each `break_even_month` counts "
+        "against it.",
+    )
     capex_basis: str | None = Field(
         None, description="What the owned capex is: the priced BOM or an estimate."
     )

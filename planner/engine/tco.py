@@ -14,7 +14,11 @@ dated at the start of its month, so month-1 capex is undiscounted. At the horizo
 value of the hardware still in service (straight-line to its residual value) is reported as
 ``terminal_value_usd`` and credited in ``net_cost_usd`` and in the NPV, not in the cumulative
 curve; for cloud commitments running past the horizon the owed remainder is a negative
-terminal value. Break-even is on the cumulative cash curve.
+terminal value. Break-even is on the cumulative cash curve, against the reference: the
+cheapest cloud option the consultant allowed (every price model of every provider compared,
+:func:`reference_option`), not on-demand by default. Provider prices are the listing of the
+region serving each user region, with hyperscaler commitments at their sourced discounts
+where none is listed (:mod:`planner.engine.cloud_regions`).
 
 Unit costs (USD per million output tokens, per request) use the *amortised* view instead:
 straight-line depreciation + a capital charge on book value at the cost of capital + opex.
@@ -266,6 +270,9 @@ class CloudProvider:
         commit_1yr_usd_per_instance_h: 1-year commitment price, ``None`` if not listed.
         commit_3yr_usd_per_instance_h: 3-year commitment price, ``None`` if not listed.
         spot_usd_per_instance_h: Spot price, ``None`` if not listed.
+        flags: Sentences on what this provider's listing does not meet (users served from
+            another area's region, a region not stated); a flagged provider is the break-even
+            reference only when every provider is flagged.
     """
 
     key: str
@@ -275,6 +282,7 @@ class CloudProvider:
     commit_1yr_usd_per_instance_h: float | None = None
     commit_3yr_usd_per_instance_h: float | None = None
     spot_usd_per_instance_h: float | None = None
+    flags: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _in_range("gpus_per_instance", self.gpus_per_instance, 1, 1_024)
@@ -430,6 +438,9 @@ class SiteCost:
             hybrid base here keeps them too (the owned option's rule).
         burst_region: The cloud region serving this site's users, where the hybrid's bursts
             above its base run (a label; "" when not known).
+        burst_usd_per_gpu_h: On-demand price per GPU-hour of the listing in ``burst_region``
+            that the fleet's bursts above this site's servers pay; ``None``: the reference
+            on-demand price (``CloudPricing.on_demand_usd_per_gpu_h``).
         it_load_kw: Design IT load of the ``servers`` placed here with their network gear,
             kW (the site's facility check); ``None``: servers × the fleet's mean draw. Power
             and space are charged on it.
@@ -446,8 +457,11 @@ class SiteCost:
     spare_servers: int = 0
     burst_region: str = ""
     it_load_kw: float | None = None
+    burst_usd_per_gpu_h: float | None = None
 
     def __post_init__(self) -> None:
+        if self.burst_usd_per_gpu_h is not None:
+            _in_range("burst_usd_per_gpu_h", self.burst_usd_per_gpu_h, 0, 1e4)
         _in_range("servers", self.servers, 0, 1_000_000)
         _in_range("spare_servers", self.spare_servers, 0, max(self.servers, 0))
         if self.it_load_kw is not None:
@@ -473,8 +487,9 @@ class TcoInputs:
         hybrid_site: Key of the site hosting the hybrid base; ``None`` uses the first site.
         providers: Cloud providers compared one by one (on-demand, 1-year, 3-year and spot
             mix from each one's own list, whole instances). Empty: the single ``cloud``
-            pricing per GPU-hour. The first provider's on-demand is the reference for
-            break-even and for the owned fleet's bursts (``cloud`` should carry its price).
+            pricing per GPU-hour. The first provider's on-demand prices the owned fleet's
+            bursts where a site names none (``cloud`` should carry its price); break-even is
+            counted against the cheapest cloud option (:func:`reference_option`).
     """
 
     workloads: tuple[WorkloadDemand, ...]
@@ -811,8 +826,9 @@ class OptionResult:
             minus the commitment still owed past it.
         net_cost_usd: ``cumulative_usd[-1] − terminal_value_usd``.
         npv_usd: Present value of the costs at the plan's discount rate, net of terminal value.
-        break_even_month: First month (1-based) whose cumulative cost is ≤ cloud on-demand's;
-            ``None`` if never (and for cloud on-demand itself).
+        break_even_month: First month (1-based) whose cumulative cost is ≤ the reference's
+            (the cheapest allowed cloud option, :func:`reference_option`); ``None`` if never
+            (and for the reference itself).
         amortised_monthly_usd: Depreciation + capital charge + opex per month.
         cost_per_million_output_tokens_usd: Amortised horizon cost ÷ output tokens × 1e6;
             ``None`` without tokens.
@@ -830,6 +846,7 @@ class OptionResult:
             likewise.
         workloads: Each workload's part of the cost and its own unit costs
             (:class:`WorkloadUnitCost`), in the order of the inputs.
+        flags: A cloud option's provider flags (:attr:`CloudProvider.flags`), also in notes.
     """
 
     key: str
@@ -854,6 +871,7 @@ class OptionResult:
     output_usd_per_million_tokens: float | None = None
     site_breakdown: tuple[SiteShare, ...] = ()
     workloads: tuple[WorkloadUnitCost, ...] = ()
+    flags: tuple[str, ...] = ()
 
     @property
     def collapses_to_cloud(self) -> bool:
@@ -873,6 +891,7 @@ class TcoResult:
         requests: Requests per month.
         options: One :class:`OptionResult` per option.
         discount_rate: Annual NPV rate used.
+        reference_key: Key of the break-even reference (the cheapest allowed cloud option).
     """
 
     months: np.ndarray
@@ -882,6 +901,12 @@ class TcoResult:
     requests: np.ndarray
     options: tuple[OptionResult, ...]
     discount_rate: float
+    reference_key: str = ""
+
+    @property
+    def reference(self) -> OptionResult | None:
+        """The cloud option every break-even month is counted against (:func:`reference_option`)."""
+        return next((o for o in self.options if o.key == self.reference_key), None)
 
     def by_key(self, key: str) -> OptionResult:
         """Option ``key``.
@@ -1376,11 +1401,7 @@ def _base_paths(
     """Owned cash flows at base-case prices for one or more fleet sizes (``servers``)."""
     demand = hourly_demand_gpus(inputs) if demand is None else demand
     ones = np.ones(servers.shape[0])
-    price = _cloud_price(
-        inputs.cloud.on_demand_usd_per_gpu_h,
-        inputs.cloud.annual_price_decline,
-        inputs.horizon_months,
-    )
+    price = _burst_price(inputs, site)
     return _owned_paths(
         demand,
         scale=ones if scale is None else scale,
@@ -1394,6 +1415,18 @@ def _base_paths(
         cost_of_capital=inputs.cost_of_capital,
         spare_servers=site.spare_servers,
     )
+
+
+def _burst_price(inputs: TcoInputs, site: SiteCost) -> np.ndarray:
+    """On-demand price per GPU-hour, month by month, that load above the site's servers pays:
+    the listing in the region serving its users (``SiteCost.burst_usd_per_gpu_h``), else the
+    reference price."""
+    start = (
+        inputs.cloud.on_demand_usd_per_gpu_h
+        if site.burst_usd_per_gpu_h is None
+        else site.burst_usd_per_gpu_h
+    )
+    return _cloud_price(start, inputs.cloud.annual_price_decline, inputs.horizon_months)
 
 
 def _sum_paths(parts: Sequence[_OwnedPaths]) -> _OwnedPaths:
@@ -1429,13 +1462,7 @@ def _placed_paths(
     hw = inputs.hardware
     ones = np.ones(scale.shape[0])
     demands = site_demands(inputs, placement, demand)
-    if cloud_price is None:
-        price = _cloud_price(
-            inputs.cloud.on_demand_usd_per_gpu_h,
-            inputs.cloud.annual_price_decline,
-            inputs.horizon_months,
-        )
-        cloud_price = np.broadcast_to(price, (scale.shape[0], inputs.horizon_months))
+    shape = (scale.shape[0], inputs.horizon_months)
     return [
         _owned_paths(
             site_demand,
@@ -1446,7 +1473,11 @@ def _placed_paths(
             capex_factor=ones if capex_factor is None else capex_factor,
             lifetime=ones * hw.lifetime_months if lifetime is None else lifetime,
             power_price=site.power_usd_per_kwh * (ones if power_factor is None else power_factor),
-            cloud_price=cloud_price,
+            cloud_price=(
+                np.broadcast_to(_burst_price(inputs, site), shape)
+                if cloud_price is None
+                else cloud_price
+            ),
             cost_of_capital=inputs.cost_of_capital,
         )
         for (site, servers), site_demand in zip(placement, demands, strict=True)
@@ -1645,14 +1676,13 @@ def _provider_options(
     inputs: TcoInputs,
     provider: CloudProvider,
     cloud_gpus: np.ndarray,
-    reference_cum: np.ndarray | None,
     common: dict,
     shown: ShownIn = USD_SHOWN,
 ) -> list[OptionResult]:
     """One provider's on-demand, 1-/3-year and spot-mix options, all from its own list.
 
-    Whole instances follow the daily profile hour by hour; the first provider's on-demand is
-    the break-even reference (``reference_cum`` ``None`` makes this provider the reference).
+    Whole instances follow the daily profile hour by hour. Break-even months are set by the
+    caller, against the reference (:func:`reference_option`).
     """
     cloud = inputs.cloud
     months = inputs.horizon_months
@@ -1674,11 +1704,11 @@ def _provider_options(
         od_lines,
         terminal=0.0,
         amortised=od_lines["cloud_on_demand"],
-        cloud_cumulative=reference_cum,
-        notes=(shape,),
+        cloud_cumulative=None,
+        notes=(shape, *provider.flags),
+        flags=provider.flags,
         **common,
     )
-    reference = on_demand.cumulative_usd if reference_cum is None else reference_cum
     options = [on_demand]
     for term, committed in (
         (12, provider.commit_1yr_usd_per_instance_h),
@@ -1704,8 +1734,14 @@ def _provider_options(
                 lines,
                 terminal=-owed,
                 amortised=sum(lines.values(), start=np.zeros(months)),
-                cloud_cumulative=reference,
-                notes=tuple(notes),
+                cloud_cumulative=None,
+                notes=(
+                    *notes,
+                    f"{term}-month term, billed monthly whether used or not; load above the "
+                    "commitment runs on-demand.",
+                    *provider.flags,
+                ),
+                flags=provider.flags,
                 **common,
             )
         )
@@ -1727,7 +1763,9 @@ def _provider_options(
                 spot_lines,
                 terminal=0.0,
                 amortised=spot_lines["cloud_on_demand"] + spot_lines["cloud_spot"],
-                cloud_cumulative=reference,
+                cloud_cumulative=None,
+                notes=provider.flags,
+                flags=provider.flags,
                 **common,
             )
         )
@@ -1765,15 +1803,24 @@ def run_tco(inputs: TcoInputs, progress: Progress = None, shown: ShownIn = USD_S
     report(0.1, "Cloud options")
     if inputs.providers:
         cloud_demand = hourly_cloud_gpus(inputs)
-        options = []
-        od_cum = None
-        for provider in inputs.providers:
-            found = _provider_options(inputs, provider, cloud_demand, od_cum, common, shown)
-            od_cum = found[0].cumulative_usd if od_cum is None else od_cum
-            options.extend(found)
+        options = [
+            option
+            for provider in inputs.providers
+            for option in _provider_options(inputs, provider, cloud_demand, common, shown)
+        ]
     else:
         options = _generic_cloud_options(inputs, demand, gpu_hours, price, common, shown)
-        od_cum = options[0].cumulative_usd
+    reference = reference_option(inputs, options)
+    od_cum = reference.cumulative_usd
+    options = [
+        replace(
+            o,
+            break_even_month=(
+                None if o is reference else break_even_month(o.cumulative_usd, od_cum)
+            ),
+        )
+        for o in options
+    ]
 
     report(0.4, "Owned and colocation options")
     hw = inputs.hardware
@@ -1811,7 +1858,20 @@ def run_tco(inputs: TcoInputs, progress: Progress = None, shown: ShownIn = USD_S
         requests=_read_only(requests_m),
         options=tuple(options),
         discount_rate=inputs.npv_rate,
+        reference_key=reference.key,
     )
+
+
+def reference_option(inputs: TcoInputs, options: Sequence[OptionResult]) -> OptionResult:
+    """The break-even reference: of the cloud options compared (every price model of every
+    provider the consultant allowed), the one with the lowest NPV of cost. Providers whose
+    listing is flagged (users served from another area's region, region not stated) are left
+    out unless every provider is flagged. Ties go to the earlier option."""
+    flagged = {p.key for p in inputs.providers if p.flags}
+    allowed = [o for o in options if o.key.partition(":")[2] not in flagged] or list(options)
+    lowest = min(o.npv_usd for o in allowed)
+    # ties (within float noise) go to the earlier option: on-demand before a commitment of 0
+    return next(o for o in allowed if o.npv_usd <= lowest + 1e-9 * max(1.0, abs(lowest)))
 
 
 def _pooled_option(
@@ -2122,7 +2182,11 @@ def _apply_driver(inputs: TcoInputs, driver: str, factor: float) -> tuple[TcoInp
             )
             for p in inputs.providers
         )
-        return replace(inputs, cloud=new_cloud, providers=providers), (
+        sites = tuple(
+            replace(s, burst_usd_per_gpu_h=_times(s.burst_usd_per_gpu_h, factor))
+            for s in inputs.sites
+        )
+        return replace(inputs, cloud=new_cloud, providers=providers, sites=sites), (
             new_cloud.on_demand_usd_per_gpu_h
         )
     if driver == "lifetime":

@@ -12,6 +12,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from catalog.models import CloudOffering
+from planner.engine import cloud_regions as cr
 from planner.engine import facility as fe
 from planner.engine import limits
 from planner.engine import tco as te
@@ -105,12 +106,14 @@ TCO_DEFAULT_SOURCES: dict[str, str] = {
     ),
     "on_demand_usd_per_gpu_h": "Empty: the catalog's cheapest on-demand offering.",
     "commit_1yr_discount_pct": (
-        f"Empty: the catalog's 1-year price, else {te.DEFAULT_COMMIT_1YR_DISCOUNT:.0%} "
-        "(AWS Savings Plans, via Epoch AI)."
+        "Empty: each provider's listed 1-year price, else a hyperscaler's sourced discount ("
+        + ", ".join(f"{p} {d[0]:.0%}" for p, d in cr.SOURCED_COMMIT_DISCOUNTS.items())
+        + ", Epoch AI); neoclouds none unless listed. Entered: replaces both."
     ),
     "commit_3yr_discount_pct": (
-        f"Empty: the catalog's 3-year price, else {te.DEFAULT_COMMIT_3YR_DISCOUNT:.0%} "
-        "(AWS Savings Plans, via Epoch AI)."
+        "Empty: each provider's listed 3-year price, else a hyperscaler's sourced discount ("
+        + ", ".join(f"{p} {d[1]:.0%}" for p, d in cr.SOURCED_COMMIT_DISCOUNTS.items())
+        + ", Epoch AI); neoclouds none unless listed. Entered: replaces both."
     ),
     "spot_discount_pct": (
         f"{te.DEFAULT_SPOT_DISCOUNT:.0%}: planner assumption; AWS quotes up to 90 %."
@@ -119,8 +122,9 @@ TCO_DEFAULT_SOURCES: dict[str, str] = {
     "annual_cloud_price_decline_pct": "0 %: base case flat (SemiAnalysis tracks the declines).",
     "growth_pct_per_month": "0 %: demand as sized, no growth.",
     "cloud_providers": (
-        "none ticked: every provider listing the accelerator, each on its own price list "
-        "(on-demand, 1-year, 3-year, spot; whole instances), cheapest first as the reference."
+        "none ticked: every provider listing the accelerator (community marketplaces left "
+        "out), each on its own price list in the region serving each user region (on-demand, "
+        "1-year, 3-year, spot; whole instances); break-even against the cheapest option."
     ),
     "cloud_keeps_spares": (
         "off: the cloud rents the replicas the load needs, without N+1 spares and headroom "

@@ -25,6 +25,7 @@ from django.utils import timezone
 from planner import jobs, sizing
 from planner import selectors as plan_selectors
 from planner.computed import computed, computed_across_requests
+from planner.engine import cloud_regions as cr
 from planner.engine import demand as de
 from planner.engine import facility as fe
 from planner.engine import placement as pe
@@ -62,7 +63,7 @@ CENT = Decimal("0.01")
 MONTE_CARLO_PATHS = 10_000
 MONTE_CARLO_SEED = 0
 SENSITIVITY_SWING = 0.2
-TCO_INPUTS_VERSION = 5  # bump when the canonical form changes, so old hashes go stale
+TCO_INPUTS_VERSION = 6  # bump when the canonical form changes, so old hashes go stale
 MAX_RACKS_DRAWN = 6
 CAPEX_FROM_BOM = "priced BOM"
 CAPEX_FROM_HYBRID_BOM = "priced BOM of the hybrid's owned base"
@@ -88,6 +89,9 @@ REGION_LOCATIONS: dict[str, pe.Location] = {
     "ap-east": pe.Location("HK"),
     "ap-southeast-2": pe.Location("AU"),
 }
+# The area a region key stands for (its legal region, else its country): users there are
+# served from a cloud listing in the same area (planner.engine.cloud_regions).
+AREA_OF_REGION: dict[str, str] = {k: v.region or v.country for k, v in REGION_LOCATIONS.items()}
 # fmt: off
 EU_COUNTRIES = frozenset({
     "AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE",
@@ -440,17 +444,14 @@ def placement_evaluate(
         return PlacementEvaluation(None, 0.0, None, {}, {}, [], catalog_gap=str(gap))
 
     # Users: every workload's region shares, weighted by its peak accelerators.
-    user_regions: dict[str, float] = {}
+    user_regions = _user_region_shares(
+        workloads, {pk: d.accelerators for pk, d in deployments.items()}
+    )
     profile = [0.0] * 24
     for w in workloads:
         weight = deployments[w.pk].accelerators if w.pk in deployments else 1
-        for key, share in (w.region_shares or {}).items():
-            if key in REGIONS:
-                user_regions[key] = user_regions.get(key, 0.0) + weight * float(share) / 100
         shares = de.profile_shares(w.daily_profile or [1.0] * 24)
         profile = [p + weight * v for p, v in zip(profile, shares, strict=True)]
-    total = sum(user_regions.values())
-    user_regions = {k: v / total for k, v in user_regions.items()} if total else {}
     if not user_regions:
         notes.append("No workload names its users' regions, so latency is not scored.")
 
@@ -464,7 +465,8 @@ def placement_evaluate(
         if w.pk in rules and rules[w.pk].tokens
     )
 
-    costs, cost_source, cost_currency = _tco_costs(plan)
+    costs, cost_source, cost_currency, cloud_basis = _tco_costs(plan)
+    notes.extend(cloud_basis)
     options: list[pe.PlacementOption] = []
     latency: dict[str, list[str]] = {}
 
@@ -719,17 +721,19 @@ def _hybrid_collapsed(plan: Plan) -> bool:
     return any(o["kind"] == "hybrid" and o.get("collapses_to_cloud") for o in options)
 
 
-def _tco_costs(plan: Plan) -> tuple[dict[str, float], str, str]:
+def _tco_costs(plan: Plan) -> tuple[dict[str, float], str, str, list[str]]:
     """Cost per million output tokens per placement key from the latest finished TCO run,
-    where they come from, and their currency (the run's: the plan's)."""
+    where they come from, their currency (the run's: the plan's), and what the cloud's cost
+    is (the TCO's break-even reference, with its region flags)."""
     run = (
         TcoRun.objects.filter(plan=plan, status=TcoStatus.SUCCEEDED)
         .order_by("-finished_at")
         .first()
     )
     if run is None or not run.results:
-        return {}, "", ""
+        return {}, "", "", []
     costs: dict[str, float] = {}
+    cloud_basis: list[str] = []
     cloud: list[tuple[float, str]] = []
     for o in run.results["options"]:
         value = o.get("cost_per_million_output_tokens_amount")
@@ -743,13 +747,24 @@ def _tco_costs(plan: Plan) -> tuple[dict[str, float], str, str]:
                 continue  # its base sites are the hybrid's, not the owned deployment's
             for part in o.get("sites") or ():  # every site of the one deployment: its cost
                 costs[part["key"]] = float(value)
-    if cloud:
+    reference = next(
+        (o for o in run.results["options"] if o["key"] == run.results.get("reference")), None
+    )
+    if reference is not None and reference.get("cost_per_million_output_tokens_amount"):
+        # the cheapest cloud option the consultant allowed, as the TCO's break-even
+        costs["cloud"] = float(reference["cost_per_million_output_tokens_amount"])
+        cloud_basis.append(
+            f"Public cloud cost: {reference['label']}, the TCO's break-even reference (the "
+            "cheapest cloud option allowed)."
+        )
+        cloud_basis.extend(reference.get("flags") or ())
+    elif cloud:
         costs["cloud"] = min(cloud)[0]
     fresh = _current_hash(plan) == run.input_hash
     source = f"TCO run of {run.finished_at:%Y-%m-%d %H:%M}" + (
         "" if fresh else " (stale: the plan has changed since)"
     )
-    return costs, source, run.results["currency"]
+    return costs, source, run.results["currency"], cloud_basis
 
 
 @transaction.atomic
@@ -877,7 +892,10 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
     # Amounts in the basis read in the plan's currency, at the rate the results are shown at.
     fx = tco_fx(plan)
     shown = ShownIn(fx["currency"], float(fx["rate"]))
-    pricing, providers = _tco_cloud(settings, deployments, basis, shown)
+    users = _user_region_shares(
+        workloads.values(), {d.workload_id: d.accelerators for d in deployments}
+    )
+    pricing, providers, burst_listings = _tco_cloud(settings, deployments, basis, shown, users)
     growth = float(settings.growth_pct_per_month)
     demands = []
     for d in deployments:
@@ -997,6 +1015,8 @@ def _tco_inputs_build(*, plan: Plan, settings: TcoSettings | None) -> TcoBuild:
         for s in physical
         if placed[s.pk] or not pooled
     )
+    if providers and settings.on_demand_usd_per_gpu_h is None:
+        sites = tuple(_site_burst(s, providers[0], burst_listings, basis, shown) for s in sites)
     if loads:
         site_kw = sum(s.it_load_kw or 0.0 for s in sites)
         hardware = replace(hardware, network_power_kw=max(site_kw - deployment.it_load_kw, 0.0))
@@ -1244,37 +1264,54 @@ def _tco_cloud(
     deployments: list[Deployment],
     basis: list[str],
     shown: ShownIn = USD_SHOWN,
-) -> tuple[te.CloudPricing, tuple[te.CloudProvider, ...]]:
-    """The cloud side: each chosen provider's own price list, or one per-GPU-hour price.
+    user_regions: Mapping[str, float] | None = None,
+) -> tuple[te.CloudPricing, tuple[te.CloudProvider, ...], tuple[cr.Listing, ...]]:
+    """The cloud side: each allowed provider's own price list, or one per-GPU-hour price;
+    and the first provider's listings region by region (for the sites' bursts).
 
     A per-GPU-hour price entered by hand, or a plan mixing accelerators, is compared as one
     price per GPU-hour (with the discounts entered, listed or defaulted, as labelled).
-    Otherwise every provider is compared on its own list, and the first provider's on-demand
-    price per accelerator-hour prices the owned fleet's bursts and the break-even.
+    Otherwise every provider is compared on its own list, priced in the region serving each
+    user region (``user_regions``), and the first provider's on-demand price per
+    accelerator-hour prices the owned fleet's bursts.
     """
     choice = tco_prices.cloud_providers(
-        deployments=deployments, chosen=list(settings.cloud_providers or [])
-    )
+        deployments=deployments,
+        chosen=list(settings.cloud_providers or []),
+        user_regions=user_regions,
+        area_of=AREA_OF_REGION,
+        commit_pct=(
+            None if settings.commit_1yr_discount_pct is None
+            else float(settings.commit_1yr_discount_pct),
+            None if settings.commit_3yr_discount_pct is None
+            else float(settings.commit_3yr_discount_pct),
+        ),
+    )  # fmt: skip
     if settings.on_demand_usd_per_gpu_h is None and choice.providers:
         first = choice.providers[0]
         basis.extend(choice.sources)
         on_demand = first.on_demand_usd_per_instance_h / first.gpus_per_instance
         basis.append(
-            f"Reference for break-even and the owned fleet's cloud bursts: {first.label} "
-            f"on-demand, {on_demand:.2f} USD per accelerator-hour."
+            "Break-even is counted against the cheapest cloud option compared (every price "
+            "model of every provider allowed; a provider flagged for its region only when all "
+            "are), named with the results."
             + (
                 ""
                 if settings.cloud_providers
-                else " No providers picked: every provider "
-                "listing the accelerator is compared, cheapest first."
+                else " No providers picked: every provider listing the accelerator is allowed."
             )
+        )
+        basis.append(
+            f"The owned fleet's cloud bursts: {first.label} on-demand, "
+            f"{on_demand:.2f} USD per accelerator-hour, in the region serving each site's "
+            "users where listed."
         )
         pricing = te.CloudPricing(
             on_demand_usd_per_gpu_h=on_demand,
             spot_share=float(settings.spot_share_pct) / 100,
             annual_price_decline=float(settings.annual_cloud_price_decline_pct) / 100,
         )
-        return pricing, choice.providers
+        return pricing, choice.providers, choice.listings.get(first.key, ())
     if settings.on_demand_usd_per_gpu_h is None:
         basis.extend(s for s in choice.sources if "mixes accelerators" in s)
     cloud = selectors.cloud_basis(deployments)
@@ -1324,7 +1361,49 @@ def _tco_cloud(
         spot_share=float(settings.spot_share_pct) / 100,
         annual_price_decline=float(settings.annual_cloud_price_decline_pct) / 100,
     )
-    return pricing, ()
+    return pricing, (), ()
+
+
+def _site_burst(
+    site: te.SiteCost,
+    provider: te.CloudProvider,
+    listings: tuple[cr.Listing, ...],
+    basis: list[str],
+    shown: ShownIn,
+) -> te.SiteCost:
+    """The site with its bursts priced at the provider's listing in the region serving its
+    users (``burst_region``), flagged in the basis when that area has no listing."""
+    if not site.burst_region or not listings:
+        return site
+    served = cr.listing_per_user_region(listings, {site.burst_region: 1.0}, AREA_OF_REGION)[0]
+    price = served.listing.on_demand / provider.gpus_per_instance
+    name = provider.label.split(" (")[0]
+    area = AREA_OF_REGION.get(site.burst_region, site.burst_region)
+    basis.append(
+        f"{site.label}: bursts above its servers run in {site.burst_region}, priced at "
+        f"{name} {served.listing.region or '(region not stated)'} on-demand, "
+        f"{shown.per(price, 'accelerator-hour')}"
+        + (
+            f"; no {area}-region listing in the catalog, so data residency and latency for "
+            f"{area} users are not met."
+            if served.in_area is False
+            else "."
+        )
+    )
+    return replace(site, burst_usd_per_gpu_h=price)
+
+
+def _user_region_shares(workloads, accelerators: Mapping[int, int]) -> dict[str, float]:
+    """Share of users per region key, every workload's region shares weighted by its peak
+    accelerators (``accelerators``: workload id → accelerators; 1 when unknown)."""
+    shares: dict[str, float] = {}
+    for w in workloads:
+        weight = accelerators.get(w.pk, 1)
+        for key, share in (w.region_shares or {}).items():
+            if key in REGIONS:
+                shares[key] = shares.get(key, 0.0) + weight * float(share) / 100
+    total = sum(shares.values())
+    return {k: v / total for k, v in shares.items()} if total else {}
 
 
 def _server_key(d: Deployment) -> str:
@@ -1437,7 +1516,10 @@ def tco_inputs_from_canonical(canonical: dict[str, Any]) -> te.TcoInputs:
         cost_of_capital=raw["cost_of_capital"],
         discount_rate=raw["discount_rate"],
         hybrid_site=raw["hybrid_site"],
-        providers=tuple(te.CloudProvider(**p) for p in raw.get("providers", ())),
+        providers=tuple(
+            te.CloudProvider(**{**p, "flags": tuple(p.get("flags", ()))})
+            for p in raw.get("providers", ())
+        ),
     )
 
 
@@ -1684,6 +1766,7 @@ def tco_results_serialise(
         "demand_gpu_hours": [round(float(v), 2) for v in result.demand_gpu_hours],
         "discount_rate": result.discount_rate,
         "cheapest": result.cheapest.key,
+        "reference": result.reference_key,
         "options": [
             {
                 "key": o.key,
@@ -1704,6 +1787,7 @@ def tco_results_serialise(
                 "mean_utilisation": _opt(o.mean_utilisation),
                 "break_even_utilisation": _opt(o.break_even_utilisation),
                 "notes": list(o.notes),
+                "flags": list(o.flags),
                 "base_curve": [[n, money(v)] for n, v in o.base_curve],
                 "input_amount_per_million_tokens": unit(o.input_usd_per_million_tokens, "0.0001"),
                 "output_amount_per_million_tokens": unit(o.output_usd_per_million_tokens, "0.0001"),

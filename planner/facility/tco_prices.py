@@ -13,12 +13,13 @@ Every function takes a plan already fetched through ``planner.tenancy.org_object
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
 from catalog.models import CloudOffering, PriceModel, ServerPlatform
+from planner.engine import cloud_regions as cr
 from planner.engine import demand
 from planner.engine import landed_cost as lc
 from planner.engine import tco as te
@@ -222,11 +223,22 @@ def cloud_gpus_by_hour(workload, deployment: Deployment) -> tuple[float, ...] | 
 
 @dataclass(frozen=True)
 class ProviderChoice:
-    """The providers compared, what the catalog offers, and where each price came from."""
+    """The providers compared, what the catalog offers, and where each price came from.
+
+    Attributes:
+        providers: ``planner.engine.tco.CloudProvider`` per provider compared: those whose
+            listings serve every user region in its own area first, then by on-demand price
+            per accelerator-hour (the first prices the owned fleet's bursts).
+        available: Providers listing the accelerator, cheapest on-demand per accelerator first.
+        sources: One sentence per price taken, and what was assumed.
+        listings: Provider key → the rented instance's listings, region by region (for the
+            bursts of a site, priced in the region serving its users).
+    """
 
     providers: tuple  # of planner.engine.tco.CloudProvider
     available: tuple[str, ...]
     sources: tuple[str, ...]
+    listings: dict[str, tuple[cr.Listing, ...]] = field(default_factory=dict)
 
 
 def _key(provider: str) -> str:
@@ -235,16 +247,150 @@ def _key(provider: str) -> str:
     return slugify(provider) or "provider"
 
 
-def cloud_providers(*, deployments: Sequence[Deployment], chosen: Sequence[str]) -> ProviderChoice:
-    """Each provider's own on-demand, 1-year, 3-year and spot price for the plan's accelerator.
+def _code(region: str) -> str:
+    return region.strip().split(" ")[0].split("/")[0].strip().lower()
 
-    Per provider the instance shape with the lowest on-demand price per accelerator is rented;
-    its commitment and spot prices are that same instance's (same region when listed there).
-    ``chosen`` names the providers the client would use; empty compares every provider
-    listing the accelerator. Cheapest on-demand per accelerator first (the reference).
-    Plans mixing accelerators get no providers (the per-GPU comparison applies, labelled).
+
+def _is_marketplace(offering: CloudOffering) -> bool:
+    """A community-marketplace listing (hosts run by individuals, no SLA), e.g. RunPod's
+    Community Cloud: named so in the instance of the catalog row."""
+    return "community" in offering.instance_type.lower()
+
+
+def _match(rows: list[CloudOffering], region: str) -> CloudOffering | None:
+    """The row of the same region code, else of the same well-known region, else none."""
+    exact = [o for o in rows if _code(o.region) == _code(region)]
+    if exact:
+        return exact[0]
+    key = cr.region_key(region)
+    near = [o for o in rows if key is not None and cr.region_key(o.region) == key]
+    return near[0] if near else None
+
+
+def _listings(
+    provider: str, rows: list[CloudOffering], commit_pct: tuple[float | None, float | None]
+) -> tuple[list[cr.Listing], list[str]]:
+    """The instance's listings region by region, and how each commitment price was set.
+
+    A listed 1-/3-year price wins; else a hyperscaler's sourced default discount; a plan-level
+    discount entered by hand replaces either (neoclouds still get none unless listed)."""
+    by_model: dict[str, list[CloudOffering]] = {}
+    for o in rows:
+        by_model.setdefault(o.price_model, []).append(o)
+    out, words = [], []
+    for od in sorted(by_model.get(PriceModel.ON_DEMAND, []), key=lambda o: o.usd_per_hour):
+        if od.usd_per_hour <= 0 or any(_code(g.region) == _code(od.region) for g in out):
+            continue
+        on_demand = float(od.usd_per_hour)
+        prices, said = [], []
+        for term, model, entered in (
+            ("1yr", PriceModel.ONE_YEAR, commit_pct[0]),
+            ("3yr", PriceModel.THREE_YEAR, commit_pct[1]),
+        ):
+            row = _match(by_model.get(model, []), od.region)
+            price, default = cr.committed_price(
+                provider, on_demand, None if row is None else float(row.usd_per_hour), term
+            )
+            months = cr.COMMIT_TERMS[term]
+            if price is not None and entered is not None:
+                price = on_demand * (1 - entered / 100)  # the plan's own discount wins
+                said.append(f"{months}-month {entered:g} % off on-demand (entered by hand)")
+            elif price is not None and default is not None:
+                said.append(
+                    f"{months}-month {price:,.2f} USD/instance-hour ({default:.0%} off "
+                    f"on-demand: sourced default for {provider}, none listed)"
+                )
+            elif price is not None:
+                said.append(f"{months}-month {price:,.2f} USD/instance-hour (listed)")
+            prices.append(price)
+        spot = _match(by_model.get(PriceModel.SPOT, []), od.region)
+        out.append(
+            cr.Listing(
+                od.region.strip(),
+                on_demand,
+                prices[0],
+                prices[1],
+                None if spot is None else float(spot.usd_per_hour),
+            )
+        )
+        words.append(
+            f"{od.region.strip() or 'region not stated'}: on-demand {on_demand:,.2f} USD/instance-hour"
+            + (f" as of {od.as_of:%Y-%m-%d}" if od.as_of else " (undated)")
+            + (
+                f"; commitments {', '.join(said)}"
+                if said
+                else "; no commitment listed, none assumed"
+            )
+            + (
+                f"; spot {spot.usd_per_hour:,.2f} USD/instance-hour"
+                + (f" ({spot.region.strip()})" if spot.region.strip() else "")
+                if spot
+                else "; no spot listed"
+            )
+        )
+    return out, words
+
+
+def _flags(name: str, served: Sequence[cr.RegionalListing], area_of) -> tuple[str, ...]:
+    """What the listings serving the users do not meet, in words (none when they do)."""
+    flags = []
+    for r in served:
+        area = area_of.get(r.user_region, r.user_region)
+        if r.user_region and r.in_area is False:
+            flags.append(
+                f"No {area}-region listing for {name} in the catalog: {r.user_region} users "
+                f"({r.share:.0%}) priced at {r.listing.region}; data residency and latency for "
+                f"{area} users are not met."
+            )
+    unstated = [r for r in served if r.user_region and r.in_area is None]
+    if unstated:
+        who = ", ".join(
+            f"{r.user_region} ({area_of.get(r.user_region, r.user_region)})" for r in unstated
+        )
+        flags.append(
+            f"{name}: the catalog's listing names no region, so data residency for {who} "
+            "users is not confirmed."
+        )
+    return tuple(flags)
+
+
+def _regions_label(served: Sequence[cr.RegionalListing]) -> str:
+    regions = list(dict.fromkeys(r.listing.region or "region not stated" for r in served))
+    if len(regions) == 1:
+        return "" if regions[0] == "region not stated" else f" ({regions[0]})"
+    return (
+        " ("
+        + "; ".join(
+            f"{r.user_region} users: {r.listing.region or 'region not stated'}" for r in served
+        )
+        + ")"
+    )
+
+
+def cloud_providers(
+    *,
+    deployments: Sequence[Deployment],
+    chosen: Sequence[str],
+    user_regions: Mapping[str, float] | None = None,
+    area_of: Mapping[str, str] | None = None,
+    commit_pct: tuple[float | None, float | None] = (None, None),
+) -> ProviderChoice:
+    """Each provider's own on-demand, 1-year, 3-year and spot prices for the plan's
+    accelerator, in the region serving each user region.
+
+    Per provider one instance shape is rented: the one whose listings serve the largest share
+    of users in their own area (``user_regions``: region key → share; ``area_of``: region
+    key → country or legal region), then the lowest on-demand price per accelerator. Each user
+    region pays that instance's listing in its area (``planner.engine.cloud_regions``); where
+    there is none the option is priced at the nearest listing and flagged. Commitments: a
+    listed price, else a hyperscaler's sourced default discount (``commit_pct``, the plan's
+    own 1-/3-year discounts in %, replaces both), else none. Community-marketplace listings
+    are left out when the provider has others. ``chosen`` names the providers allowed; empty
+    compares every provider listing the accelerator. Plans mixing accelerators get no
+    providers (the per-GPU comparison applies, labelled).
     """
-
+    user_regions = dict(user_regions or {})
+    area_of = dict(area_of or {})
     slugs = sorted({d.accelerator_slug for d in deployments})
     if len(slugs) != 1:
         return ProviderChoice(
@@ -255,71 +401,99 @@ def cloud_providers(*, deployments: Sequence[Deployment], chosen: Sequence[str])
                 "cheapest listing rather than per provider and instance.",
             ),
         )
-    offerings = list(CloudOffering.objects.filter(accelerator__slug=slugs[0]).order_by("pk"))
-    best: dict[str, CloudOffering] = {}
-    for o in offerings:
-        if o.price_model != PriceModel.ON_DEMAND or o.usd_per_hour <= 0:
-            continue
-        now = best.get(o.provider)
-        if now is None or (o.usd_per_accelerator_hour, o.accelerators) < (
-            now.usd_per_accelerator_hour,
-            now.accelerators,
-        ):
-            best[o.provider] = o
-    available = tuple(sorted(best, key=lambda p: best[p].usd_per_accelerator_hour))
+    offerings = [
+        o
+        for o in CloudOffering.objects.filter(accelerator__slug=slugs[0]).order_by("pk")
+        if o.price_model != PriceModel.CAPACITY_BLOCK
+    ]
+    on_demand = [
+        o for o in offerings if o.price_model == PriceModel.ON_DEMAND and o.usd_per_hour > 0
+    ]
+    cheapest: dict[str, float] = {}
+    for o in on_demand:
+        per = float(o.usd_per_accelerator_hour)
+        cheapest[o.provider] = min(cheapest.get(o.provider, per), per)
+    available = tuple(sorted(cheapest, key=lambda p: cheapest[p]))
     wanted = [p for p in available if p in chosen] if chosen else list(available)
     sources: list[str] = []
-    missing = [p for p in chosen if p not in best]
+    missing = [p for p in chosen if p not in cheapest]
     if missing:
         sources.append(
             f"{', '.join(missing)}: no on-demand listing of this accelerator in the catalog."
         )
-    providers = []
+    found = []  # (sort key, provider, listings, words)
     for name in wanted:
-        od = best[name]
-
-        def same(model: str, od=od, name=name):
-            rows = [
-                o
-                for o in offerings
-                if o.provider == name
-                and o.instance_type == od.instance_type
-                and o.price_model == model
-            ]
-            exact = [o for o in rows if o.region == od.region]
-            return (exact or rows or [None])[0]
-
-        one, three, spot = same(PriceModel.ONE_YEAR), same(PriceModel.THREE_YEAR), same("spot")
-        label = f"{name} {od.instance_type}" + (f" ({od.region})" if od.region else "")
-        providers.append(
-            te.CloudProvider(
-                key=_key(name),
-                label=label,
-                gpus_per_instance=od.accelerators,
-                on_demand_usd_per_instance_h=float(od.usd_per_hour),
-                commit_1yr_usd_per_instance_h=None if one is None else float(one.usd_per_hour),
-                commit_3yr_usd_per_instance_h=None if three is None else float(three.usd_per_hour),
-                spot_usd_per_instance_h=None if spot is None else float(spot.usd_per_hour),
+        rows = [o for o in offerings if o.provider == name]
+        market = [o for o in rows if _is_marketplace(o)]
+        if market and len(market) < len(rows):
+            rows = [o for o in rows if not _is_marketplace(o)]
+            sources.append(
+                f"{name}: community-marketplace listings ({', '.join(sorted({o.instance_type for o in market}))}) "
+                "are left out (hosts run by individuals, no SLA); its other listings are priced."
             )
+        candidates = []
+        for instance in dict.fromkeys(o.instance_type for o in rows):
+            mine = [o for o in rows if o.instance_type == instance]
+            listings, words = _listings(name, mine, commit_pct)
+            if not listings:
+                continue
+            served = cr.listing_per_user_region(listings, user_regions, area_of)
+            od, one, three, spot = cr.blended_prices(served)
+            gpus = mine[0].accelerators
+            covered = sum(r.share for r in served if r.in_area)
+            candidates.append(((-covered, od / gpus, gpus), instance, gpus, served, listings, words,
+                               (od, one, three, spot)))  # fmt: skip
+        if not candidates:
+            continue
+        rank, instance, gpus, served, listings, words, (od, one, three, spot) = min(
+            candidates, key=lambda c: c[0]
         )
-        listed = ", ".join(
-            f"{what} {o.usd_per_hour:,.2f}"
-            + (f" ({o.region})" if o.region and o.region != od.region else "")
-            for what, o in (("1-year", one), ("3-year", three), ("spot", spot))
-            if o is not None
+        label = f"{name} {instance}" + _regions_label(served)
+        flags = _flags(f"{name} {instance}", served, area_of)
+        provider = te.CloudProvider(
+            key=_key(name),
+            label=label,
+            gpus_per_instance=gpus,
+            on_demand_usd_per_instance_h=od,
+            commit_1yr_usd_per_instance_h=one,
+            commit_3yr_usd_per_instance_h=three,
+            spot_usd_per_instance_h=spot,
+            flags=flags,
         )
+        used = {r.listing.region for r in served}
         sources.append(
-            f"{label}: {od.accelerators} accelerator(s) per instance, on-demand "
-            f"{od.usd_per_hour:,.2f} USD/instance-hour"
-            + (f" as of {od.as_of:%Y-%m-%d}" if od.as_of else " (undated)")
+            f"{label}: {gpus} accelerator(s) per instance; "
+            + "; ".join(w for g, w in zip(listings, words, strict=True) if g.region in used)
             + (
-                f"; {listed} from the same price list"
-                if listed
-                else "; no commitment or spot price listed, so none is assumed"
+                "; "
+                + ", ".join(f"{r.user_region} users {r.share:.0%}" for r in served)
+                + " of the load, each at its region's price"
+                if len(served) > 1
+                else ""
             )
             + "."
         )
-    return ProviderChoice(tuple(providers), available, tuple(sources))
+        found.append(((bool(flags), rank[1]), provider, listings))
+    found.sort(key=lambda f: f[0])
+    if any(p.commit_1yr_usd_per_instance_h is not None for _, p, _ in found) or any(
+        p.commit_3yr_usd_per_instance_h is not None for _, p, _ in found
+    ):
+        sources.append(
+            "Commitments are bought for 12 or 36 months, billed monthly whether used or not "
+            "(no upfront); where a hyperscaler lists no price the default discount is "
+            f"{cr.COMMIT_DISCOUNT_SOURCE}: "
+            + ", ".join(
+                f"{p} {one:.0%} (1-year) / {three:.0%} (3-year)"
+                for p, (one, three) in cr.SOURCED_COMMIT_DISCOUNTS.items()
+            )
+            + ". Neoclouds and marketplaces get none unless listed."
+        )
+    return ProviderChoice(
+        tuple(p for _, p, _ in found),
+        available,
+        tuple(sources),
+        {p.key: tuple(g) for _, p, g in found},
+    )
 
 
 def accelerator_seconds_per_request(workload) -> tuple[float | None, float | None]:

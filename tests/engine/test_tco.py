@@ -60,8 +60,17 @@ def simple_case(horizon: int = 60, **hw_kw) -> TcoInputs:
 
 
 def test_break_even_month_of_simple_case_is_20():
-    # owned cumulative 300,000 + 5,000 m; cloud 20,000 m; equal at m = 300,000 / 15,000 = 20
-    result = run_tco(simple_case())
+    # owned cumulative 300,000 + 5,000 m; cloud 20,000 m; equal at m = 300,000 / 15,000 = 20.
+    # No commitment or spot discount: on-demand is the cheapest cloud option, the reference.
+    case = simple_case()
+    case = dataclasses.replace(
+        case,
+        cloud=CloudPricing(
+            2.0, commit_1yr_discount=0.0, commit_3yr_discount=0.0, spot_discount=0.0
+        ),
+    )
+    result = run_tco(case)
+    assert result.reference_key == "cloud_on_demand"
     owned, cloud = result.by_key("owned"), result.by_key("cloud_on_demand")
     assert cloud.monthly_usd[0] == pytest.approx(20_000.0)
     assert owned.monthly_usd[0] == pytest.approx(305_000.0)

@@ -169,11 +169,14 @@ def test_provider_rents_whole_instances_hour_by_hour():
     result = run_tco(_providers_case())
     a = result.by_key("cloud_on_demand:a")
     assert a.monthly_usd == pytest.approx(np.full(12, 87_600.0))
-    assert a.break_even_month is None  # the first provider's on-demand is the reference
     # B: 1-GPU instances, (10 + 3) × 12 = 156 GPU-h a day × 30.4167 × 9 USD = 42,705 a month.
     b = result.by_key("cloud_on_demand:b")
     assert b.monthly_usd == pytest.approx(np.full(12, 42_705.0))
-    assert b.break_even_month == 1
+    # B on-demand is the cheapest cloud option (A's best, its 1-year, is 64,240 a month), so
+    # it is the break-even reference; A never gets down to it.
+    assert result.reference_key == "cloud_on_demand:b"
+    assert b.break_even_month is None
+    assert a.break_even_month is None
 
 
 def test_provider_commitment_uses_its_own_committed_price_in_whole_instances():

@@ -17,9 +17,13 @@ def test_inputs_come_from_the_plan_and_the_catalog(sized_plan, colo_site):
     build = services.tco_inputs_build(plan=sized_plan)
     inputs = build.inputs
 
+    # the cheapest on-demand H100 but a community-marketplace listing (hosts run by
+    # individuals, no SLA: never compared when the provider has others)
     cheapest = min(
         float(o.usd_per_accelerator_hour)
-        for o in CloudOffering.objects.filter(accelerator__slug="h100-sxm", price_model="on_demand")
+        for o in CloudOffering.objects.filter(
+            accelerator__slug="h100-sxm", price_model="on_demand"
+        ).exclude(instance_type__icontains="community")
     )
     assert inputs.cloud.on_demand_usd_per_gpu_h == pytest.approx(cheapest)
     # Pooled: chat 8 − 1 spare = 7 replicas × TP 4 = 28 GPUs, batch 7 × TP 1 = 7 GPUs share
@@ -38,7 +42,8 @@ def test_inputs_come_from_the_plan_and_the_catalog(sized_plan, colo_site):
     chat = inputs.workloads[0]
     profile = sized_plan.workloads.get(name="Chat").daily_profile
     assert chat.gpu_hours_per_month == pytest.approx(32 * sum(profile) / 24 / max(profile) * 730)
-    # Every provider listing the H100 is compared on its own list; the cheapest is the reference.
+    # Every provider listing the H100 is compared on its own list; the cheapest prices the
+    # owned fleet's bursts (break-even is against the cheapest cloud option, chosen in the run).
     assert inputs.providers and inputs.providers[0].on_demand_usd_per_instance_h / (
         inputs.providers[0].gpus_per_instance
     ) == pytest.approx(cheapest)

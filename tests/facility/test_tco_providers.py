@@ -20,30 +20,47 @@ def test_providers_picked_are_compared_each_on_its_own_list(sized_plan):
         8,
         pytest.approx(98.32),
     )
-    # Neither lists a commitment or spot price: none is borrowed from another provider.
-    assert all(
-        p.commit_1yr_usd_per_instance_h is None
-        and p.commit_3yr_usd_per_instance_h is None
-        and p.spot_usd_per_instance_h is None
-        for p in providers
-    )
-    # The reference (bursts, break-even) is Lambda's own price per accelerator-hour.
+    # Lambda (a neocloud) lists no commitment and gets none; Azure lists none for the ND96
+    # either, so its sourced default applies: 25 % and 49 % off (Epoch AI, ref B3):
+    # 98.32 × 0.75 = 73.74 and 98.32 × 0.51 = 50.1432 USD per instance-hour.
+    assert lam.commit_1yr_usd_per_instance_h is None and lam.commit_3yr_usd_per_instance_h is None
+    assert azure.commit_1yr_usd_per_instance_h == pytest.approx(73.74)
+    assert azure.commit_3yr_usd_per_instance_h == pytest.approx(50.1432)
+    # No spot price is listed for either: none is borrowed from another provider.
+    assert lam.spot_usd_per_instance_h is None and azure.spot_usd_per_instance_h is None
+    # The owned fleet's bursts: the first provider's own price per accelerator-hour.
     assert build.inputs.cloud.on_demand_usd_per_gpu_h == pytest.approx(31.92 / 8)
-    assert any("so none is assumed" in line for line in build.basis)
-    assert not any("engine default (AWS" in line for line in build.basis)
+    assert any("no commitment listed, none assumed" in line for line in build.basis)
+    assert any("25% off on-demand: sourced default for Azure" in line for line in build.basis)
+    assert any("epoch-research/training-cost-trends" in line for line in build.basis)
+    # The plan's users are in eu-west and us-east; Azure lists the ND96 only in eastus, so its
+    # EU users are flagged, not silently priced in the US.
+    assert any("No EU-region listing for Azure" in f and "eastus" in f for f in azure.flags)
 
 
 def test_a_providers_commitments_come_from_the_same_instance(sized_plan):
     TcoSettings.objects.create(plan=sized_plan, cloud_providers=["GCP"])
-    (gcp,) = services.tco_inputs_build(plan=sized_plan).inputs.providers
-    # GCP's cheapest per H100 is a3-highgpu-1g at 10.9791; its own spot is 6.571. The 1-/3-year
-    # prices listed are for a3-highgpu-8g, another instance, so they are not applied to it.
-    assert (gcp.gpus_per_instance, gcp.on_demand_usd_per_instance_h) == (
-        1,
-        pytest.approx(10.9791),
+    build = services.tco_inputs_build(plan=sized_plan)
+    (gcp,) = build.inputs.providers
+    # GCP's cheapest per H100 is a3-highgpu-1g: 11.06125 in us-central1 (serves the us-east
+    # users, 32 % of the load) and 10.9791 with no region stated (serves the eu-west users,
+    # 68 %, flagged as not confirmed). The 1-/3-year prices listed are for a3-highgpu-8g,
+    # another instance, so the sourced GCP default applies to the 1g's own on-demand.
+    assert gcp.gpus_per_instance == 1
+    assert gcp.label == (
+        "GCP a3-highgpu-1g (eu-west users: region not stated; us-east users: us-central1)"
     )
-    assert gcp.spot_usd_per_instance_h == pytest.approx(6.571)
-    assert gcp.commit_1yr_usd_per_instance_h is None
+    eu = (gcp.on_demand_usd_per_instance_h - 11.06125) / (10.9791 - 11.06125)
+    assert eu == pytest.approx(0.68, abs=0.01)
+    assert gcp.commit_1yr_usd_per_instance_h == pytest.approx(
+        gcp.on_demand_usd_per_instance_h * (1 - 0.37)
+    )
+    assert gcp.commit_3yr_usd_per_instance_h == pytest.approx(
+        gcp.on_demand_usd_per_instance_h * (1 - 0.56)
+    )
+    # Spot is listed only without a region, not in us-central1: no spot mix for both at once.
+    assert gcp.spot_usd_per_instance_h is None
+    assert any("names no region" in f for f in gcp.flags)
 
 
 def test_cloud_rents_the_load_without_spares_unless_asked(sized_plan):
