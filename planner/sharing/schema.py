@@ -225,6 +225,8 @@ class Tco(Section):
     currency: str = "USD"
     months: list[int | str] = Field(default_factory=list)
     cheapest: str | None = None
+    # The cloud option break-even months are counted against (older revisions: none named).
+    reference: str | None = None
     options: list[TcoOption] = Field(default_factory=list)
     tornado: list[TornadoBar] = Field(default_factory=list)
     monte_carlo: dict[str, Any] = Field(default_factory=dict)
@@ -234,6 +236,12 @@ class Tco(Section):
         if not self.available:
             return None
         return next((o for o in self.options if o.key == self.cheapest), None)
+
+    @property
+    def reference_option(self) -> TcoOption | None:
+        if not self.available:
+            return None
+        return next((o for o in self.options if o.key == self.reference), None)
 
 
 # --- Sourcing ---------------------------------------------------------------------------------

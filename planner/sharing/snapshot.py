@@ -364,6 +364,7 @@ def _tco(plan: Plan) -> dict[str, Any]:
         "months": results.get("months", []),
         "discount_rate": results.get("discount_rate"),
         "cheapest": results.get("cheapest"),
+        "reference": results.get("reference"),
         "options": options,
         "tornado": results.get("tornado", []),
         "monte_carlo": results.get("monte_carlo", {}),
