@@ -339,7 +339,7 @@ class ReplicaShape:
     expert_flops_per_token: float  # the top-k routed experts over the MoE layers, / TP
     lm_head_flops_per_token: float  # 2 · vocab · hidden / TP (decode tokens and last prompt token)
     activation_bytes_per_token: float  # element-wise traffic of one token, all layers, per GPU
-    attn_flops_per_token_per_ctx: float  # 4 · H · d · full layers / TP
+    attn_flops_per_token_per_ctx: float  # 4 · H · d · full layers / TP (MLA: absorbed decode)
     attn_flops_sliding: float  # same for sliding layers (context capped at the window)
     sliding_window: int
     kv_layout_bytes_full: float  # KV bytes per token per GPU summed over full layers
@@ -351,6 +351,8 @@ class ReplicaShape:
     factors: ResolvedFactors
     calibration: Calibration
     software_years: float = 0.0  # run date − the family's newest calibrated stack (years)
+    # Prefill attention FLOPs per context token / decode's (MLA prefill runs decompressed).
+    prefill_attn_ratio: float = 1.0
     # A layout spanning servers (planner.engine.parallelism.ParallelLayout): its
     # ``step_time_ms`` replaces the single-server all-reduce term. None within one server.
     parallel: object | None = None
@@ -403,13 +405,19 @@ def replica_shape(
     dense_bytes = total_bytes / tp - expert_bytes * experts * moe_layers
     layout = kv_cache_layout(model, kv_precision, tp)
     per_layer = layout.bytes_per_token_per_layer_per_gpu
-    if model.is_mla:
-        attn_width = model.heads * ((model.kv_lora_rank or 0) + (model.qk_rope_head_dim or 0))
-    else:
-        attn_width = model.heads * model.head_dim
     # Attention FLOPs per decode token per context token and layer: QK^T and PV, 2 FLOPs each
     # multiply-add -> 4·H·d (llm-analysis / anchors F5).
-    attn = 4.0 * attn_width / tp
+    attn = 4.0 * model.heads * model.head_dim / tp
+    prefill_attn_ratio = 1.0
+    if model.is_mla:
+        # MLA (DeepSeek-V2 §2.1.3; vLLM and SGLang MLA backends, FlashMLA): decode attends on the
+        # cached latent with the up-projections absorbed, QK^T over kv_lora_rank + rope dims and
+        # PV over kv_lora_rank, 2·H·(2·r + rope); prefill decompresses K and V and attends per
+        # head at head_dim (nope + rope) and v_head_dim, 2·H·(head_dim + v_head_dim).
+        latent, rope = model.kv_lora_rank or 0, model.qk_rope_head_dim or 0
+        attn = 2.0 * model.heads * (2 * latent + rope) / tp
+        prefill = 2.0 * model.heads * (model.head_dim + (model.v_head_dim or model.head_dim)) / tp
+        prefill_attn_ratio = prefill / attn if attn > 0 else 1.0
     link = (accelerator.scale_up_bw_gbytes_per_s_per_direction or 32.0) * 1e9
     top_k = model.experts_per_token or 0
     expert_matmul = top_k * counts.expert_per_layer * moe_layers
@@ -433,6 +441,7 @@ def replica_shape(
         activation_bytes_per_token=activation_bytes_per_token(model, tp),
         attn_flops_per_token_per_ctx=attn * layout.full_attention_layers,
         attn_flops_sliding=attn * layout.sliding_layers,
+        prefill_attn_ratio=prefill_attn_ratio,
         sliding_window=layout.sliding_window,
         kv_layout_bytes_full=per_layer * layout.full_attention_layers,
         kv_layout_bytes_sliding=per_layer * layout.sliding_layers,
@@ -629,8 +638,10 @@ def attention_flops(
     )
     half_prompt = prefill_context_tokens / 2.0  # causal attention sees half the prompt on average
     pf_sliding = min(half_prompt, window) if window else 0.0
-    prefill = prefill_tokens * (
-        shape.attn_flops_per_token_per_ctx * half_prompt + shape.attn_flops_sliding * pf_sliding
+    prefill = (
+        prefill_tokens
+        * shape.prefill_attn_ratio
+        * (shape.attn_flops_per_token_per_ctx * half_prompt + shape.attn_flops_sliding * pf_sliding)
     )
     return decode, prefill
 
