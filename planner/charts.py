@@ -13,6 +13,7 @@ from planner.engine.chart_layout import (
     finite_numbers,
     legend_rows,
     round_step,
+    wrap_words,
 )
 
 PRECISION_FIELDS = {
@@ -108,6 +109,39 @@ LEGEND_ROW_PX = 22
 LEGEND_ENTRY_PX = 40
 CHAR_PX = 0.6 * FONT["size"]
 NARROWEST_PLOT_PX = 250
+# A title on a phone: the figure is about 340 px wide on a 390 px screen (the page's padding
+# off), the title starts 2% in; plotly draws it at 1.4 × the layout's font
+# (plotly.js layout.title.font), a line of it about 1.3 × its size high.
+NARROWEST_FIGURE_PX = 340
+TITLE_FONT_SCALE = 1.4
+TITLE_LINE_EM = 1.3
+
+
+def _narrow_title(layout: dict) -> dict | None:
+    """The title broken into lines that fit the narrowest figure, for ``static/js/charts.js``
+    to draw on a figure narrower than the title in one line: the text, the top margin and the
+    height that keep the plot's own height (``None`` when the title fits on a phone as it is)."""
+    title = layout.get("title")
+    title = {"text": title} if isinstance(title, str) else dict(title or {})
+    text = title.get("text") or ""
+    font_px = (title.get("font") or {}).get("size") or TITLE_FONT_SCALE * (
+        (layout.get("font") or {}).get("size") or FONT["size"]
+    )
+    char_px = 0.6 * font_px
+    line_chars = int(NARROWEST_FIGURE_PX * (1 - 2 * 0.02) // char_px)
+    wrapped = wrap_words(text, line_chars)
+    extra_lines = wrapped.count("<br>") - text.count("<br>")
+    if extra_lines <= 0:
+        return None
+    extra_px = round(extra_lines * TITLE_LINE_EM * font_px)
+    top = (layout.get("margin") or {}).get("t", 100)  # plotly's default top margin
+    longest = max(len(line) for line in text.split("<br>"))
+    return {
+        "title": wrapped,
+        "below_px": round(longest * char_px / (1 - 2 * 0.02)),  # narrower: the wrapped title
+        "margin_t": top + extra_px,
+        "height": (layout.get("height") or 450) + extra_px,
+    }
 
 
 def _legend_names(traces: list[dict], layout: dict) -> list[str]:
@@ -158,7 +192,9 @@ def layout_rules(traces: list[dict], layout: dict) -> dict:
 
     - a legend sits at the bottom of the figure (under the x axis' title, never over it: plotly
       makes room for both) and the figure grows by the rows it takes on a phone;
-    - an axis that overlays another gets round ticks (:func:`_overlay_ticks`).
+    - an axis that overlays another gets round ticks (:func:`_overlay_ticks`);
+    - a title too long for a phone carries its lines for one (:func:`_narrow_title`), so that
+      it is never cut at the figure's right edge.
     """
     layout = dict(layout)
     names = _legend_names(traces, layout)
@@ -171,6 +207,8 @@ def layout_rules(traces: list[dict], layout: dict) -> dict:
         rows = legend_rows(widths, NARROWEST_PLOT_PX)
         layout["height"] = (layout.get("height") or 450) + LEGEND_ROW_PX * rows
     _overlay_ticks(traces, layout)
+    if narrow := _narrow_title(layout):
+        layout["meta"] = {**(layout.get("meta") or {}), "narrow": narrow}
     return layout
 
 

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from planner.chartdefs import GANTT_STAGES, Gantt
 from planner.charts import FONT, figure_json
+from planner.engine.chart_layout import wrap_words
 
 CRITICAL = "#dc2626"
 NORMAL = "#2563eb"
@@ -18,13 +19,7 @@ LABEL_LINE_CHARS = 30  # a row label wraps here, so that a phone keeps room for 
 
 def wrapped_label(label: str) -> str:
     """A row label in full, in lines of at most about ``LABEL_LINE_CHARS`` characters."""
-    lines: list[str] = []
-    for word in label.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= LABEL_LINE_CHARS:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return "<br>".join(lines)
+    return wrap_words(label, LABEL_LINE_CHARS)
 
 
 def gantt_figure(gantt: Gantt, *, slipped_keys: frozenset[str] = frozenset()) -> str:
@@ -106,6 +101,15 @@ def gantt_figure(gantt: Gantt, *, slipped_keys: frozenset[str] = frozenset()) ->
                 name="Slack",
             )
         )
+    dates = [t.start for t in tasks] + [m.when for m in gantt.milestones]
+    start = min(dates) - timedelta(days=3)
+    end = max([t.finish for t in tasks] + [m.when for m in gantt.milestones]) + timedelta(days=10)
+    middle = start + (end - start) / 2
+
+    def right_half(when) -> bool:
+        """A label of a date in the right half goes on the date's left: it stays in the plot."""
+        return when > middle
+
     points = [m for m in gantt.milestones if m.kind == "power_ready"]
     if points:
         figure.add_trace(
@@ -114,7 +118,9 @@ def gantt_figure(gantt: Gantt, *, slipped_keys: frozenset[str] = frozenset()) ->
                 x=[m.when.isoformat() for m in points],
                 mode="markers+text",
                 text=[m.when.isoformat() for m in points],
-                textposition="middle right",
+                textposition=[
+                    "middle left" if right_half(m.when) else "middle right" for m in points
+                ],
                 marker={"symbol": "diamond", "size": 14, "color": "#111827"},
                 hovertemplate="<b>%{y}</b>: %{x|%Y-%m-%d}<extra></extra>",
                 name="Milestone",
@@ -132,13 +138,11 @@ def gantt_figure(gantt: Gantt, *, slipped_keys: frozenset[str] = frozenset()) ->
         figure.add_annotation(
             x=m.when.isoformat(), y=1, yref="paper", text=f"{m.label} {m.when}", showarrow=False,
             yanchor="bottom", font={"size": 11, "color": color},
+            xanchor="right" if right_half(m.when) else "left",
             yshift=14 * (k % 2),  # every other one a line up: close dates do not overprint
 
         )  # fmt: skip
     order = labels + [wrapped_label(m.label) for m in points]
-    dates = [t.start for t in tasks] + [m.when for m in gantt.milestones]
-    start = min(dates) - timedelta(days=3)
-    end = max([t.finish for t in tasks] + [m.when for m in gantt.milestones]) + timedelta(days=10)
     figure.update_layout(
         title={"text": gantt.title},
         barmode="overlay",

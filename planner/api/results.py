@@ -292,6 +292,8 @@ class CheckOut(Schema):
     limit: str
     unit: str
     reason: str
+    value_shown: str = Field(..., description="The value as the pages show it, with its unit.")
+    limit_shown: str = Field(..., description="The limit as the pages show it, with its unit.")
 
 
 class SiteChecksOut(Schema):

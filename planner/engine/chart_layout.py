@@ -1,5 +1,5 @@
 """Chart layout arithmetic: round axis steps (every chart's ticks fall on 1, 2, 2.5 or 5 × 10^k,
-web and PDF alike) and the rows a horizontal legend takes."""
+web and PDF alike), the rows a horizontal legend takes and a title's lines at a width."""
 
 from __future__ import annotations
 
@@ -66,3 +66,17 @@ def finite_numbers(values) -> list[float]:
         for v in values
         if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
     ]
+
+
+def wrap_words(text: str, line_chars: int) -> str:
+    """``text`` in lines of at most ``line_chars`` characters, broken at spaces with Plotly's
+    ``<br>`` (a word longer than a line keeps its own line); lines already broken stay so."""
+    lines: list[str] = []
+    for given in text.split("<br>"):
+        start = len(lines)
+        for word in given.split():
+            if len(lines) > start and len(lines[-1]) + 1 + len(word) <= line_chars:
+                lines[-1] += " " + word
+            else:
+                lines.append(word)
+    return "<br>".join(lines)

@@ -750,7 +750,7 @@ def _site_checks(
             "fail",
             math.inf,
             float(power_ready_margin_days),
-            "days late",
+            "days of slack",  # the limit: the slack go-live needs (the value: never ready)
             f"Even with every planned upgrade the site reaches {total:g} kW, short of the "
             f"{it_kw:.1f} kW the plan needs.",
         )

@@ -75,6 +75,38 @@ def quantity(value, unit: str = "") -> str:
     return f"{number(value)} {unit}" if unit else number(value)
 
 
+def singular(noun: str) -> str:
+    """``servers`` → ``server``, ``batches`` → ``batch``, ``deliveries`` → ``delivery``: the
+    inverse of :func:`plural` for the nouns the engines name their units with."""
+    if noun.endswith("ies"):
+        return noun[:-3] + "y"
+    if noun.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return noun[:-2]
+    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+
+
+def measure(value, unit: str, status: str = "") -> str:
+    """A checked figure with its unit, whatever the unit's form: the one way a check's value
+    and its limit read.
+
+    A symbol unit goes through :func:`quantity` (``measure(15.12, "kW")`` → ``"15.1 kW"``). A
+    unit that starts with a plural noun counts whole things in the right number, the rest of
+    the phrase after it: ``measure(1.0, "servers")`` → ``"1 server"``, ``measure(28,
+    "days of slack")`` → ``"28 days of slack"``. An infinite figure reads as words without a
+    unit: ``"never"`` for a failing check (unreachable), ``"no limit"`` otherwise (unbounded).
+    """
+    try:
+        if math.isinf(float(value)):
+            return "never" if status == "fail" else "no limit"
+    except (TypeError, ValueError):
+        return "—"
+    head, _, rest = (unit or "").partition(" ")
+    if _NOUN.fullmatch(head) and head.endswith("s"):
+        counted = quantity(value, singular(head))
+        return f"{counted} {rest}" if rest and counted != "—" else counted
+    return quantity(value, unit)
+
+
 @dataclass(frozen=True, slots=True)
 class ShownIn:
     """Write amounts as ``currency`` at 1 USD = ``rate`` ``currency``."""

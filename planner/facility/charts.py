@@ -98,6 +98,13 @@ def cumulative_cost_figure(results: dict[str, Any]) -> str:
     )
 
 
+def _label_side(x: float, low: float, high: float) -> str:
+    """Where a point's label goes above it: right of a point in the left third of the axis,
+    left of one in the right third, centred between."""
+    where = (x - low) / (high - low) if high > low else 0.5
+    return "top right" if where < 1 / 3 else "top left" if where > 2 / 3 else "top center"
+
+
 def monthly_stack_figure(results: dict[str, Any], option_key: str | None = None) -> tuple[str, str]:
     """Monthly cost of one option stacked by line item.
 
@@ -272,11 +279,13 @@ def hybrid_curve_figure(results: dict[str, Any]) -> str | None:
             mode="markers+text",
             marker={"symbol": "diamond", "size": 13, "color": "#111827"},
             text=[
-                "cheapest: no owned base (cloud only)"
+                "cheapest: cloud only"
                 if servers[best] == 0
                 else f"cheapest: {count(int(servers[best]), 'server')}"
             ],
-            textposition="top center",
+            # The label on the side with room: it starts at a point near the left edge and
+            # ends at one near the right edge (centred there, it would be cut on a phone).
+            textposition=_label_side(servers[best], min(servers), max(servers)),
             name="Cheapest base",
             hovertemplate="%{x} owned servers: NPV %{y:,.0f} " + _cur(results) + "<extra></extra>",
         )

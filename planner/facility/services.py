@@ -35,7 +35,7 @@ from planner.engine.errors import CatalogGapError, EngineInputError
 from planner.engine.landed_cost import LandedCostError
 from planner.engine.limits import finite_or_none
 from planner.engine.network import REGIONS, flag_regions, haversine_km, rtt_ms
-from planner.engine.shown import USD_SHOWN, ShownIn
+from planner.engine.shown import USD_SHOWN, ShownIn, measure
 from planner.engine.units import SiteUnits, site_units
 from planner.facility import selectors, tco_prices
 from planner.facility.deployment import PlanDeployment, plan_deployment, workload_deployments
@@ -189,6 +189,9 @@ class SiteEvaluation:
                     # "never days late" and "already days of slack" read badly: the word alone.
                     "unit": "" if finite_or_none(c.value) is None else unit,
                     "reason": c.reason,
+                    # The figures as every page shows them, each with its unit (shown.measure).
+                    "value_shown": measure(value, unit, c.status),
+                    "limit_shown": "—" if limit is None else measure(limit, unit),
                 }
             )
         return rows

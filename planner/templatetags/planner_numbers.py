@@ -31,6 +31,30 @@ def quantity(value, unit: str = "") -> str:
     return shown.quantity(value, unit)
 
 
+def _field(row, name: str):
+    return row.get(name) if isinstance(row, dict) else getattr(row, name, None)
+
+
+@register.filter
+def check_figure(row, which: str = "value") -> str:
+    """A facility check's ``value`` or ``limit`` with its unit: ``{{ c|check_figure }}`` →
+    ``1 server``, ``{{ c|check_figure:"limit" }}`` → ``35.5 kW`` (:func:`shown.measure`).
+
+    A row from before the figures were stored shown (an older snapshot) has the figure as text
+    ("1.0", "1,234", "never") and its unit beside it: the figure is read back and measured.
+    """
+    if written := _field(row, f"{which}_shown"):
+        return written
+    text = _field(row, which)
+    if text in (None, "", "—"):
+        return "—"
+    try:
+        figure = float(str(text).replace(",", ""))
+    except ValueError:
+        return str(text)  # "never", "no limit": words, without a unit
+    return shown.measure(figure, _field(row, "unit") or "", _field(row, "status") or "")
+
+
 def _rounded(value, digits: int) -> Decimal | None:
     try:
         number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)

@@ -1,4 +1,5 @@
-"""The demo's Plotly charts as a browser draws them, at 1,280 and 390 CSS pixels: a legend
+"""The demo's Plotly charts as a browser draws them, at 1,280 and 390 CSS pixels: titles,
+annotations and point labels lie inside the figure (never cut at its edge), a legend
 never overlaps an axis title, and every numeric axis ticks at round steps (1, 2, 2.5 or 5 ×
 10^k), the axis on the right of the latency chart too."""
 
@@ -28,10 +29,15 @@ CHART_FACTS = """
     (ticks[axis] = ticks[axis] || []).push(t.textContent);
   });
   const legend = plot.querySelector(".legend");
+  // Text that must lie inside the figure: its title, annotations and point labels.
+  const texts = [...plot.querySelectorAll(".g-gtitle text, .annotation, .textpoint text")]
+    .filter(el => el.getBoundingClientRect().width > 0)
+    .map(el => ({text: el.textContent, box: box(el)}));
   return {
     title: (plot.querySelector(".g-gtitle") || {}).textContent || "",
     legend: legend ? box(legend.querySelector(".bg") || legend) : null,
-    titles, ticks,
+    figure: box(plot.querySelector(".main-svg") || plot),
+    titles, ticks, texts,
   };
 })
 """
@@ -59,6 +65,12 @@ def chart_problems(facts: list[dict]) -> list[str]:
     problems = []
     for chart in facts:
         name = chart["title"][:40]
+        figure = chart.get("figure")
+        for text in chart.get("texts", []) if figure else []:
+            b = text["box"]
+            if (b["left"] < figure["left"] - 1 or b["right"] > figure["right"] + 1
+                    or b["top"] < figure["top"] - 1 or b["bottom"] > figure["bottom"] + 1):  # fmt: skip
+                problems.append(f"{name}: {text['text'][:40]!r} runs outside the figure")
         for axis_title, title_box in chart["titles"].items():
             if chart["legend"] and _overlap(chart["legend"], title_box):
                 problems.append(f"{name}: the legend overlaps {axis_title}")
@@ -78,7 +90,11 @@ def test_chart_helpers_catch_what_was_seen():
     facts = [{"title": "Memory", "legend": legend, "titles": {"g-xtitle": title},
               "ticks": {"y2tick": ["0", "258", "516", "774"], "xtick": ["0", "50", "100"],
                         "ytick": ["2026-01", "2026-02"]}}]  # fmt: skip
+    figure = {"left": 0, "top": 0, "right": 340, "bottom": 400}
+    cut = {"left": 7, "top": 10, "right": 402, "bottom": 30}  # a title past the right edge
+    facts[0] |= {"figure": figure, "texts": [{"text": "Memory per GPU (80 GB)", "box": cut}]}
     assert chart_problems(facts) == [
+        "Memory: 'Memory per GPU (80 GB)' runs outside the figure",
         "Memory: the legend overlaps g-xtitle",
         "Memory: y2tick ticks ['0', '258', '516', '774'] are not round steps",
     ]

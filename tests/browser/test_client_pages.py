@@ -50,6 +50,17 @@ def assert_fits(page, what: str) -> None:
     assert width <= PHONE["width"] and offenders == [], f"{what}: {width} px wide, {offenders}"
 
 
+# The smallest text of a chart's SVG as drawn, in CSS px: its font size × the SVG's scale.
+SMALLEST_TEXT_PX = """
+figure => {
+  const svg = figure.querySelector("svg");
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const sizes = [...svg.querySelectorAll("text")].map(t => parseFloat(getComputedStyle(t).fontSize));
+  return Math.min(...sizes) * scale;
+}
+"""
+
+
 @pytest.fixture
 def shared(demo_user, settings, tmp_path):
     from django.contrib.auth import get_user_model
@@ -78,9 +89,16 @@ def test_the_share_page_fits_a_phone_and_its_tables_scroll_in_their_box(phone, l
     box = wide.locator("xpath=..")
     assert box.evaluate("e => e.scrollWidth > e.clientWidth")
     assert box.evaluate("e => getComputedStyle(e).overflowX") == "auto"
-    # Charts shrink to the screen.
-    for chart in page.locator(".svg-chart svg").all():
+    # The report's charts keep their text readable (drawn 8-9 px for the PDF, they shrank to
+    # about 4.4 px): at least 10 px on the phone, the chart scrolling in its labelled box.
+    charts = page.locator(".svg-chart").all()
+    assert len(charts) >= 3
+    for chart in charts:
         assert chart.bounding_box()["width"] <= PHONE["width"]
+        assert chart.get_attribute("role") == "region" and chart.get_attribute("aria-label")
+        assert chart.get_attribute("tabindex") == "0"
+        smallest = chart.evaluate(SMALLEST_TEXT_PX)
+        assert smallest >= 10, (chart.get_attribute("aria-label"), smallest)
     # The documents are easy to tap.
     links = page.locator("[data-testid=documents] a")
     assert links.count() == 3

@@ -33,3 +33,24 @@ def test_latency_chart_gets_round_aligned_ticks_and_its_legend_below_the_axis_ti
     layout = json.loads(memory_breakdown_figure(memory))["layout"]
     assert layout["legend"]["yref"] == "container"
     assert layout["height"] > 180  # grown by the legend's rows on a phone
+
+
+def test_a_long_title_carries_its_lines_for_a_phone_and_a_short_one_none():
+    from planner.charts import NARROWEST_FIGURE_PX, layout_rules
+    from planner.engine.chart_layout import wrap_words
+
+    assert wrap_words("Latency against throughput per replica", 20) == (
+        "Latency against<br>throughput per<br>replica"
+    )
+    assert wrap_words("a<br>b c", 10) == "a<br>b c"  # a break already there stays
+    title = "Latency against throughput per replica (batch sizes 1 to the memory limit)"
+    layout = layout_rules([], {"title": {"text": title}, "font": {"size": 13},
+                               "margin": {"t": 60}, "height": 400})  # fmt: skip
+    narrow = layout["meta"]["narrow"]
+    lines = narrow["title"].split("<br>")
+    assert " ".join(lines) == title and len(lines) >= 3
+    assert max(len(line) for line in lines) * 0.6 * 13 * 1.4 <= NARROWEST_FIGURE_PX
+    # The plot keeps its height: the figure grows by what the top margin does.
+    assert narrow["margin_t"] - 60 == narrow["height"] - 400 > 0
+    assert narrow["below_px"] > NARROWEST_FIGURE_PX
+    assert "meta" not in layout_rules([], {"title": {"text": "Memory per GPU (80 GB)"}})

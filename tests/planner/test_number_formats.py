@@ -3,13 +3,14 @@
 its own, and the demo's sizing, BOM and timeline pages are walked for raw figures."""
 
 import html as html_lib
+import math
 import re
 
 import pytest
 from django.template import Context, Template
 from django.urls import reverse
 
-from planner.engine.shown import quantity
+from planner.engine.shown import measure, quantity
 from planner.labels import count, count_range
 
 # Figures as code prints them and people do not write them, each with an example.
@@ -20,6 +21,7 @@ RAW_FIGURES = {
     ),
     "unit without a space (0d)": re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?:d|h|ms|kW)\b"),
     "one, plural (1 servers)": re.compile(r"(?<![\d.,])1 [a-z]+(?<!s)s\b(?! per| a | each)"),
+    "a count with decimals (1.0 servers)": re.compile(r"(?<![\d.,])\d[\d,]*\.0+ [a-z]{3,}"),
 }
 
 
@@ -63,16 +65,50 @@ def test_the_template_filter_and_the_counts_follow_the_same_rules():
     assert count_range(3, 5, "batch") == "3–5 batches"
 
 
+@pytest.mark.parametrize(
+    ("value", "unit", "status", "shown"),
+    [
+        (1.0, "servers", "pass", "1 server"),  # engine units are plural nouns: counted
+        (2.0, "racks", "pass", "2 racks"),
+        (28.0, "days of slack", "pass", "28 days of slack"),  # the phrase after the count
+        (1.0, "days late", "fail", "1 day late"),
+        (15.05, "kW", "pass", "15.1 kW"),  # symbols: quantity's decimals
+        (102701.4, "BTU/h", "pass", "102,701 BTU/h"),
+        (math.inf, "days of slack", "pass", "no limit"),  # words, no unit
+        (math.inf, "days of slack", "fail", "never"),
+        (None, "kW", "", "—"),
+    ],
+)
+def test_a_checked_figure_carries_its_unit(value, unit, status, shown):
+    assert measure(value, unit, status) == shown
+
+
+def test_check_rows_stored_before_read_with_units():
+    """A snapshot stored before the rows carried their shown figures ("1.0", "servers",
+    limit "2.0") reads as a new one: the same rule, once, in the filter."""
+    template = Template(
+        '{% load planner_numbers %}{{ c|check_figure }} / {{ c|check_figure:"limit" }}'
+    )
+    old = {"value": "1.0", "limit": "2.0", "unit": "servers", "status": "pass"}
+    assert template.render(Context({"c": old})) == "1 server / 2 servers"
+    old = {"value": "no limit", "limit": "28.0", "unit": "", "status": "pass"}
+    assert template.render(Context({"c": old})) == "no limit / 28"  # the unit was dropped
+    old = {"value": "1,234", "limit": "—", "unit": "BTU/h", "status": "pass"}
+    assert template.render(Context({"c": old})) == "1,234 BTU/h / —"
+    new = {**old, "value_shown": "1 server", "limit_shown": "2 servers"}
+    assert template.render(Context({"c": new})) == "1 server / 2 servers"
+
+
 def test_the_walk_finds_each_kind_of_raw_figure():
     text = (
         "31.1111 requests/s; offer at 298000.00 EUR; 1200 → 350 tokens; lead time 0d; "
-        "cheapest: 1 servers"
+        "cheapest: 1 servers; 2.0 racks"
     )
     found = raw_figures(text, [])
     assert [f.split(":")[0] for f in found] == [
         "float noise (31.1111)", "ungrouped thousands (1200, 298000.00)",
         "ungrouped thousands (1200, 298000.00)", "unit without a space (0d)",
-        "one, plural (1 servers)",
+        "one, plural (1 servers)", "a count with decimals (1.0 servers)",
     ]  # fmt: skip
     clean = "31.1 requests/s; 298,000.00 EUR; 1,200 → 350 tokens; 0 d; 1 server; 2026-06-01; 1 s"
     assert raw_figures(clean, []) == []

@@ -201,3 +201,34 @@ def test_what_the_client_opens_through_the_link_speaks_plain_words(
     gone = client.get(reverse("sharing:public", args=[link.token]))
     text = visible_text(gone.content.decode())
     assert gone.status_code in (403, 404, 410) and text.strip() and internal_references(text) == []
+
+
+# A facility check's value or limit: a number with its unit ("2 racks", "15.1 kW",
+# "28 days of slack"), or words alone ("never", "no limit", "—"); never "2.0 racks" or "35.5".
+CHECK_FIGURE = (
+    r"(?:-?\d[\d,]*(?:\.\d*[1-9])? (?:kW|BTU/h|CFM|m³/h|°C|°F|[a-z]+(?: late| of slack)?)"
+    r"|never|no limit|—)"
+)
+CHECK_ROW_IN_PDF = re.compile(
+    rf"(?:^|\s)(?:pass|warn|fail) (?!{CHECK_FIGURE} {CHECK_FIGURE}(?=\s|$))"
+)
+
+
+def test_the_site_checks_show_each_figure_with_its_unit(client, link, plan):
+    """The share page's and the report PDF's check tables: whole counts in the right number,
+    every value and limit with its unit (one rule, shown.measure)."""
+    page = client.get(reverse("sharing:public", args=[link.token])).content.decode()
+    facility = page[page.index('id="section-facility"') : page.index('id="section-tco"')]
+    cells = re.findall(r'</span></td><td class="num">([^<]*)</td><td class="num">([^<]*)</td>',
+                       facility)  # fmt: skip
+    assert len(cells) >= 12  # every check of each site
+    bad = [pair for pair in cells if not all(re.fullmatch(CHECK_FIGURE, c) for c in pair)]
+    assert bad == []
+    assert ("2 racks", "4 racks") in cells and ("1 server", "1 server") in cells
+
+    revision = PlanRevision.objects.get(plan=plan, number=1)
+    text, _, _ = pdf_text(services.document_render(revision=revision, kind="report"))
+    section = text[text.index("Facility checks") :]
+    assert "2 racks 4 racks" in section and "days of slack" in section
+    bad = [section[m.start() : m.end() + 40] for m in CHECK_ROW_IN_PDF.finditer(section)]
+    assert bad == []

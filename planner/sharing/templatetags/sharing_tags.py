@@ -3,6 +3,8 @@
 from decimal import Decimal, InvalidOperation
 
 from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
 
 from planner import labels
 from planner.money import NOT_PRICED
@@ -98,3 +100,18 @@ def pooled_into(servers) -> str:
 def replica_range(low, high) -> str:
     """``1 replica``, ``3–5 replicas``."""
     return labels.count_range(int(low), int(high), "replica")
+
+
+@register.simple_tag
+def svg_figure(chart) -> SafeString:
+    """``<figure>`` of a report chart (planner.pdf.svg, drawn for the PDF at its own size) on
+    the web page: a labelled region with a keyboard stop, in which the chart scrolls sideways
+    on a phone at a width where its text stays readable (``static/css/sharing.css``)."""
+    if not chart:
+        return mark_safe("")
+    return format_html(
+        '<figure class="svg-chart" tabindex="0" role="region" aria-label="{} (chart; scrolls '
+        'sideways on a narrow screen)"><div class="svg-chart-body">{}</div></figure>',
+        chart.title,
+        mark_safe(chart.svg),  # planner.pdf.svg escapes every label it draws (svg.esc)
+    )
