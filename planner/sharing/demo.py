@@ -15,6 +15,8 @@ from django.utils import timezone
 from planner.models import OperationsPlan, Plan
 from planner.sharing import services
 from planner.sharing.models import DecisionKind, PlanRevision, Section
+from sourcing.models import BomLine, Offer, SparesMode
+from sourcing.services import sourcing_settings_get
 
 CLIENT_CONTACT = "Sanne de Vries"
 
@@ -42,9 +44,6 @@ def _and(names: list[str]) -> str:
 def _from_the_bom(plan: Plan) -> dict[str, tuple[str, str]]:
     """The spares and support answers as the plan's BOM and settings hold them: the sites that
     keep spares, their share, and the support contract's term; nothing the plan lacks."""
-    from sourcing.models import BomLine, Offer, SparesMode
-    from sourcing.services import sourcing_settings_get
-
     lines = BomLine.objects.filter(plan=plan)
     sites = sorted({line.site.name for line in lines.filter(category="spares") if line.site})
     settings = sourcing_settings_get(plan=plan)

@@ -156,6 +156,7 @@ NOT_PAGES = {
         (
             "facility:tco_status", "sharing:document_status", "sharing:public_document_status",
             "candidate_detail", "workload_traffic_preview", "sharing:reply_email_status",
+            "candidate_second_opinion",
         ),
         "an htmx partial of a page that is walked",
     ),

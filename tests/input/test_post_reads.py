@@ -29,6 +29,8 @@ CLOSED_KEYS = {
     ("planner/login_throttle.py", "next"): "echoed into the lockout page through the "
     "template's auto-escaping",
     ("sourcing/views.py", "action"): "a button name compared with fixed strings",
+    ("sourcing/views.py", "measure"): "a duty's name, looked up among the conditional duties "
+    "in force on the plan (an unknown one is refused)",
 }
 
 

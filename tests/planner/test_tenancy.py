@@ -107,6 +107,7 @@ TENANT_OBJECT_URLS = {
             "history",
             "quote",
             "quote_fee_add",
+            "measure_decision",
         )
     },  # fmt: skip
     "sourcing:quote_fee_delete": lambda objs: reverse(
@@ -182,6 +183,8 @@ PUBLIC_TOKEN_URLS = {
 # The plan API's operations on an organisation's rows: tests/api checks each answers 404 for
 # another organisation's ids (and 401 without a token, 403 for a viewer's writes).
 API_TENANT_URLS = {
+    "api:measure_decision_list",
+    "api:measure_decision_put",
     "api:bom",
     "api:bom_generate",
     "api:candidates",
