@@ -171,7 +171,7 @@ NOT_PAGES = {
             "sharing:public_comment", "sharing:public_decision", "sourcing:bom_generate",
             "sourcing:bom_line_add", "sourcing:bom_line_edit", "sourcing:bom_line_remove",
             "sourcing:quote_fee_add", "sourcing:quote_fee_delete", "sourcing:check",
-            "sharing:reply_email_resend",
+            "sharing:reply_email_resend", "sourcing:measure_decision",
         ),
         "a POST action",
     ),

@@ -39,10 +39,12 @@ def test_worker_computes_and_stores_a_tco_run(
     assert finished.progress == 1.0 and finished.progress_message == "Done"
     assert finished.attempts == 1 and finished.started_at and finished.finished_at
     assert finished.results["monte_carlo"]["paths"] == 10_000
-    # Each cloud provider's own price list, the plan's site and the hybrid (tests/facility and
-    # tests/engine pin the figures; here: the worker stored every option the engine made).
+    # Each cloud provider's own price list (the hyperscalers with their 1- and 3-year
+    # commitments), the plan's site and the hybrid (tests/facility and tests/engine pin the
+    # figures; here: the worker stored every option the engine made, as it makes them).
     kinds = {o["kind"] for o in finished.results["options"]}
-    assert {"cloud_on_demand", "hybrid"} <= kinds and len(finished.results["options"]) == 9
+    assert {"cloud_on_demand", "cloud_committed", "hybrid"} <= kinds
+    assert len(finished.results["options"]) == 14, [o["key"] for o in finished.results["options"]]
     # One owned option for the plan's deployment (not one per site), in the plan's EUR.
     keys = [o["key"] for o in finished.results["options"]]
     assert keys.count("owned") == 1 and not any(k.startswith("site-") for k in keys)
