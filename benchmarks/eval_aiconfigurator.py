@@ -41,17 +41,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "catalog" / "data"
 DEFAULT_WORK = Path(tempfile.gettempdir()) / "eval_aiconfigurator"
 
-# Catalog accelerator slug -> aiconfigurator system (systems with measured kernel tables only).
-AIC_SYSTEMS = {
-    "a100-80gb-sxm": "a100_sxm",
-    "h100-sxm": "h100_sxm",
-    "h200-sxm": "h200_sxm",
-    "b200": "b200_sxm",
-    "b300": "b300_sxm",
-    "gb200": "gb200",
-    "l40s": "l40s",
-    "rtx-pro-6000": "rtx_pro_6000_server",
-}
+# Catalog accelerator slug -> aiconfigurator system: the app's adapter's table (plain Python,
+# importable from the aiconfigurator venv too).
+sys.path.insert(0, str(ROOT))
+from planner.peer.aiconfigurator import SYSTEMS as AIC_SYSTEMS  # noqa: E402
+
 # Catalog model slug -> config file aiconfigurator ships in ``aiconfigurator_core/model_configs``
 # (None: written from models.csv). Each is copied into a local folder so that aiconfigurator
 # reads it as a local checkpoint and never reaches for Hugging Face.

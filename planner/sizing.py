@@ -416,10 +416,9 @@ def _replica_curve(
     )
 
 
-def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
-    """Memory breakdown per GPU, the latency/throughput curve over batch sizes, and why."""
-    target = engine_workload(workload)
-    capacity, curve = _replica_curve(
+def _candidate_replica_curve(workload: Workload, candidate, target):
+    """One replica of the candidate with no traffic on it: its capacity and batch curve."""
+    return _replica_curve(
         model_spec(workload.model),
         accelerator_specs()[candidate.accelerator_slug],
         candidate.precision,
@@ -430,6 +429,12 @@ def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
         # A compared row's own stack; else the workload's (a stored summary may predate it).
         candidate.serving_stack if candidate.compared else workload.serving_stack,
     )
+
+
+def candidate_detail(workload: Workload, candidate) -> CandidateDetail:
+    """Memory breakdown per GPU, the latency/throughput curve over batch sizes, and why."""
+    target = engine_workload(workload)
+    capacity, curve = _candidate_replica_curve(workload, candidate, target)
     memory = capacity.memory
     capacity_gb = memory.capacity_bytes_per_gpu / GB
     usable_gb = memory.usable_bytes_per_gpu / GB
@@ -531,16 +536,7 @@ def candidate_second_opinion(workload: Workload, candidate) -> CandidateSecondOp
     found = peer.peer_estimate(request)
     if not found.covered:
         return CandidateSecondOpinion(peer.PEER_NAME, batch, None, not_covered=found.not_covered)
-    capacity, _ = _replica_curve(
-        model_spec(workload.model),
-        accelerator_specs()[candidate.accelerator_slug],
-        candidate.precision,
-        candidate.tensor_parallel,
-        replace(target, peak_concurrency=None, peak_requests_per_s=None, headroom_pct=0.0),
-        candidate.pipeline_parallel,
-        candidate.expert_parallel,
-        stack,
-    )
+    capacity, _ = _candidate_replica_curve(workload, candidate, target)
     state = steady_state(capacity.shape, float(batch), target.input_tokens, target.output_tokens)
     planner_figures = Figures(
         output_tokens_per_s=float(state.output_tokens_per_s[0]),
