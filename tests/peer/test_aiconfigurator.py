@@ -2,6 +2,8 @@
 case it does not cover. Each covered call loads a GPU system's kernel tables (seconds), so the
 suite makes one."""
 
+from dataclasses import replace
+
 import pytest
 
 from planner.peer.aiconfigurator import PeerRequest, coverage, peer_estimate
@@ -34,16 +36,10 @@ def test_h100_llama_8b_fp8_gives_aiconfigurators_own_figures():
 
 
 def test_mi300x_is_not_covered_and_says_why():
-    request = PeerRequest(
+    request = replace(
+        H100_LLAMA_8B_FP8,
         accelerator="mi300x",
-        model="llama-3.1-8b",
-        precision="fp8",
-        kv_cache_dtype="fp8",
         serving_stack="vllm",
-        tensor_parallel=1,
-        batch_per_replica=64,
-        input_tokens=1024,
-        output_tokens=256,
         accelerator_name="Instinct MI300X",
     )
 
